@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of proxc from Debian 12 packages.
+# Run as root (or through sudo). Safe to run again: apt-get skips what is there.
+set -euo pipefail
+if [ "$(id -u)" -ne 0 ]; then
+  exec sudo -E bash "$0" "$@"
+fi
+export DEBIAN_FRONTEND=noninteractive
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libhalide14-0-dev
+  libfftw3-dev
+  nlohmann-json3-dev
+  libcli11-dev
+  libpng-dev libtiff-dev
+  zlib1g-dev libxxhash-dev
+  libgtest-dev libgmock-dev googletest
+  libbenchmark-dev
+  graphviz
+)
+if ! dpkg -s "${packages[@]%%#*}" >/dev/null 2>&1; then
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${packages[@]}"
+fi

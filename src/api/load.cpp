@@ -1,0 +1,31 @@
+#include "api/load.h"
+
+#include <filesystem>
+
+#include "frontend/parser.h"
+#include "ir/json.h"
+#include "support/file_util.h"
+
+namespace proxc {
+
+namespace {
+constexpr int64_t kMaxProblemBytes = int64_t{1} << 30;
+}
+
+bool is_json_path(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  return ext == ".json" || ext == ".JSON";
+}
+
+Problem load_problem(const std::string& path) {
+  std::string text = read_file(path, kMaxProblemBytes);
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (is_json_path(path) || (first != std::string::npos && text[first] == '{')) {
+    return parse_json(text, path, dir);
+  }
+  return parse_program(text, path, dir).problem;
+}
+
+}  // namespace proxc

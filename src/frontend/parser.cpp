@@ -1,0 +1,766 @@
+#include "frontend/parser.h"
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "frontend/lexer.h"
+#include "ir/constant_io.h"
+#include "support/error.h"
+#include "support/file_util.h"
+#include "support/format.h"
+#include "support/names.h"
+
+namespace proxc {
+
+using internal::Token;
+using internal::TokenKind;
+
+namespace {
+
+/// Deepest nesting of parentheses, brackets and unary operators accepted.
+constexpr int kMaxDepth = 200;
+/// Largest .prox file accepted.
+constexpr int64_t kMaxSourceBytes = 16 << 20;
+
+struct Value {
+  enum class Type { Scalar, List, String, Expr, Terms };
+  Type type = Type::Scalar;
+  double scalar = 0;
+  std::vector<Value> list;
+  std::string str;
+  proxc::Expr expr;
+  std::vector<FunctionTerm> terms;
+  SourceLoc loc;
+  /// True when the value came from a name (so binding it again aliases it).
+  bool from_name = false;
+};
+
+const char* type_name(Value::Type t) {
+  switch (t) {
+    case Value::Type::Scalar: return "a number";
+    case Value::Type::List: return "a list";
+    case Value::Type::String: return "a string";
+    case Value::Type::Expr: return "an expression";
+    case Value::Type::Terms: return "a function term";
+  }
+  return "?";
+}
+
+std::string describe_value(const Value& v) {
+  if (v.type == Value::Type::Expr) {
+    if (v.expr->is_constant()) return "a constant of shape " + shape_to_string(v.expr->shape);
+    return "an expression of shape " + shape_to_string(v.expr->shape);
+  }
+  return type_name(v.type);
+}
+
+class Parser;
+
+/// The arguments of one call, consumed by the builtin that handles it.
+class Args {
+ public:
+  Args(Parser* p, std::string fn, SourceLoc loc) : p_(p), fn_(std::move(fn)), loc_(std::move(loc)) {}
+  std::vector<Value> pos;
+  std::vector<std::pair<std::string, Value>> kw;
+  std::vector<SourceLoc> kw_locs;
+
+  const SourceLoc& loc() const { return loc_; }
+  const std::string& fn() const { return fn_; }
+  /// Checks the positional count is within [lo, hi].
+  void arity(size_t lo, size_t hi, const char* usage);
+  /// Removes and returns a keyword argument, or nullptr.
+  const Value* take_kw(const std::string& name);
+  /// Fails on any keyword not taken.
+  void done(const std::vector<std::string>& allowed);
+
+  proxc::Expr expr(const Value& v, const char* what) const;
+  proxc::Expr constant(const Value& v, const char* what) const;
+  double scalar(const Value& v, const char* what) const;
+  int64_t integer(const Value& v, const char* what) const;
+  std::vector<int64_t> ints(const Value& v, const char* what) const;
+
+ private:
+  Parser* p_;
+  std::string fn_;
+  SourceLoc loc_;
+  std::set<std::string> taken_;
+};
+
+class Parser {
+ public:
+  Parser(const std::string& text, const std::string& file, const std::string& base_dir)
+      : src_(text), file_(file), base_dir_(base_dir), toks_(internal::tokenize(text, file)) {}
+
+  ParsedProgram run() {
+    ParsedProgram out;
+    bool have_minimize = false;
+    SourceLoc minimize_loc;
+    skip_newlines();
+    if (peek().kind == TokenKind::End) fail(SourceLoc{file_, 1, 1}, "empty problem: no 'minimize' statement");
+    while (peek().kind != TokenKind::End) {
+      const Token& t = peek();
+      if (t.kind == TokenKind::Ident && t.text == "minimize") {
+        SourceLoc loc = here();
+        next();
+        if (have_minimize) {
+          fail(loc, "a second 'minimize' statement; a problem has exactly one (the first is at line " +
+                        std::to_string(minimize_loc.line) + ")");
+        }
+        have_minimize = true;
+        minimize_loc = loc;
+        Value v = expression();
+        if (v.type != Value::Type::Terms) {
+          fail(v.loc, "'minimize' needs a sum of function terms such as sum_squares(...) or norm1(...), got " +
+                          describe_value(v));
+        }
+        out.problem.terms = v.terms;
+      } else if (t.kind == TokenKind::Ident && peek(1).kind == TokenKind::Assign) {
+        statement(&out);
+      } else {
+        fail(here(), "expected a statement ('name = ...' or 'minimize ...'), found " + internal::describe(t));
+      }
+      end_of_statement();
+    }
+    if (!have_minimize) fail(here(), "no 'minimize' statement: the problem has nothing to minimize");
+    try {
+      verify(out.problem);
+    } catch (const UserError& e) {
+      fail(minimize_loc, e.what());
+    }
+    return out;
+  }
+
+  [[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) const {
+    throw UserError(format_located_error(loc, msg, src_));
+  }
+
+  const std::string& base_dir() const { return base_dir_; }
+
+ private:
+  // ---- Tokens ----
+  const Token& peek(size_t k = 0) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
+  const Token& next() { return toks_[pos_ < toks_.size() - 1 ? pos_++ : pos_]; }
+  SourceLoc here() const { return loc_of(peek()); }
+  SourceLoc loc_of(const Token& t) const { return SourceLoc{file_, t.line, t.col}; }
+  void skip_newlines() {
+    while (peek().kind == TokenKind::Newline) next();
+  }
+  const Token& expect(TokenKind k, const std::string& context) {
+    if (peek().kind != k) {
+      fail(here(), "expected " + internal::describe(k) + " " + context + ", found " + internal::describe(peek()));
+    }
+    return next();
+  }
+  void end_of_statement() {
+    if (peek().kind == TokenKind::End) return;
+    if (peek().kind != TokenKind::Newline) {
+      fail(here(), "expected the end of the statement, found " + internal::describe(peek()));
+    }
+    skip_newlines();
+  }
+  // A line that starts with a binary operator continues the expression above.
+  bool at_operator(std::initializer_list<TokenKind> ops) {
+    size_t k = 0;
+    while (peek(k).kind == TokenKind::Newline) ++k;
+    for (TokenKind op : ops) {
+      if (peek(k).kind == op) {
+        while (k--) next();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // ---- Statements ----
+  // statement := IDENT '=' expression
+  void statement(ParsedProgram* out) {
+    const Token& name_tok = next();
+    SourceLoc name_loc = loc_of(name_tok);
+    std::string name = name_tok.text;
+    next();  // '='
+    if (name == "minimize") fail(name_loc, "'minimize' is a keyword and cannot be assigned");
+    if (NameScope::is_reserved(name)) {
+      fail(name_loc, "'" + name + "' is a built-in name of the language and cannot be assigned");
+    }
+    auto prev = env_.find(name);
+    if (prev != env_.end()) {
+      fail(name_loc, "'" + name + "' is already defined (at line " + std::to_string(prev->second.loc.line) +
+                         "); names are bound once");
+    }
+    binding_name_ = name;
+    Value v = expression();
+    binding_name_.clear();
+    if (v.type == Value::Type::Expr && !v.from_name && v.expr->name_hint != name) {
+      v.expr = with_name_hint(v.expr, name);
+    }
+    if (v.type == Value::Type::Expr) out->names[name] = v.expr;
+    v.from_name = false;
+    v.loc = name_loc;
+    env_[name] = v;
+  }
+
+  // ---- Expressions ----
+  // expression := product { ('+' | '-') product }
+  Value expression() {
+    Depth d(this);
+    Value lhs = product();
+    while (at_operator({TokenKind::Plus, TokenKind::Minus})) {
+      const Token& op = next();
+      skip_newlines();
+      Value rhs = product();
+      lhs = binary(op, lhs, rhs);
+    }
+    return lhs;
+  }
+
+  // product := unary { ('*' | '/') unary }
+  Value product() {
+    Value lhs = unary();
+    while (at_operator({TokenKind::Star, TokenKind::Slash})) {
+      const Token& op = next();
+      skip_newlines();
+      Value rhs = unary();
+      lhs = binary(op, lhs, rhs);
+    }
+    return lhs;
+  }
+
+  // unary := ('-' | '+') unary | primary
+  Value unary() {
+    Depth d(this);
+    if (peek().kind == TokenKind::Minus || peek().kind == TokenKind::Plus) {
+      const Token& op = next();
+      SourceLoc loc = loc_of(op);
+      Value v = unary();
+      if (op.kind == TokenKind::Plus) {
+        if (v.type != Value::Type::Scalar && v.type != Value::Type::Expr) {
+          fail(loc, "unary '+' applies to a number or an expression, not " + describe_value(v));
+        }
+        v.loc = loc;
+        return v;
+      }
+      Value out;
+      out.loc = loc;
+      switch (v.type) {
+        case Value::Type::Scalar:
+          out.type = Value::Type::Scalar;
+          out.scalar = -v.scalar;
+          return out;
+        case Value::Type::Expr:
+          out.type = Value::Type::Expr;
+          out.expr = located(loc, [&] { return make_neg(v.expr); });
+          return out;
+        default:
+          fail(loc, "cannot negate " + describe_value(v) +
+                        (v.type == Value::Type::Terms ? " (a minimized function must keep a factor >= 0)" : ""));
+      }
+    }
+    return primary();
+  }
+
+  // primary := NUMBER | STRING | IDENT | call | '(' expression ')' | '[' list ']'
+  Value primary() {
+    const Token& t = peek();
+    SourceLoc loc = here();
+    Value v;
+    v.loc = loc;
+    switch (t.kind) {
+      case TokenKind::Number:
+        next();
+        v.type = Value::Type::Scalar;
+        v.scalar = t.number;
+        return v;
+      case TokenKind::String:
+        next();
+        v.type = Value::Type::String;
+        v.str = t.text;
+        return v;
+      case TokenKind::LParen: {
+        next();
+        Value inner = expression();
+        expect(TokenKind::RParen, "to close the '(' at " + std::to_string(loc.line) + ":" + std::to_string(loc.col));
+        inner.loc = loc;
+        return inner;
+      }
+      case TokenKind::LBracket: {
+        next();
+        Depth d(this);
+        v.type = Value::Type::List;
+        while (peek().kind != TokenKind::RBracket) {
+          v.list.push_back(expression());
+          if (peek().kind == TokenKind::Comma) {
+            next();
+          } else if (peek().kind != TokenKind::RBracket) {
+            fail(here(), "expected ',' or ']' in the list opened at " + std::to_string(loc.line) + ":" +
+                             std::to_string(loc.col) + ", found " + internal::describe(peek()));
+          }
+        }
+        next();
+        return v;
+      }
+      case TokenKind::Ident: {
+        next();
+        if (peek().kind == TokenKind::LParen) return call(t.text, loc);
+        if (t.text == "inf") {
+          v.type = Value::Type::Scalar;
+          v.scalar = INFINITY;
+          return v;
+        }
+        auto it = env_.find(t.text);
+        if (it == env_.end()) {
+          if (NameScope::is_reserved(t.text)) fail(loc, "'" + t.text + "' is a function; call it with (...)");
+          fail(loc, "undefined name '" + t.text + "'");
+        }
+        v = it->second;
+        v.loc = loc;
+        v.from_name = true;
+        return v;
+      }
+      default:
+        fail(loc, "expected a value, found " + internal::describe(t));
+    }
+  }
+
+  Value call(const std::string& fn, const SourceLoc& loc) {
+    Depth d(this);
+    next();  // '('
+    Args args(this, fn, loc);
+    bool seen_kw = false;
+    while (peek().kind != TokenKind::RParen) {
+      if (peek().kind == TokenKind::Ident && peek(1).kind == TokenKind::Assign) {
+        SourceLoc kloc = here();
+        std::string key = next().text;
+        next();
+        for (const auto& [k, unused] : args.kw) {
+          if (k == key) fail(kloc, fn + ": keyword '" + key + "' given twice");
+        }
+        args.kw.emplace_back(key, expression());
+        args.kw_locs.push_back(kloc);
+        seen_kw = true;
+      } else {
+        if (seen_kw) fail(here(), fn + ": a positional argument cannot follow keyword arguments");
+        args.pos.push_back(expression());
+      }
+      if (peek().kind == TokenKind::Comma) {
+        next();
+      } else if (peek().kind != TokenKind::RParen) {
+        fail(here(), "expected ',' or ')' in the call of '" + fn + "' opened at " + std::to_string(loc.line) + ":" +
+                         std::to_string(loc.col) + ", found " + internal::describe(peek()));
+      }
+    }
+    next();  // ')'
+    Value v = builtin(args);
+    v.loc = loc;
+    return v;
+  }
+
+  // ---- Operators ----
+  Value binary(const Token& op, const Value& a, const Value& b) {
+    SourceLoc loc = loc_of(op);
+    Value out;
+    out.loc = a.loc;
+    using T = Value::Type;
+    char sym = op.text[0];
+    if (a.type == T::Scalar && b.type == T::Scalar) {
+      double r = sym == '+' ? a.scalar + b.scalar : sym == '-' ? a.scalar - b.scalar : sym == '*' ? a.scalar * b.scalar
+                                                                                                   : a.scalar / b.scalar;
+      if (sym == '/' && b.scalar == 0) fail(loc, "division by zero");
+      if (!std::isfinite(r)) fail(loc, "the result of '" + op.text + "' is not a finite number");
+      out.type = T::Scalar;
+      out.scalar = r;
+      return out;
+    }
+    if (sym == '+' || sym == '-') {
+      if (a.type == T::Terms && b.type == T::Terms) {
+        if (sym == '-') fail(loc, "cannot subtract a function term; terms of an objective are added");
+        out.type = T::Terms;
+        out.terms = a.terms;
+        out.terms.insert(out.terms.end(), b.terms.begin(), b.terms.end());
+        return out;
+      }
+      if ((a.type == T::Expr || a.type == T::Scalar) && (b.type == T::Expr || b.type == T::Scalar)) {
+        proxc::Expr ea = a.type == T::Expr ? a.expr : located(a.loc, [&] { return make_scalar_constant(a.scalar); });
+        proxc::Expr eb = b.type == T::Expr ? b.expr : located(b.loc, [&] { return make_scalar_constant(b.scalar); });
+        out.type = T::Expr;
+        out.expr = located(loc, [&] { return sym == '+' ? make_add(ea, eb) : make_sub(ea, eb); });
+        return out;
+      }
+      if (a.type == T::Terms || b.type == T::Terms) {
+        fail(loc, std::string("cannot ") + (sym == '+' ? "add " : "subtract ") + describe_value(b) + " and " +
+                      describe_value(a) + "; only function terms add up to an objective");
+      }
+      fail(loc, std::string("'") + sym + "' does not apply to " + describe_value(a) + " and " + describe_value(b));
+    }
+    // '*' and '/'
+    const Value* s = a.type == T::Scalar ? &a : (b.type == T::Scalar ? &b : nullptr);
+    const Value* other = s == &a ? &b : &a;
+    if (s && (sym == '*' || s == &b)) {
+      double f = sym == '*' ? s->scalar : 1.0 / s->scalar;
+      if (sym == '/' && s->scalar == 0) fail(loc, "division by zero");
+      if (other->type == T::Expr) {
+        out.type = T::Expr;
+        out.expr = located(loc, [&] { return make_scale(f, other->expr); });
+        return out;
+      }
+      if (other->type == T::Terms) {
+        if (!(f >= 0) || !std::isfinite(f)) {
+          fail(s->loc, "the factor of a function term must be a finite number >= 0, got " + format_double(f));
+        }
+        out.type = T::Terms;
+        out.terms = other->terms;
+        for (FunctionTerm& t : out.terms) t.alpha *= f;
+        return out;
+      }
+    }
+    if (a.type == T::Expr && b.type == T::Expr && sym == '*') {
+      fail(loc, "cannot multiply two expressions (not linear); for a constant weight use mul_elemwise(w, x)");
+    }
+    fail(loc, std::string("'") + sym + "' does not apply to " + describe_value(a) + " and " + describe_value(b));
+  }
+
+  // Runs f; a UserError from inside is re-thrown located at `loc` (unless it
+  // already carries a location).
+  template <typename F>
+  auto located(const SourceLoc& loc, F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const UserError& e) {
+      std::string msg = e.what();
+      if (msg.rfind(file_ + ":", 0) == 0) throw;
+      fail(loc, msg);
+    }
+  }
+
+  // ---- Builtins ----
+  Value builtin(Args& a);
+  Value make_expr_value(proxc::Expr e) {
+    Value v;
+    v.type = Value::Type::Expr;
+    v.expr = std::move(e);
+    return v;
+  }
+
+  struct Depth {
+    explicit Depth(Parser* p) : p_(p) {
+      if (++p_->depth_ > kMaxDepth) {
+        p_->fail(p_->here(), "expression nested too deeply (more than " + std::to_string(kMaxDepth) + " levels)");
+      }
+    }
+    ~Depth() { --p_->depth_; }
+    Parser* p_;
+  };
+
+  const std::string& src_;
+  std::string file_;
+  std::string base_dir_;
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+  std::map<std::string, Value> env_;
+  std::string binding_name_;
+
+  friend class Args;
+};
+
+// ---- Args ----
+
+void Args::arity(size_t lo, size_t hi, const char* usage) {
+  if (pos.size() < lo || pos.size() > hi) {
+    std::string want = lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+    p_->fail(loc_, fn_ + " takes " + want + " positional argument" + (hi == 1 ? "" : "s") + ", got " +
+                       std::to_string(pos.size()) + " (usage: " + usage + ")");
+  }
+}
+
+const Value* Args::take_kw(const std::string& name) {
+  for (const auto& [k, v] : kw) {
+    if (k == name) {
+      taken_.insert(name);
+      return &v;
+    }
+  }
+  return nullptr;
+}
+
+void Args::done(const std::vector<std::string>& allowed) {
+  for (size_t i = 0; i < kw.size(); ++i) {
+    if (taken_.count(kw[i].first)) continue;
+    std::string list;
+    for (const std::string& s : allowed) list += (list.empty() ? "" : ", ") + s;
+    p_->fail(kw_locs[i], fn_ + " has no keyword '" + kw[i].first + "'" +
+                             (list.empty() ? " (it takes no keywords)" : " (allowed: " + list + ")"));
+  }
+}
+
+proxc::Expr Args::expr(const Value& v, const char* what) const {
+  if (v.type == Value::Type::Expr) return v.expr;
+  p_->fail(v.loc, fn_ + ": the " + what + " must be an expression, got " + describe_value(v));
+}
+
+proxc::Expr Args::constant(const Value& v, const char* what) const {
+  if (v.type == Value::Type::Expr && v.expr->is_constant()) return v.expr;
+  p_->fail(v.loc, fn_ + ": the " + what + " must be a constant (load(...), gaussian(...)), got " + describe_value(v));
+}
+
+double Args::scalar(const Value& v, const char* what) const {
+  if (v.type == Value::Type::Scalar) return v.scalar;
+  p_->fail(v.loc, fn_ + ": " + what + " must be a number, got " + describe_value(v));
+}
+
+int64_t Args::integer(const Value& v, const char* what) const {
+  double d = scalar(v, what);
+  if (d != std::floor(d) || std::fabs(d) > 9.0e15) {
+    p_->fail(v.loc, fn_ + ": " + what + " must be an integer, got " + format_double(d));
+  }
+  return static_cast<int64_t>(d);
+}
+
+std::vector<int64_t> Args::ints(const Value& v, const char* what) const {
+  if (v.type == Value::Type::List) {
+    std::vector<int64_t> out;
+    for (const Value& e : v.list) out.push_back(integer(e, what));
+    return out;
+  }
+  if (v.type == Value::Type::Scalar) return {integer(v, what)};
+  p_->fail(v.loc, fn_ + ": " + what + " must be a list of integers such as [2, 2], got " + describe_value(v));
+}
+
+// ---- The built-in functions ----
+
+Value Parser::builtin(Args& a) {
+  const std::string& fn = a.fn();
+  auto wrap = [&](auto&& f) { return make_expr_value(located(a.loc(), f)); };
+
+  if (fn == "variable") {
+    a.done({});
+    if (a.pos.empty()) fail(a.loc(), "variable needs a shape: variable(H, W) or variable(shape(b))");
+    Shape shape;
+    if (a.pos.size() == 1 && a.pos[0].type == Value::Type::List) {
+      shape = a.ints(a.pos[0], "the shape");
+    } else {
+      for (const Value& v : a.pos) shape.push_back(a.integer(v, "each extent"));
+    }
+    std::string hint = binding_name_.empty() ? "x" : binding_name_;
+    return wrap([&] { return make_variable(shape, hint); });
+  }
+  if (fn == "load") {
+    a.arity(1, 1, "load(\"file.npy\")");
+    a.done({});
+    if (a.pos[0].type != Value::Type::String) fail(a.pos[0].loc, "load: the path must be a string in double quotes");
+    std::string written = a.pos[0].str;
+    if (written.empty()) fail(a.pos[0].loc, "load: the path is empty");
+    std::filesystem::path p(written);
+    std::filesystem::path resolved = p.is_absolute() ? p : std::filesystem::path(base_dir_) / p;
+    std::string hint = binding_name_;
+    return wrap([&] {
+      return make_constant(load_constant_file(written, resolved.lexically_normal().string()), hint);
+    });
+  }
+  if (fn == "shape") {
+    a.arity(1, 1, "shape(b)");
+    a.done({});
+    proxc::Expr e = a.expr(a.pos[0], "argument");
+    Value v;
+    v.type = Value::Type::List;
+    for (int64_t ext : e->shape) {
+      Value s;
+      s.type = Value::Type::Scalar;
+      s.scalar = static_cast<double>(ext);
+      s.loc = a.loc();
+      v.list.push_back(s);
+    }
+    return v;
+  }
+  if (fn == "gaussian") {
+    a.arity(2, 2, "gaussian(size, sigma) or gaussian([h, w], sigma)");
+    a.done({});
+    Shape size = a.ints(a.pos[0], "the size");
+    double sigma = a.scalar(a.pos[1], "sigma");
+    return wrap([&] { return make_gaussian(size, sigma); });
+  }
+  if (fn == "array") {
+    a.arity(2, 2, "array([h, w], [v0, v1, ...])");
+    a.done({});
+    Shape shape = a.ints(a.pos[0], "the shape");
+    if (a.pos[1].type != Value::Type::List) fail(a.pos[1].loc, "array: the values must be a list of numbers");
+    auto data = std::make_shared<ConstantData>();
+    data->source.type = ConstantSource::Type::Inline;
+    for (int64_t e : shape) {
+      if (e <= 0) fail(a.pos[0].loc, "array: extents must be positive, got " + shape_to_string(shape));
+    }
+    if (shape.empty() || static_cast<int64_t>(a.pos[1].list.size()) != num_elements(shape)) {
+      fail(a.pos[1].loc, "array: shape " + shape_to_string(shape) + " needs " + std::to_string(num_elements(shape)) +
+                             " values, got " + std::to_string(a.pos[1].list.size()));
+    }
+    data->array.shape = shape;
+    for (const Value& v : a.pos[1].list) {
+      double d = a.scalar(v, "each value");
+      if (std::fabs(d) > 3.4028234663852886e38) fail(v.loc, "array: value does not fit in float32");
+      data->array.data.push_back(static_cast<float>(d));
+    }
+    std::string hint = binding_name_;
+    return wrap([&] { return make_constant(data, hint); });
+  }
+
+  // Linear operators.
+  if (fn == "grad") {
+    a.arity(1, 1, "grad(x) or grad(x, dims=2)");
+    const Value* dims = a.take_kw("dims");
+    a.done({"dims"});
+    proxc::Expr x = a.expr(a.pos[0], "operand");
+    int64_t d = dims ? a.integer(*dims, "dims") : -1;
+    if (dims && d < 1) fail(dims->loc, "grad: dims must be >= 1, got " + std::to_string(d));
+    return wrap([&] { return make_grad(x, d); });
+  }
+  if (fn == "conv") {
+    a.arity(2, 2, "conv(kernel, x)");
+    a.done({});
+    proxc::Expr k = a.constant(a.pos[0], "kernel (first argument)");
+    proxc::Expr x = a.expr(a.pos[1], "operand");
+    return wrap([&] { return make_conv(k, x); });
+  }
+  if (fn == "mul_elemwise") {
+    a.arity(2, 2, "mul_elemwise(w, x)");
+    a.done({});
+    proxc::Expr w = a.constant(a.pos[0], "weight (first argument)");
+    proxc::Expr x = a.expr(a.pos[1], "operand");
+    return wrap([&] { return make_mul_elemwise(w, x); });
+  }
+  if (fn == "subsample") {
+    a.arity(2, 2, "subsample(x, [s0, s1])");
+    a.done({});
+    proxc::Expr x = a.expr(a.pos[0], "operand");
+    auto steps = a.ints(a.pos[1], "the steps");
+    return wrap([&] { return make_subsample(x, steps); });
+  }
+  if (fn == "vstack") {
+    a.done({});
+    std::vector<Value> items = a.pos.size() == 1 && a.pos[0].type == Value::Type::List ? a.pos[0].list : a.pos;
+    if (items.empty()) fail(a.loc(), "vstack needs at least one expression: vstack([a, b])");
+    std::vector<proxc::Expr> parts;
+    for (const Value& v : items) parts.push_back(a.expr(v, "operand"));
+    return wrap([&] { return make_vstack(parts); });
+  }
+  if (fn == "reshape") {
+    a.arity(2, 2, "reshape(x, [h, w])");
+    a.done({});
+    proxc::Expr x = a.expr(a.pos[0], "operand");
+    Shape s = a.ints(a.pos[1], "the shape");
+    return wrap([&] { return make_reshape(x, s); });
+  }
+  if (fn == "transpose") {
+    a.arity(1, 2, "transpose(x) or transpose(x, [1, 0])");
+    a.done({});
+    proxc::Expr x = a.expr(a.pos[0], "operand");
+    std::vector<int64_t> axes = a.pos.size() > 1 ? a.ints(a.pos[1], "the axes") : std::vector<int64_t>{};
+    return wrap([&] { return make_transpose(x, axes); });
+  }
+  if (fn == "crop") {
+    a.arity(3, 3, "crop(x, [top, left], [h, w])");
+    a.done({});
+    proxc::Expr x = a.expr(a.pos[0], "operand");
+    auto begin = a.ints(a.pos[1], "the begin offsets");
+    auto extent = a.ints(a.pos[2], "the extent");
+    return wrap([&] { return make_crop(x, begin, extent); });
+  }
+  if (fn == "mul_color") {
+    a.arity(2, 2, "mul_color(x, M) or mul_color(x, \"yuv\")");
+    a.done({});
+    proxc::Expr x = a.expr(a.pos[0], "operand");
+    if (a.pos[1].type == Value::Type::String) {
+      std::string named = a.pos[1].str;
+      return wrap([&] { return make_mul_color(x, nullptr, named); });
+    }
+    proxc::Expr m = a.constant(a.pos[1], "colour matrix");
+    return wrap([&] { return make_mul_color(x, m); });
+  }
+  if (fn == "warp") {
+    a.arity(2, 2, "warp(x, H)");
+    a.done({});
+    proxc::Expr x = a.expr(a.pos[0], "operand");
+    proxc::Expr h = a.constant(a.pos[1], "homography");
+    return wrap([&] { return make_warp(x, h); });
+  }
+
+  // Prox functions.
+  FunctionKind kind;
+  if (function_kind_from_string(fn, &kind)) {
+    FunctionTerm t;
+    t.kind = kind;
+    std::vector<std::string> allowed = {"alpha", "beta", "b", "c", "gamma", "d"};
+    switch (kind) {
+      case FunctionKind::GroupNorm1: {
+        a.arity(1, 2, "group_norm1(x, [axes])");
+        const Value* axes = a.pos.size() > 1 ? &a.pos[1] : a.take_kw("axes");
+        allowed.push_back("axes");
+        if (!axes) fail(a.loc(), "group_norm1 needs the group axes: group_norm1(grad(x), [2])");
+        if (a.pos.size() > 1 && a.take_kw("axes")) fail(a.loc(), "group_norm1: axes given twice");
+        t.axes = a.ints(*axes, "the axes");
+        break;
+      }
+      case FunctionKind::PoissonNorm: {
+        a.arity(1, 2, "poisson_norm(x, counts)");
+        const Value* counts = a.pos.size() > 1 ? &a.pos[1] : a.take_kw("counts");
+        allowed.push_back("counts");
+        if (!counts) fail(a.loc(), "poisson_norm needs the counts: poisson_norm(x, counts)");
+        t.counts = a.constant(*counts, "counts");
+        break;
+      }
+      case FunctionKind::Box:
+        a.arity(1, 1, "box(x, lower=0, upper=1)");
+        allowed.push_back("lower");
+        allowed.push_back("upper");
+        break;
+      default:
+        a.arity(1, 1, (fn + "(x, alpha=..., beta=..., b=..., c=..., gamma=..., d=...)").c_str());
+    }
+    t.arg = a.expr(a.pos[0], "operand");
+    auto param = [&](const char* name, Param* out) {
+      const Value* v = a.take_kw(name);
+      if (!v) return;
+      if (v->type == Value::Type::Scalar) {
+        *out = Param::of(v->scalar);
+      } else if (v->type == Value::Type::Expr && v->expr->is_constant()) {
+        *out = Param::of(v->expr);
+      } else {
+        fail(v->loc, fn + ": " + name + " must be a number or a constant array, got " + describe_value(*v));
+      }
+    };
+    auto number = [&](const char* name, double* out) {
+      if (const Value* v = a.take_kw(name)) *out = a.scalar(*v, name);
+    };
+    number("alpha", &t.alpha);
+    number("beta", &t.beta);
+    param("b", &t.b);
+    param("c", &t.c);
+    number("gamma", &t.gamma);
+    number("d", &t.d);
+    if (kind == FunctionKind::Box) {
+      param("lower", &t.lower);
+      param("upper", &t.upper);
+    }
+    a.done(allowed);
+    Value v;
+    v.type = Value::Type::Terms;
+    v.terms.push_back(located(a.loc(), [&] { return make_term(t); }));
+    return v;
+  }
+
+  if (env_.count(fn)) fail(a.loc(), "'" + fn + "' is a name, not a function; it cannot be called");
+  fail(a.loc(), "unknown function '" + fn + "'");
+}
+
+}  // namespace
+
+ParsedProgram parse_program(const std::string& text, const std::string& file, const std::string& base_dir) {
+  return Parser(text, file, base_dir).run();
+}
+
+ParsedProgram parse_program_file(const std::string& path) {
+  std::string text = read_file(path, kMaxSourceBytes);
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return parse_program(text, path, dir.empty() ? "." : dir);
+}
+
+}  // namespace proxc

@@ -1,0 +1,36 @@
+/// \file
+/// Loading and saving float32 arrays by file extension (.npy, .png, .tif,
+/// .tiff), with the finiteness check that all data entering proxc passes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "support/array.h"
+
+namespace proxc::io {
+
+/// True when `path` ends in an extension load_array and save_array handle:
+/// .npy, .png, .tif or .tiff, in any letter case.
+bool has_array_extension(const std::string& path);
+
+/// Reads the array at `path`, choosing the format by its extension
+/// (case-insensitive), then checks that every entry is finite. Throws
+/// UserError for an unknown extension (listing the supported ones), a file
+/// that cannot be read or decoded, or a NaN/Inf entry ("PATH: entry (1, 2) is
+/// NaN; data must be finite").
+Array load_array(const std::string& path);
+
+/// Writes `a` to `path` in the format its extension names (PNG at 8 bits).
+/// Throws UserError for an unknown extension or a shape the format cannot hold.
+void save_array(const std::string& path, const Array& a);
+
+/// Throws UserError "PATH: entry (i, j, ...) is NaN; data must be finite"
+/// (or Inf, -Inf) for the first entry of `a` in C order that is not finite.
+void check_finite(const Array& a, const std::string& path);
+
+/// The multi-index of element `flat_index` of an array of `shape` in C order,
+/// spelled as a Python tuple: "(1, 2)", "(4,)", "()".
+std::string index_to_string(const Shape& shape, int64_t flat_index);
+
+}  // namespace proxc::io

@@ -1,0 +1,34 @@
+/// \file
+/// Reading and writing TIFF images as float32 arrays.
+///
+/// Reading takes the first page of strip- or tile-organised images with 8, 16
+/// or 32-bit unsigned integer samples (scaled to [0, 1]) or 32/64-bit float
+/// samples (kept as they are). Writing produces uncompressed float32 images.
+/// libtiff's error and warning messages are captured, never printed.
+#pragma once
+
+#include <string>
+
+#include "support/array.h"
+
+namespace proxc::io {
+
+/// Reads the first page of the TIFF file at `path`. One sample per pixel (or
+/// gray + alpha) gives shape (H, W); three or four samples give (H, W, 3),
+/// dropping the fourth. 8-, 16- and 32-bit unsigned integers are divided by
+/// 255, 65535 and 4294967295; 32- and 64-bit floats are kept as they are.
+/// Contiguous and separate planar configurations, strips and tiles are all
+/// read. Throws UserError naming the path for a file that cannot be read, is
+/// empty or malformed ("PATH: malformed TIFF: <libtiff message>"), an
+/// unsupported layout or sample type, or an image too large for
+/// Limits::max_array_bytes() (checked before allocating the image).
+Array read_tiff(const std::string& path);
+
+/// Writes `a` to `path` as an uncompressed float32 TIFF: one sample per pixel
+/// for shape (H, W) or (H, W, 1), RGB for (H, W, 3). The image is written to a
+/// temporary file in the same folder, which is renamed over `path` on success
+/// and removed on failure. Throws UserError for another shape, an empty image
+/// or a write failure.
+void write_tiff(const std::string& path, const Array& a);
+
+}  // namespace proxc::io

@@ -1,0 +1,20 @@
+/// \file
+/// Loading file constants: the one place where a problem's data files are
+/// read, hashed and checked (used by the .prox parser and the JSON loader).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ir/expr.h"
+
+namespace proxc {
+
+/// Reads `resolved_path` (.npy, .png, .tif/.tiff) into a constant whose
+/// source records `written_path` (as the user wrote it) and the content hash.
+/// When `expected_hash` is not empty the file's hash must equal it.
+std::shared_ptr<const ConstantData> load_constant_file(const std::string& written_path,
+                                                       const std::string& resolved_path,
+                                                       const std::string& expected_hash = "");
+
+}  // namespace proxc

@@ -1,0 +1,330 @@
+#include "ir/expr.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "support/error.h"
+
+namespace proxc {
+
+namespace {
+const char* const kKindNames[] = {
+#define PROXC_X(name, keyword) keyword,
+    PROXC_FOR_EACH_EXPR_KIND(PROXC_X)
+#undef PROXC_X
+};
+
+std::shared_ptr<ExprNode> node(ExprKind kind, Shape shape, std::vector<Expr> args) {
+  for (const Expr& a : args) internal_assert(a) << to_string(kind) << ": null operand";
+  auto n = std::make_shared<ExprNode>();
+  n->kind = kind;
+  n->shape = std::move(shape);
+  n->args = std::move(args);
+  n->has_variable = kind == ExprKind::Variable;
+  for (const Expr& a : n->args) n->has_variable = n->has_variable || a->has_variable;
+  return n;
+}
+
+void check_operand(const Expr& x, const char* op) {
+  internal_assert(x) << op << ": null operand";
+  user_assert(x->has_variable) << op << ": the operand " << (x->is_constant() ? "is a constant" : "has no variable")
+                               << "; " << op << " applies to an expression of variables";
+}
+
+void check_constant_param(const Expr& c, const char* op, const char* what) {
+  internal_assert(c) << op << ": null " << what;
+  user_assert(c->is_constant()) << op << ": the " << what
+                                << " must be a constant (load(...), gaussian(...)), not an expression of "
+                                   "variables";
+}
+
+std::string ints_to_string(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+}  // namespace
+
+const char* to_string(ExprKind kind) { return kKindNames[static_cast<int>(kind)]; }
+
+bool expr_kind_from_string(const std::string& s, ExprKind* kind) {
+  for (size_t i = 0; i < sizeof(kKindNames) / sizeof(kKindNames[0]); ++i) {
+    if (s == kKindNames[i]) {
+      *kind = static_cast<ExprKind>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<Expr> ExprNode::linear_args() const {
+  switch (kind) {
+    case ExprKind::Conv:
+    case ExprKind::MulElemwise:
+      return {args[1]};
+    case ExprKind::MulColor:
+    case ExprKind::Warp:
+      return {args[0]};
+    default:
+      return args;
+  }
+}
+
+Expr make_variable(Shape shape, std::string name_hint) {
+  user_assert(!shape.empty() && shape.size() <= 4)
+      << "variable: a variable has 1 to 4 dimensions, got " << shape.size() << " (shape "
+      << shape_to_string(shape) << ")";
+  for (int64_t e : shape) {
+    user_assert(e > 0) << "variable: extents must be positive, got shape " << shape_to_string(shape);
+  }
+  check_allocation(shape, "variable '" + name_hint + "'");
+  auto n = node(ExprKind::Variable, std::move(shape), {});
+  n->name_hint = std::move(name_hint);
+  return n;
+}
+
+Expr make_constant(std::shared_ptr<const ConstantData> data, std::string name_hint) {
+  internal_assert(data) << "make_constant: null data";
+  internal_assert(data->array.size() == num_elements(data->array.shape)) << "constant data size";
+  auto n = node(ExprKind::Constant, data->array.shape, {});
+  n->constant = std::move(data);
+  n->name_hint = std::move(name_hint);
+  return n;
+}
+
+Expr make_scalar_constant(double v) {
+  user_assert(std::isfinite(v)) << "a scalar constant must be finite";
+  auto data = std::make_shared<ConstantData>();
+  data->array = Array(Shape{}, {static_cast<float>(v)});
+  data->source.type = ConstantSource::Type::Scalar;
+  data->source.scalar = v;
+  return make_constant(std::move(data));
+}
+
+Expr make_gaussian(Shape size, double sigma) {
+  if (size.size() == 1) size.push_back(size[0]);
+  user_assert(size.size() == 2) << "gaussian: the size is one extent or two, got "
+                                << ints_to_string(size);
+  for (int64_t e : size) {
+    user_assert(e > 0 && e <= 4096) << "gaussian: extents must be in 1..4096, got "
+                                    << shape_to_string(size);
+  }
+  user_assert(std::isfinite(sigma) && sigma > 0) << "gaussian: sigma must be positive, got " << sigma;
+  auto data = std::make_shared<ConstantData>();
+  data->source.type = ConstantSource::Type::Gaussian;
+  data->source.gaussian_size = size;
+  data->source.gaussian_sigma = sigma;
+  Array a(size);
+  const int64_t h = size[0], w = size[1];
+  double sum = 0;
+  std::vector<double> vals(static_cast<size_t>(h * w));
+  for (int64_t i = 0; i < h; ++i) {
+    for (int64_t j = 0; j < w; ++j) {
+      double di = static_cast<double>(i - h / 2), dj = static_cast<double>(j - w / 2);
+      double v = std::exp(-(di * di + dj * dj) / (2 * sigma * sigma));
+      vals[static_cast<size_t>(i * w + j)] = v;
+      sum += v;
+    }
+  }
+  for (size_t k = 0; k < vals.size(); ++k) a.data[k] = static_cast<float>(vals[k] / sum);
+  data->array = std::move(a);
+  return make_constant(std::move(data));
+}
+
+Expr make_grad(Expr x, int64_t dims) {
+  check_operand(x, "grad");
+  if (dims < 0) dims = x->rank();
+  user_assert(dims >= 1 && dims <= x->rank())
+      << "grad: dims must be between 1 and the operand's rank " << x->rank() << ", got " << dims
+      << " (operand shape " << shape_to_string(x->shape) << ")";
+  Shape out = x->shape;
+  out.push_back(dims);
+  user_assert(out.size() <= 5) << "grad: output would have " << out.size() << " dimensions";
+  auto n = node(ExprKind::Grad, out, {x});
+  n->ints = {dims};
+  return n;
+}
+
+Expr make_conv(Expr kernel, Expr x) {
+  check_constant_param(kernel, "conv", "kernel (first argument)");
+  check_operand(x, "conv");
+  user_assert(kernel->rank() >= 1 && kernel->rank() <= x->rank())
+      << "conv: kernel shape " << shape_to_string(kernel->shape) << " does not fit operand shape "
+      << shape_to_string(x->shape) << " (the kernel needs 1 to " << x->rank() << " dimensions)";
+  for (int i = 0; i < kernel->rank(); ++i) {
+    user_assert(kernel->shape[i] <= x->shape[i])
+        << "conv: kernel shape " << shape_to_string(kernel->shape) << " is larger than operand shape "
+        << shape_to_string(x->shape) << " along axis " << i;
+  }
+  return node(ExprKind::Conv, x->shape, {kernel, x});
+}
+
+Expr make_mul_elemwise(Expr weight, Expr x) {
+  check_constant_param(weight, "mul_elemwise", "weight (first argument)");
+  check_operand(x, "mul_elemwise");
+  user_assert(weight->shape == x->shape)
+      << "mul_elemwise: weight shape " << shape_to_string(weight->shape)
+      << " does not match operand shape " << shape_to_string(x->shape);
+  return node(ExprKind::MulElemwise, x->shape, {weight, x});
+}
+
+Expr make_subsample(Expr x, std::vector<int64_t> steps) {
+  check_operand(x, "subsample");
+  user_assert(static_cast<int>(steps.size()) == x->rank())
+      << "subsample: needs one step per axis: steps " << ints_to_string(steps) << " for operand shape "
+      << shape_to_string(x->shape);
+  Shape out;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    user_assert(steps[i] >= 1) << "subsample: steps must be positive, got " << ints_to_string(steps);
+    out.push_back((x->shape[i] - 1) / steps[i] + 1);
+  }
+  auto n = node(ExprKind::Subsample, out, {x});
+  n->ints = std::move(steps);
+  return n;
+}
+
+Expr make_scale(double s, Expr x) {
+  check_operand(x, "scale");
+  user_assert(std::isfinite(s)) << "scale: the factor must be finite, got " << s;
+  auto n = node(ExprKind::Scale, x->shape, {x});
+  n->scalar = s;
+  return n;
+}
+
+namespace {
+Expr make_binary(ExprKind kind, const char* sym, Expr a, Expr b) {
+  internal_assert(a && b) << "null operand of " << sym;
+  user_assert(depends_on_variable(a) || depends_on_variable(b))
+      << "'" << sym << "': both operands are constants; an expression needs a variable";
+  Shape out;
+  if (a->shape == b->shape) {
+    out = a->shape;
+  } else if (a->is_constant() && a->rank() == 0) {
+    out = b->shape;
+  } else if (b->is_constant() && b->rank() == 0) {
+    out = a->shape;
+  } else {
+    user_error << "'" << sym << "': shapes " << shape_to_string(a->shape) << " and "
+               << shape_to_string(b->shape) << " do not match";
+  }
+  return node(kind, out, {std::move(a), std::move(b)});
+}
+}  // namespace
+
+Expr make_add(Expr a, Expr b) { return make_binary(ExprKind::Add, "+", std::move(a), std::move(b)); }
+Expr make_sub(Expr a, Expr b) { return make_binary(ExprKind::Sub, "-", std::move(a), std::move(b)); }
+
+Expr make_neg(Expr a) {
+  check_operand(a, "negation");
+  return node(ExprKind::Neg, a->shape, {a});
+}
+
+Expr make_vstack(std::vector<Expr> parts) {
+  user_assert(!parts.empty()) << "vstack: needs at least one operand";
+  int64_t total = 0;
+  for (const Expr& p : parts) {
+    check_operand(p, "vstack");
+    total += num_elements(p->shape);
+  }
+  return node(ExprKind::VStack, Shape{total}, std::move(parts));
+}
+
+Expr make_reshape(Expr x, Shape shape) {
+  check_operand(x, "reshape");
+  user_assert(!shape.empty() && shape.size() <= 5)
+      << "reshape: the new shape needs 1 to 5 dimensions, got " << shape_to_string(shape);
+  for (int64_t e : shape) {
+    user_assert(e > 0) << "reshape: extents must be positive, got " << shape_to_string(shape);
+  }
+  user_assert(num_elements(shape) == num_elements(x->shape))
+      << "reshape: operand shape " << shape_to_string(x->shape) << " has " << num_elements(x->shape)
+      << " elements, new shape " << shape_to_string(shape) << " has " << num_elements(shape);
+  auto n = node(ExprKind::Reshape, shape, {x});
+  n->ints = std::move(shape);
+  return n;
+}
+
+Expr make_transpose(Expr x, std::vector<int64_t> axes) {
+  check_operand(x, "transpose");
+  if (axes.empty()) {
+    for (int i = x->rank() - 1; i >= 0; --i) axes.push_back(i);
+  }
+  std::vector<int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  bool perm = static_cast<int>(axes.size()) == x->rank();
+  for (size_t i = 0; perm && i < sorted.size(); ++i) perm = sorted[i] == static_cast<int64_t>(i);
+  user_assert(perm) << "transpose: axes " << ints_to_string(axes) << " are not a permutation of the "
+                    << x->rank() << " axes of operand shape " << shape_to_string(x->shape);
+  Shape out;
+  for (int64_t a : axes) out.push_back(x->shape[static_cast<size_t>(a)]);
+  auto n = node(ExprKind::Transpose, out, {x});
+  n->ints = std::move(axes);
+  return n;
+}
+
+Expr make_crop(Expr x, std::vector<int64_t> begin, Shape extent) {
+  check_operand(x, "crop");
+  user_assert(static_cast<int>(begin.size()) == x->rank() && static_cast<int>(extent.size()) == x->rank())
+      << "crop: needs a begin and an extent per axis: begin " << ints_to_string(begin) << ", extent "
+      << ints_to_string(extent) << " for operand shape " << shape_to_string(x->shape);
+  for (int i = 0; i < x->rank(); ++i) {
+    user_assert(begin[i] >= 0 && extent[i] >= 1 && begin[i] + extent[i] <= x->shape[i])
+        << "crop: window begin " << ints_to_string(begin) << ", extent " << ints_to_string(extent)
+        << " does not fit in operand shape " << shape_to_string(x->shape) << " along axis " << i;
+  }
+  auto n = node(ExprKind::Crop, extent, {x});
+  n->ints = begin;
+  n->ints.insert(n->ints.end(), extent.begin(), extent.end());
+  return n;
+}
+
+bool named_color_matrix(const std::string& name, double out[9]) {
+  // YUV (BT.601) and the opponent colour space used by ProxImaL's mul_color.
+  static const double yuv[9] = {0.299, 0.587, 0.114, -0.14713, -0.28886, 0.436, 0.615, -0.51499, -0.10001};
+  static const double opp[9] = {1.0 / 3, 1.0 / 3, 1.0 / 3, 0.5, 0, -0.5, 0.25, -0.5, 0.25};
+  const double* m = name == "yuv" ? yuv : name == "opp" ? opp : nullptr;
+  if (!m) return false;
+  std::copy(m, m + 9, out);
+  return true;
+}
+
+Expr make_mul_color(Expr x, Expr matrix, const std::string& named) {
+  check_operand(x, "mul_color");
+  user_assert(x->rank() >= 1 && x->shape.back() == 3)
+      << "mul_color: the operand's last axis must hold 3 colour channels, got shape "
+      << shape_to_string(x->shape);
+  std::vector<Expr> args = {x};
+  if (matrix) {
+    check_constant_param(matrix, "mul_color", "colour matrix");
+    user_assert(matrix->shape == Shape({3, 3}))
+        << "mul_color: the colour matrix must have shape (3, 3), got " << shape_to_string(matrix->shape);
+    args.push_back(matrix);
+  } else {
+    double m[9];
+    user_assert(named_color_matrix(named, m))
+        << "mul_color: unknown colour transform \"" << named << "\" (known: \"yuv\", \"opp\")";
+  }
+  auto n = node(ExprKind::MulColor, x->shape, std::move(args));
+  n->str = matrix ? "" : named;
+  return n;
+}
+
+Expr make_warp(Expr x, Expr homography) {
+  check_operand(x, "warp");
+  check_constant_param(homography, "warp", "homography");
+  user_assert(homography->shape == Shape({3, 3}))
+      << "warp: the homography must have shape (3, 3), got " << shape_to_string(homography->shape);
+  user_assert(x->rank() == 2 || x->rank() == 3)
+      << "warp: the operand must be an image (H, W) or (H, W, C), got shape " << shape_to_string(x->shape);
+  return node(ExprKind::Warp, x->shape, {x, homography});
+}
+
+Expr with_name_hint(const Expr& e, const std::string& hint) {
+  auto n = std::make_shared<ExprNode>(*e);
+  n->name_hint = hint;
+  return n;
+}
+
+bool depends_on_variable(const Expr& e) { return e->has_variable; }
+
+}  // namespace proxc

@@ -1,0 +1,169 @@
+/// \file
+/// The linear-operator DAG of the problem IR.
+///
+/// General notes on the semantics of the nodes (ProxImaL's conventions; the
+/// exact math is in docs/semantics.md, which follows ../shared/SEMANTICS.md):
+///
+/// - Every node has a shape in NumPy order (rows, cols[, ...]) inferred and
+///   checked when it is made; a mismatch is a UserError naming the operator
+///   and both shapes.
+/// - Nodes are immutable and shared behind `Expr` handles (shared_ptr to
+///   const). A node's identity is the node: names are chosen by the printer
+///   from the `name_hint`s.
+/// - An expression is affine in its variables: constants may appear as
+///   offsets in `add`/`sub` (`x - b`); they also appear as the parameter
+///   operands of operators (the kernel of conv, the weights of mul_elemwise).
+///
+/// Node kinds:
+///   variable(shape)             an unknown, 1 to 4 dimensions.
+///   constant                    data: a loaded file, a generated Gaussian kernel,
+///                               inline values, or a scalar (rank 0, broadcast in add/sub).
+///   grad(x, dims)               forward differences along the first `dims` axes,
+///                               zero at the last index; shape x.shape + (dims,).
+///   conv(k, x)                  circular convolution over the first k.ndim axes of x,
+///                               kernel origin k[kh//2, kw//2]; shape of x.
+///   mul_elemwise(w, x)          w ⊙ x; w has x's shape.
+///   subsample(x, steps)         x[::s0, ::s1, ...]; extent (n - 1)//s + 1.
+///   scale(s, x)                 s·x for a scalar s.
+///   add(a, b), sub(a, b), neg(a) sums, differences, negation.
+///   vstack(a, b, ...)           the flattened operands concatenated: shape (Σ sizes,).
+///   reshape(x, shape)           same elements in C order, another shape.
+///   transpose(x, axes)          axes permuted: out.shape[i] = x.shape[axes[i]].
+///   crop(x, begin, extent)      the window x[begin : begin + extent]; adjoint zero-pads.
+///   mul_color(x, M)             per-pixel 3×3 colour matrix on the last axis (extent 3);
+///                               M a (3, 3) constant or a named matrix ("yuv", "opp").
+///   warp(x, H)                  bilinear resampling through the 3×3 homography H:
+///                               out[i, j] = x at (H·(j, i, 1)) dehomogenised, 0 outside.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/array.h"
+
+namespace proxc {
+
+/// The one list of linear-expression node kinds: X(EnumName, keyword).
+/// The enum, the keyword tables of the printer, the parser and JSON come from it.
+#define PROXC_FOR_EACH_EXPR_KIND(X) \
+  X(Variable, "variable")           \
+  X(Constant, "constant")           \
+  X(Grad, "grad")                   \
+  X(Conv, "conv")                   \
+  X(MulElemwise, "mul_elemwise")    \
+  X(Subsample, "subsample")         \
+  X(Scale, "scale")                 \
+  X(Add, "add")                     \
+  X(Sub, "sub")                     \
+  X(Neg, "neg")                     \
+  X(VStack, "vstack")               \
+  X(Reshape, "reshape")             \
+  X(Transpose, "transpose")         \
+  X(Crop, "crop")                   \
+  X(MulColor, "mul_color")          \
+  X(Warp, "warp")
+
+enum class ExprKind {
+#define PROXC_X(name, keyword) name,
+  PROXC_FOR_EACH_EXPR_KIND(PROXC_X)
+#undef PROXC_X
+};
+
+/// The keyword of a kind ("mul_elemwise").
+const char* to_string(ExprKind kind);
+/// The kind of a keyword; false when there is none.
+bool expr_kind_from_string(const std::string& s, ExprKind* kind);
+
+/// Where a constant's data came from; decides how it prints.
+struct ConstantSource {
+  enum class Type { File, Gaussian, Inline, Scalar };
+  Type type = Type::Inline;
+  /// File: the path as written by the user (relative to the problem's folder)
+  /// and the resolved path used to read it.
+  std::string path;
+  std::string resolved_path;
+  /// File: content hash of the file's bytes (support/file_util.h).
+  std::string hash;
+  /// Gaussian: extents and standard deviation (in pixels).
+  Shape gaussian_size;
+  double gaussian_sigma = 0;
+  /// Scalar: the value as written (the array holds it rounded to float).
+  double scalar = 0;
+};
+
+/// The data of a constant node: its values and their origin.
+struct ConstantData {
+  Array array;
+  ConstantSource source;
+};
+
+struct ExprNode;
+/// A handle to an immutable expression node.
+using Expr = std::shared_ptr<const ExprNode>;
+
+/// One node of the linear-operator DAG. Build nodes only through the make_*
+/// functions below, which check and infer shapes.
+struct ExprNode {
+  ExprKind kind;
+  Shape shape;
+  /// Operands, in the order the text form writes them (conv(k, x): {k, x}).
+  std::vector<Expr> args;
+  /// Integer attributes: grad {dims}; subsample steps; reshape shape;
+  /// transpose axes; crop begin followed by extent.
+  std::vector<int64_t> ints;
+  /// Scalar attribute: the factor of scale.
+  double scalar = 0;
+  /// String attribute: the named matrix of mul_color ("" when M is an operand).
+  std::string str;
+  /// Constant nodes only.
+  std::shared_ptr<const ConstantData> constant;
+  /// True when a variable is reachable from this node (set by the make functions).
+  bool has_variable = false;
+  /// The name the user gave (a hint for the printer, not an identity).
+  std::string name_hint;
+
+  int rank() const { return static_cast<int>(shape.size()); }
+  bool is_constant() const { return kind == ExprKind::Constant; }
+  bool is_variable() const { return kind == ExprKind::Variable; }
+  /// The operands that are linear inputs (not kernels, weights or matrices).
+  std::vector<Expr> linear_args() const;
+};
+
+// ---- Constructors (the checking make functions) ---------------------------------------------------
+
+Expr make_variable(Shape shape, std::string name_hint = "x");
+Expr make_constant(std::shared_ptr<const ConstantData> data, std::string name_hint = "");
+/// A rank-0 constant, usable as an offset in add/sub.
+Expr make_scalar_constant(double v);
+/// A normalised 2-D Gaussian kernel of the given extents (sum 1, centred on
+/// index (h//2, w//2)).
+Expr make_gaussian(Shape size, double sigma);
+/// `dims` < 0 means x's rank.
+Expr make_grad(Expr x, int64_t dims = -1);
+Expr make_conv(Expr kernel, Expr x);
+Expr make_mul_elemwise(Expr weight, Expr x);
+Expr make_subsample(Expr x, std::vector<int64_t> steps);
+Expr make_scale(double s, Expr x);
+Expr make_add(Expr a, Expr b);
+Expr make_sub(Expr a, Expr b);
+Expr make_neg(Expr a);
+Expr make_vstack(std::vector<Expr> parts);
+Expr make_reshape(Expr x, Shape shape);
+Expr make_transpose(Expr x, std::vector<int64_t> axes);
+Expr make_crop(Expr x, std::vector<int64_t> begin, Shape extent);
+/// `matrix` is a (3, 3) constant; or pass nullptr and a `named` matrix.
+Expr make_mul_color(Expr x, Expr matrix, const std::string& named = "");
+Expr make_warp(Expr x, Expr homography);
+
+/// The 3×3 matrix of a named colour transform ("yuv", "opp"), row-major;
+/// false for an unknown name.
+bool named_color_matrix(const std::string& name, double out[9]);
+
+/// Copy of `e` with another name hint (the node is otherwise the same value).
+Expr with_name_hint(const Expr& e, const std::string& hint);
+
+/// True when `e` depends on at least one variable.
+bool depends_on_variable(const Expr& e);
+
+}  // namespace proxc

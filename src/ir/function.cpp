@@ -1,0 +1,92 @@
+#include "ir/function.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "support/error.h"
+
+namespace proxc {
+
+namespace {
+const char* const kFunctionNames[] = {
+#define PROXC_X(name, keyword) keyword,
+    PROXC_FOR_EACH_FUNCTION_KIND(PROXC_X)
+#undef PROXC_X
+};
+
+void check_param(const Param& p, const char* fn, const char* name, const Shape& operand, bool allow_inf) {
+  if (p.is_array()) {
+    user_assert(p.array->is_constant())
+        << fn << ": parameter '" << name << "' must be a scalar or a constant array, not an expression of "
+        << "variables";
+    user_assert(p.array->shape == operand || p.array->rank() == 0)
+        << fn << ": parameter '" << name << "' has shape " << shape_to_string(p.array->shape)
+        << " but the operand has shape " << shape_to_string(operand);
+  } else {
+    user_assert(std::isfinite(p.scalar) || (allow_inf && !std::isnan(p.scalar)))
+        << fn << ": parameter '" << name << "' must be finite, got " << p.scalar;
+  }
+}
+}  // namespace
+
+const char* to_string(FunctionKind kind) { return kFunctionNames[static_cast<int>(kind)]; }
+
+bool function_kind_from_string(const std::string& s, FunctionKind* kind) {
+  for (size_t i = 0; i < sizeof(kFunctionNames) / sizeof(kFunctionNames[0]); ++i) {
+    if (s == kFunctionNames[i]) {
+      *kind = static_cast<FunctionKind>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+FunctionTerm make_term(FunctionTerm t) {
+  const char* fn = to_string(t.kind);
+  internal_assert(t.arg) << fn << ": null operand";
+  user_assert(t.arg->has_variable) << fn << ": the operand has no variable; a term must depend on a variable";
+  user_assert(std::isfinite(t.alpha) && t.alpha >= 0)
+      << fn << ": alpha (the factor in front) must be finite and >= 0, got " << t.alpha;
+  user_assert(std::isfinite(t.beta) && t.beta != 0) << fn << ": beta must be finite and nonzero, got " << t.beta;
+  user_assert(std::isfinite(t.gamma) && t.gamma >= 0) << fn << ": gamma must be finite and >= 0, got " << t.gamma;
+  user_assert(std::isfinite(t.d)) << fn << ": d must be finite, got " << t.d;
+  const Shape& s = t.arg->shape;
+  check_param(t.b, fn, "b", s, false);
+  check_param(t.c, fn, "c", s, false);
+  if (t.kind == FunctionKind::GroupNorm1) {
+    user_assert(!t.axes.empty()) << fn << ": needs the group axes, e.g. group_norm1(grad(x), [2])";
+    std::sort(t.axes.begin(), t.axes.end());
+    for (size_t i = 0; i < t.axes.size(); ++i) {
+      user_assert(t.axes[i] >= 0 && t.axes[i] < static_cast<int64_t>(s.size()))
+          << fn << ": axis " << t.axes[i] << " is out of range for operand shape " << shape_to_string(s);
+      user_assert(i == 0 || t.axes[i] != t.axes[i - 1]) << fn << ": axis " << t.axes[i] << " is repeated";
+    }
+  } else {
+    internal_assert(t.axes.empty()) << fn << " takes no axes";
+  }
+  if (t.kind == FunctionKind::PoissonNorm) {
+    user_assert(t.counts != nullptr) << fn << ": needs the counts: poisson_norm(x, counts)";
+    user_assert(t.counts->is_constant()) << fn << ": the counts must be a constant array";
+    user_assert(t.counts->shape == s || t.counts->rank() == 0)
+        << fn << ": counts shape " << shape_to_string(t.counts->shape) << " does not match operand shape "
+        << shape_to_string(s);
+    for (float v : t.counts->constant->array.data) {
+      user_assert(v >= 0) << fn << ": counts must be >= 0, found " << v;
+    }
+  } else {
+    internal_assert(!t.counts) << fn << " takes no counts";
+  }
+  if (t.kind == FunctionKind::Box) {
+    check_param(t.lower, fn, "lower", s, true);
+    check_param(t.upper, fn, "upper", s, true);
+    if (!t.lower.is_array() && !t.upper.is_array()) {
+      user_assert(t.lower.scalar <= t.upper.scalar)
+          << fn << ": lower bound " << t.lower.scalar << " is above upper bound " << t.upper.scalar;
+      user_assert(t.lower.scalar < INFINITY && t.upper.scalar > -INFINITY)
+          << fn << ": the bounds leave no feasible point";
+    }
+  }
+  return t;
+}
+
+}  // namespace proxc

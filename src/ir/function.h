@@ -1,0 +1,81 @@
+/// \file
+/// Proximal function terms of the problem IR.
+///
+/// Every term has the form
+///
+///     F(x) = alpha · f(beta · K x − b) + <c, K x> + gamma · ||K x||² + d
+///
+/// where `K x` is the term's operand (an affine expression) and f is one of the
+/// kinds below (exact definitions in docs/semantics.md). Defaults: alpha = 1,
+/// beta = 1, b = 0, c = 0, gamma = 0, d = 0; alpha ≥ 0, gamma ≥ 0, beta ≠ 0;
+/// b and c are scalars or constants of the operand's shape. `λ * F` multiplies
+/// alpha by λ > 0. sum_entries honours alpha (ProxImaL ignores it; see
+/// docs/semantics.md).
+#pragma once
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ir/expr.h"
+
+namespace proxc {
+
+/// The one list of prox-function kinds: X(EnumName, keyword).
+#define PROXC_FOR_EACH_FUNCTION_KIND(X) \
+  X(SumSquares, "sum_squares")          \
+  X(Norm1, "norm1")                     \
+  X(GroupNorm1, "group_norm1")          \
+  X(Nonneg, "nonneg")                   \
+  X(PoissonNorm, "poisson_norm")        \
+  X(SumEntries, "sum_entries")          \
+  X(Box, "box")
+
+enum class FunctionKind {
+#define PROXC_X(name, keyword) name,
+  PROXC_FOR_EACH_FUNCTION_KIND(PROXC_X)
+#undef PROXC_X
+};
+
+const char* to_string(FunctionKind kind);
+bool function_kind_from_string(const std::string& s, FunctionKind* kind);
+
+/// A scalar or an array-valued parameter (b, c, box bounds).
+struct Param {
+  double scalar = 0;
+  /// When set, the parameter is this constant (of the operand's shape) and
+  /// `scalar` is unused.
+  Expr array;
+
+  static Param of(double v) { return Param{v, nullptr}; }
+  static Param of(Expr e) { return Param{0, std::move(e)}; }
+  bool is_array() const { return array != nullptr; }
+  bool is_scalar(double v) const { return !array && scalar == v; }
+};
+
+/// One term alpha·f(beta·arg − b) + <c, arg> + gamma·||arg||² + d.
+struct FunctionTerm {
+  FunctionKind kind = FunctionKind::SumSquares;
+  Expr arg;
+  double alpha = 1;
+  double beta = 1;
+  Param b = Param::of(0.0);
+  Param c = Param::of(0.0);
+  double gamma = 0;
+  double d = 0;
+  /// group_norm1: the axes that form a group (sorted, distinct).
+  std::vector<int64_t> axes;
+  /// poisson_norm: the counts (a constant of the operand's shape).
+  Expr counts;
+  /// box: lower and upper bounds (scalars, possibly infinite, or constants).
+  Param lower = Param::of(-std::numeric_limits<double>::infinity());
+  Param upper = Param::of(std::numeric_limits<double>::infinity());
+};
+
+/// Checks a term and returns it: parameter ranges (alpha ≥ 0, gamma ≥ 0,
+/// beta ≠ 0, all finite), parameter shapes against the operand, group axes in
+/// range, counts present for poisson_norm, lower ≤ upper for box. A violation
+/// is a UserError naming the function and the parameter.
+FunctionTerm make_term(FunctionTerm t);
+
+}  // namespace proxc

@@ -1,0 +1,389 @@
+#include "ir/json.h"
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "ir/constant_io.h"
+#include "ir/printer.h"
+#include "support/error.h"
+
+namespace proxc {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+constexpr const char* kFormat = "proxc.problem";
+constexpr int kVersion = 1;
+
+// ---- Writing -------------------------------------------------------------------------------------
+
+Json scalar_json(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+class JsonWriter {
+ public:
+  JsonWriter(const Problem& p, const JsonPrintOptions& o) : p_(p), opts_(o), plan_(p) {}
+
+  Json write() {
+    Json root;
+    root["format"] = kFormat;
+    root["version"] = kVersion;
+    root["passes_run"] = p_.passes_run;
+    Json nodes = Json::array();
+    for (const Expr& e : plan_.order()) {
+      ids_[e.get()] = static_cast<int64_t>(nodes.size());
+      nodes.push_back(node(e.get()));
+    }
+    root["nodes"] = std::move(nodes);
+    Json terms = Json::array();
+    for (const FunctionTerm& t : p_.terms) terms.push_back(term(t));
+    root["terms"] = std::move(terms);
+    return root;
+  }
+
+ private:
+  int64_t id(const Expr& e) const { return ids_.at(e.get()); }
+
+  Json node(const ExprNode* n) {
+    Json j;
+    j["id"] = static_cast<int64_t>(ids_.size() - 1);
+    j["kind"] = to_string(n->kind);
+    if (plan_.is_bound(n)) j["name"] = plan_.name(n);
+    j["shape"] = n->shape;
+    if (!n->args.empty()) {
+      Json args = Json::array();
+      for (const Expr& a : n->args) args.push_back(id(a));
+      j["args"] = std::move(args);
+    }
+    switch (n->kind) {
+      case ExprKind::Grad: j["dims"] = n->ints[0]; break;
+      case ExprKind::Subsample: j["steps"] = n->ints; break;
+      case ExprKind::Scale: j["factor"] = n->scalar; break;
+      case ExprKind::Transpose: j["axes"] = n->ints; break;
+      case ExprKind::Crop: {
+        size_t r = n->ints.size() / 2;
+        j["begin"] = std::vector<int64_t>(n->ints.begin(), n->ints.begin() + static_cast<long>(r));
+        j["extent"] = std::vector<int64_t>(n->ints.begin() + static_cast<long>(r), n->ints.end());
+        break;
+      }
+      case ExprKind::MulColor:
+        if (!n->str.empty()) j["matrix"] = n->str;
+        break;
+      case ExprKind::Constant: j["source"] = source(n); break;
+      default: break;
+    }
+    return j;
+  }
+
+  Json source(const ExprNode* n) {
+    const ConstantSource& s = n->constant->source;
+    Json j;
+    bool inline_data = s.type == ConstantSource::Type::Inline ||
+                       (s.type == ConstantSource::Type::File && opts_.inline_constants);
+    if (inline_data) {
+      j["type"] = "inline";
+      j["data"] = n->constant->array.data;
+      return j;
+    }
+    switch (s.type) {
+      case ConstantSource::Type::File:
+        j["type"] = "file";
+        j["path"] = relative_path(s.resolved_path, opts_.base_dir);
+        j["hash"] = s.hash;
+        break;
+      case ConstantSource::Type::Gaussian:
+        j["type"] = "gaussian";
+        j["size"] = s.gaussian_size;
+        j["sigma"] = s.gaussian_sigma;
+        break;
+      case ConstantSource::Type::Scalar:
+        j["type"] = "scalar";
+        j["value"] = s.scalar;
+        break;
+      case ConstantSource::Type::Inline:
+        break;
+    }
+    return j;
+  }
+
+  Json param(const Param& q) {
+    if (q.array) return Json{{"node", id(q.array)}};
+    return scalar_json(q.scalar);
+  }
+
+  Json term(const FunctionTerm& t) {
+    Json j;
+    j["function"] = to_string(t.kind);
+    j["arg"] = id(t.arg);
+    j["alpha"] = t.alpha;
+    j["beta"] = t.beta;
+    j["b"] = param(t.b);
+    j["c"] = param(t.c);
+    j["gamma"] = t.gamma;
+    j["d"] = t.d;
+    if (t.kind == FunctionKind::GroupNorm1) j["axes"] = t.axes;
+    if (t.kind == FunctionKind::PoissonNorm) j["counts"] = id(t.counts);
+    if (t.kind == FunctionKind::Box) {
+      j["lower"] = param(t.lower);
+      j["upper"] = param(t.upper);
+    }
+    return j;
+  }
+
+  const Problem& p_;
+  const JsonPrintOptions& opts_;
+  PrintPlan plan_;
+  std::unordered_map<const ExprNode*, int64_t> ids_;
+};
+
+// ---- Reading -------------------------------------------------------------------------------------
+
+class JsonReader {
+ public:
+  JsonReader(const std::string& path, const std::string& base_dir) : path_(path), base_dir_(base_dir) {}
+
+  Problem read(const std::string& text) {
+    Json root;
+    try {
+      root = Json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      user_error << path_ << ": invalid JSON: " << e.what();
+    }
+    user_assert(root.is_object()) << path_ << ": expected a JSON object at the top level";
+    user_assert(root.contains("format") && root["format"] == kFormat)
+        << path_ << ": not a proxc problem (field \"format\" must be \"" << kFormat << "\")";
+    int64_t version = integer(root, "version", "");
+    user_assert(version == kVersion) << path_ << ": unsupported version " << version << " (this proxc reads "
+                                     << kVersion << ")";
+    Problem p;
+    if (root.contains("passes_run")) {
+      const Json& pr = field(root, "passes_run", "");
+      user_assert(pr.is_array()) << path_ << ": \"passes_run\" must be a list of pass names";
+      for (const Json& s : pr) {
+        user_assert(s.is_string()) << path_ << ": \"passes_run\" must be a list of pass names";
+        p.passes_run.push_back(s.get<std::string>());
+      }
+    }
+    const Json& nodes = field(root, "nodes", "");
+    user_assert(nodes.is_array()) << path_ << ": \"nodes\" must be a list";
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      std::string ctx = "nodes[" + std::to_string(i) + "]";
+      try {
+        nodes_.push_back(node(nodes[i], ctx, static_cast<int64_t>(i)));
+      } catch (const UserError& e) {
+        rethrow(e, ctx);
+      }
+    }
+    const Json& terms = field(root, "terms", "");
+    user_assert(terms.is_array()) << path_ << ": \"terms\" must be a list";
+    for (size_t i = 0; i < terms.size(); ++i) {
+      std::string ctx = "terms[" + std::to_string(i) + "]";
+      try {
+        p.terms.push_back(term(terms[i], ctx));
+      } catch (const UserError& e) {
+        rethrow(e, ctx);
+      }
+    }
+    verify(p);
+    return p;
+  }
+
+ private:
+  [[noreturn]] void rethrow(const UserError& e, const std::string& ctx) {
+    std::string msg = e.what();
+    std::string prefix = path_ + ": " + ctx + ": ";
+    if (msg.rfind(path_ + ":", 0) == 0) throw;  // already located
+    throw UserError(prefix + msg);
+  }
+
+  const Json& field(const Json& obj, const char* key, const std::string& ctx) {
+    user_assert(obj.is_object()) << path_ << ": " << (ctx.empty() ? "" : ctx + ": ") << "expected an object";
+    auto it = obj.find(key);
+    user_assert(it != obj.end()) << path_ << ": " << (ctx.empty() ? "" : ctx + ": ") << "missing field \""
+                                 << key << "\"";
+    return *it;
+  }
+
+  int64_t integer(const Json& obj, const char* key, const std::string& ctx) {
+    const Json& v = field(obj, key, ctx);
+    user_assert(v.is_number_integer()) << path_ << ": " << ctx << (ctx.empty() ? "" : ": ") << "field \""
+                                       << key << "\" must be an integer";
+    return v.get<int64_t>();
+  }
+
+  double number(const Json& obj, const char* key, const std::string& ctx) {
+    const Json& v = field(obj, key, ctx);
+    user_assert(v.is_number()) << "field \"" << key << "\" must be a number";
+    double d = v.get<double>();
+    user_assert(std::isfinite(d)) << "field \"" << key << "\" must be finite";
+    return d;
+  }
+
+  std::vector<int64_t> ints(const Json& obj, const char* key, const std::string& ctx) {
+    const Json& v = field(obj, key, ctx);
+    user_assert(v.is_array() && v.size() <= 16) << "field \"" << key << "\" must be a short list of integers";
+    std::vector<int64_t> out;
+    for (const Json& e : v) {
+      user_assert(e.is_number_integer()) << "field \"" << key << "\" must be a list of integers";
+      out.push_back(e.get<int64_t>());
+    }
+    return out;
+  }
+
+  std::string string(const Json& obj, const char* key, const std::string& ctx) {
+    const Json& v = field(obj, key, ctx);
+    user_assert(v.is_string()) << "field \"" << key << "\" must be a string";
+    return v.get<std::string>();
+  }
+
+  Expr ref(const Json& v) {
+    user_assert(v.is_number_integer()) << "a node reference must be an integer id";
+    int64_t id = v.get<int64_t>();
+    user_assert(id >= 0 && id < static_cast<int64_t>(nodes_.size()))
+        << "node reference " << id << " does not name an earlier node";
+    return nodes_[static_cast<size_t>(id)];
+  }
+
+  Expr node(const Json& j, const std::string& ctx, int64_t index) {
+    user_assert(j.is_object()) << "expected an object";
+    user_assert(integer(j, "id", ctx) == index) << "field \"id\" must equal the node's position " << index;
+    ExprKind kind;
+    std::string k = string(j, "kind", ctx);
+    user_assert(expr_kind_from_string(k, &kind)) << "unknown node kind \"" << k << "\"";
+    std::string name = j.contains("name") ? string(j, "name", ctx) : "";
+    Shape shape = ints(j, "shape", ctx);
+    std::vector<Expr> args;
+    if (j.contains("args")) {
+      const Json& a = field(j, "args", ctx);
+      user_assert(a.is_array()) << "field \"args\" must be a list of node ids";
+      for (const Json& e : a) args.push_back(ref(e));
+    }
+    auto nargs = [&](size_t n) {
+      user_assert(args.size() == n) << k << " takes " << n << " operands, got " << args.size();
+    };
+    Expr e;
+    switch (kind) {
+      case ExprKind::Variable: nargs(0); e = make_variable(shape, name); break;
+      case ExprKind::Constant: nargs(0); e = constant(j, ctx, shape, name); break;
+      case ExprKind::Grad: nargs(1); e = make_grad(args[0], integer(j, "dims", ctx)); break;
+      case ExprKind::Conv: nargs(2); e = make_conv(args[0], args[1]); break;
+      case ExprKind::MulElemwise: nargs(2); e = make_mul_elemwise(args[0], args[1]); break;
+      case ExprKind::Subsample: nargs(1); e = make_subsample(args[0], ints(j, "steps", ctx)); break;
+      case ExprKind::Scale: nargs(1); e = make_scale(number(j, "factor", ctx), args[0]); break;
+      case ExprKind::Add: nargs(2); e = make_add(args[0], args[1]); break;
+      case ExprKind::Sub: nargs(2); e = make_sub(args[0], args[1]); break;
+      case ExprKind::Neg: nargs(1); e = make_neg(args[0]); break;
+      case ExprKind::VStack:
+        user_assert(!args.empty()) << "vstack needs operands";
+        e = make_vstack(args);
+        break;
+      case ExprKind::Reshape: nargs(1); e = make_reshape(args[0], shape); break;
+      case ExprKind::Transpose: nargs(1); e = make_transpose(args[0], ints(j, "axes", ctx)); break;
+      case ExprKind::Crop: nargs(1); e = make_crop(args[0], ints(j, "begin", ctx), ints(j, "extent", ctx)); break;
+      case ExprKind::MulColor:
+        if (j.contains("matrix")) {
+          nargs(1);
+          e = make_mul_color(args[0], nullptr, string(j, "matrix", ctx));
+        } else {
+          nargs(2);
+          e = make_mul_color(args[0], args[1]);
+        }
+        break;
+      case ExprKind::Warp: nargs(2); e = make_warp(args[0], args[1]); break;
+    }
+    user_assert(e->shape == shape) << k << ": recorded shape " << shape_to_string(shape)
+                                   << " differs from the inferred shape " << shape_to_string(e->shape);
+    if (!name.empty() && e->name_hint != name) e = with_name_hint(e, name);
+    return e;
+  }
+
+  Expr constant(const Json& j, const std::string& ctx, const Shape& shape, const std::string& name) {
+    const Json& src = field(j, "source", ctx);
+    std::string type = string(src, "type", ctx);
+    if (type == "file") {
+      std::string written = string(src, "path", ctx);
+      std::filesystem::path resolved = std::filesystem::path(written).is_absolute()
+                                           ? std::filesystem::path(written)
+                                           : std::filesystem::path(base_dir_) / written;
+      auto data = load_constant_file(written, resolved.lexically_normal().string(), string(src, "hash", ctx));
+      user_assert(data->array.shape == shape)
+          << resolved.string() << ": the file holds an array of shape " << shape_to_string(data->array.shape)
+          << ", the problem recorded " << shape_to_string(shape);
+      return make_constant(data, name);
+    }
+    if (type == "gaussian") return with_name_hint(make_gaussian(ints(src, "size", ctx), number(src, "sigma", ctx)), name);
+    if (type == "scalar") {
+      user_assert(shape.empty()) << "a scalar constant has shape []";
+      return make_scalar_constant(number(src, "value", ctx));
+    }
+    user_assert(type == "inline") << "unknown constant source type \"" << type << "\"";
+    for (int64_t e : shape) user_assert(e > 0) << "constant extents must be positive";
+    check_allocation(shape, "inline constant");
+    const Json& d = field(src, "data", ctx);
+    user_assert(d.is_array() && static_cast<int64_t>(d.size()) == num_elements(shape))
+        << "inline data must be a list of " << num_elements(shape) << " numbers for shape "
+        << shape_to_string(shape);
+    auto data = std::make_shared<ConstantData>();
+    data->source.type = ConstantSource::Type::Inline;
+    data->array = Array(shape);
+    for (size_t i = 0; i < d.size(); ++i) {
+      user_assert(d[i].is_number()) << "inline data entry " << i << " is not a number";
+      double v = d[i].get<double>();
+      user_assert(std::isfinite(v) && std::fabs(v) <= 3.4028234663852886e38)
+          << "inline data entry " << i << " is not a finite float32";
+      data->array.data[i] = static_cast<float>(v);
+    }
+    return make_constant(data, name);
+  }
+
+  Param param(const Json& v) {
+    if (v.is_object()) return Param::of(ref(field(v, "node", "")));
+    if (v.is_string()) {
+      std::string s = v.get<std::string>();
+      user_assert(s == "inf" || s == "-inf") << "a parameter is a number, \"inf\", \"-inf\" or {\"node\": id}";
+      return Param::of(s == "inf" ? INFINITY : -INFINITY);
+    }
+    user_assert(v.is_number()) << "a parameter is a number, \"inf\", \"-inf\" or {\"node\": id}";
+    return Param::of(v.get<double>());
+  }
+
+  FunctionTerm term(const Json& j, const std::string& ctx) {
+    FunctionTerm t;
+    std::string fn = string(j, "function", ctx);
+    user_assert(function_kind_from_string(fn, &t.kind)) << "unknown function \"" << fn << "\"";
+    t.arg = ref(field(j, "arg", ctx));
+    t.alpha = number(j, "alpha", ctx);
+    t.beta = number(j, "beta", ctx);
+    t.b = param(field(j, "b", ctx));
+    t.c = param(field(j, "c", ctx));
+    t.gamma = number(j, "gamma", ctx);
+    t.d = number(j, "d", ctx);
+    if (t.kind == FunctionKind::GroupNorm1) t.axes = ints(j, "axes", ctx);
+    if (t.kind == FunctionKind::PoissonNorm) t.counts = ref(field(j, "counts", ctx));
+    if (t.kind == FunctionKind::Box) {
+      t.lower = param(field(j, "lower", ctx));
+      t.upper = param(field(j, "upper", ctx));
+    }
+    return make_term(t);
+  }
+
+  std::string path_;
+  std::string base_dir_;
+  std::vector<Expr> nodes_;
+};
+
+}  // namespace
+
+std::string print_json(const Problem& p, const JsonPrintOptions& options) {
+  return JsonWriter(p, options).write().dump(options.indent) + "\n";
+}
+
+Problem parse_json(const std::string& text, const std::string& path, const std::string& base_dir) {
+  return JsonReader(path, base_dir).read(text);
+}
+
+}  // namespace proxc

@@ -1,0 +1,246 @@
+#include "ir/printer.h"
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "support/error.h"
+#include "support/format.h"
+#include "support/names.h"
+
+namespace proxc {
+
+namespace {
+bool always_bound(const ExprNode* n) {
+  if (n->is_variable()) return true;
+  if (n->is_constant()) {
+    auto t = n->constant->source.type;
+    return t == ConstantSource::Type::File || t == ConstantSource::Type::Inline;
+  }
+  return false;
+}
+
+bool never_bound(const ExprNode* n) {
+  return n->is_constant() && n->constant->source.type == ConstantSource::Type::Scalar;
+}
+
+const char* fallback_name(const ExprNode* n) {
+  if (n->is_variable()) return "x";
+  if (n->is_constant()) return "c";
+  return "e";
+}
+}  // namespace
+
+PrintPlan::PrintPlan(const Problem& p) : order_(topo_order(p)) {
+  for (const Expr& e : order_) {
+    for (const Expr& a : e->args) ++uses_[a.get()];
+  }
+  for (const FunctionTerm& t : p.terms) {
+    ++uses_[t.arg.get()];
+    for (const Param* q : {&t.b, &t.c, &t.lower, &t.upper}) {
+      if (q->array) ++uses_[q->array.get()];
+    }
+    if (t.counts) ++uses_[t.counts.get()];
+  }
+  NameScope scope;
+  for (const Expr& e : order_) {
+    const ExprNode* n = e.get();
+    if (never_bound(n)) continue;
+    if (always_bound(n) || uses(n) > 1) names_[n] = scope.unique(n->name_hint, fallback_name(n));
+  }
+}
+
+const std::string& PrintPlan::name(const ExprNode* n) const {
+  auto it = names_.find(n);
+  internal_assert(it != names_.end()) << "PrintPlan::name of an unbound node";
+  return it->second;
+}
+
+int PrintPlan::uses(const ExprNode* n) const {
+  auto it = uses_.find(n);
+  return it == uses_.end() ? 0 : it->second;
+}
+
+std::string relative_path(const std::string& path, const std::string& base_dir) {
+  namespace fs = std::filesystem;
+  fs::path abs = fs::absolute(path).lexically_normal();
+  fs::path base = fs::absolute(base_dir.empty() ? "." : base_dir).lexically_normal();
+  fs::path rel = abs.lexically_relative(base);
+  if (rel.empty()) return abs.generic_string();
+  return rel.generic_string();
+}
+
+namespace {
+
+std::string format_scalar(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return format_double(v);
+}
+
+std::string format_ints(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// Precedence of the printed form: an operand with a lower level than its
+// context needs parentheses.
+enum Level { kAdditive = 0, kMultiplicative = 1, kUnary = 2, kAtom = 3 };
+
+class TextPrinter {
+ public:
+  TextPrinter(const Problem& p, const TextPrintOptions& o) : p_(p), opts_(o), plan_(p) {}
+
+  std::string print() {
+    std::ostringstream out;
+    for (const Expr& e : plan_.order()) {
+      if (!plan_.is_bound(e.get())) continue;
+      out << plan_.name(e.get()) << " = " << definition(e.get()) << "\n";
+    }
+    out << "minimize ";
+    for (size_t i = 0; i < p_.terms.size(); ++i) {
+      if (i) out << "\n    + ";
+      out << term(p_.terms[i]);
+    }
+    out << "\n";
+    return out.str();
+  }
+
+ private:
+  // The text of a node where it is used: its name when bound.
+  std::string ref(const ExprNode* n, Level context) {
+    if (plan_.is_bound(n)) return plan_.name(n);
+    Level own = level(n);
+    std::string s = definition(n);
+    return own < context ? "(" + s + ")" : s;
+  }
+
+  static Level level(const ExprNode* n) {
+    switch (n->kind) {
+      case ExprKind::Add:
+      case ExprKind::Sub:
+        return kAdditive;
+      case ExprKind::Scale:
+        return kMultiplicative;
+      case ExprKind::Neg:
+        return kUnary;
+      case ExprKind::Constant:
+        // A negative scalar prints with a leading minus.
+        return n->constant->source.type == ConstantSource::Type::Scalar && n->constant->source.scalar < 0
+                   ? kUnary
+                   : kAtom;
+      default:
+        return kAtom;
+    }
+  }
+
+  std::string constant_text(const ExprNode* n) {
+    const ConstantSource& src = n->constant->source;
+    switch (src.type) {
+      case ConstantSource::Type::File:
+        return "load(" + quote_string(relative_path(src.resolved_path, opts_.base_dir)) + ")";
+      case ConstantSource::Type::Gaussian: {
+        const Shape& s = src.gaussian_size;
+        std::string size = s[0] == s[1] ? std::to_string(s[0]) : format_ints(s);
+        return "gaussian(" + size + ", " + format_double(src.gaussian_sigma) + ")";
+      }
+      case ConstantSource::Type::Scalar:
+        return format_double(src.scalar);
+      case ConstantSource::Type::Inline: {
+        std::string s = "array(" + format_ints(n->shape) + ", [";
+        const auto& d = n->constant->array.data;
+        for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + format_double(d[i]);
+        return s + "])";
+      }
+    }
+    internal_error << "unknown constant source";
+    return "";
+  }
+
+  std::string definition(const ExprNode* n) {
+    const auto& a = n->args;
+    switch (n->kind) {
+      case ExprKind::Variable: {
+        std::string s = "variable(";
+        for (size_t i = 0; i < n->shape.size(); ++i) s += (i ? ", " : "") + std::to_string(n->shape[i]);
+        return s + ")";
+      }
+      case ExprKind::Constant:
+        return constant_text(n);
+      case ExprKind::Grad: {
+        std::string s = "grad(" + ref(a[0].get(), kAdditive);
+        if (n->ints[0] != a[0]->rank()) s += ", dims=" + std::to_string(n->ints[0]);
+        return s + ")";
+      }
+      case ExprKind::Conv:
+        return "conv(" + ref(a[0].get(), kAdditive) + ", " + ref(a[1].get(), kAdditive) + ")";
+      case ExprKind::MulElemwise:
+        return "mul_elemwise(" + ref(a[0].get(), kAdditive) + ", " + ref(a[1].get(), kAdditive) + ")";
+      case ExprKind::Subsample:
+        return "subsample(" + ref(a[0].get(), kAdditive) + ", " + format_ints(n->ints) + ")";
+      case ExprKind::Scale:
+        return format_double(n->scalar) + " * " + ref(a[0].get(), kUnary);
+      case ExprKind::Add:
+        return ref(a[0].get(), kAdditive) + " + " + ref(a[1].get(), kMultiplicative);
+      case ExprKind::Sub:
+        return ref(a[0].get(), kAdditive) + " - " + ref(a[1].get(), kMultiplicative);
+      case ExprKind::Neg:
+        return "-" + ref(a[0].get(), kAtom);
+      case ExprKind::VStack: {
+        std::string s = "vstack([";
+        for (size_t i = 0; i < a.size(); ++i) s += (i ? ", " : "") + ref(a[i].get(), kAdditive);
+        return s + "])";
+      }
+      case ExprKind::Reshape:
+        return "reshape(" + ref(a[0].get(), kAdditive) + ", " + format_ints(n->ints) + ")";
+      case ExprKind::Transpose:
+        return "transpose(" + ref(a[0].get(), kAdditive) + ", " + format_ints(n->ints) + ")";
+      case ExprKind::Crop: {
+        size_t r = n->ints.size() / 2;
+        std::vector<int64_t> begin(n->ints.begin(), n->ints.begin() + static_cast<long>(r));
+        std::vector<int64_t> extent(n->ints.begin() + static_cast<long>(r), n->ints.end());
+        return "crop(" + ref(a[0].get(), kAdditive) + ", " + format_ints(begin) + ", " + format_ints(extent) + ")";
+      }
+      case ExprKind::MulColor:
+        return "mul_color(" + ref(a[0].get(), kAdditive) + ", " +
+               (a.size() > 1 ? ref(a[1].get(), kAdditive) : quote_string(n->str)) + ")";
+      case ExprKind::Warp:
+        return "warp(" + ref(a[0].get(), kAdditive) + ", " + ref(a[1].get(), kAdditive) + ")";
+    }
+    internal_error << "unknown expression kind";
+    return "";
+  }
+
+  std::string param(const Param& q) { return q.array ? ref(q.array.get(), kAdditive) : format_scalar(q.scalar); }
+
+  std::string term(const FunctionTerm& t) {
+    std::string s;
+    if (t.alpha != 1) s += format_double(t.alpha) + " * ";
+    s += to_string(t.kind);
+    s += "(" + ref(t.arg.get(), kAdditive);
+    if (t.kind == FunctionKind::GroupNorm1) s += ", " + format_ints(t.axes);
+    if (t.kind == FunctionKind::PoissonNorm) s += ", " + ref(t.counts.get(), kAdditive);
+    if (t.beta != 1) s += ", beta=" + format_double(t.beta);
+    if (!t.b.is_scalar(0)) s += ", b=" + param(t.b);
+    if (!t.c.is_scalar(0)) s += ", c=" + param(t.c);
+    if (t.gamma != 0) s += ", gamma=" + format_double(t.gamma);
+    if (t.d != 0) s += ", d=" + format_double(t.d);
+    if (t.kind == FunctionKind::Box) {
+      if (!t.lower.is_scalar(-INFINITY)) s += ", lower=" + param(t.lower);
+      if (!t.upper.is_scalar(INFINITY)) s += ", upper=" + param(t.upper);
+    }
+    return s + ")";
+  }
+
+  const Problem& p_;
+  const TextPrintOptions& opts_;
+  PrintPlan plan_;
+};
+
+}  // namespace
+
+std::string print_text(const Problem& p, const TextPrintOptions& options) {
+  return TextPrinter(p, options).print();
+}
+
+}  // namespace proxc

@@ -1,0 +1,51 @@
+/// \file
+/// The canonical text form of a problem (the .prox language), and the naming
+/// plan that every printer (text, JSON, dot, LaTeX) shares.
+///
+/// The printer picks the names: a node's identity is the node; hints are
+/// sanitized and get `_1`, `_2` on a clash; a node used more than once is
+/// printed once as a binding; variables and file constants are always bound.
+/// print → parse → print is byte-identical.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/problem.h"
+
+namespace proxc {
+
+/// Which nodes are printed as bindings and under what names.
+class PrintPlan {
+ public:
+  explicit PrintPlan(const Problem& p);
+
+  /// Every node once, operands first (see topo_order).
+  const std::vector<Expr>& order() const { return order_; }
+  /// True when the node is printed as `name = ...` and referred to by name.
+  bool is_bound(const ExprNode* n) const { return names_.count(n) > 0; }
+  /// The chosen name of a bound node.
+  const std::string& name(const ExprNode* n) const;
+  /// How many times the node is referred to (by other nodes and by terms).
+  int uses(const ExprNode* n) const;
+
+ private:
+  std::vector<Expr> order_;
+  std::unordered_map<const ExprNode*, int> uses_;
+  std::unordered_map<const ExprNode*, std::string> names_;
+};
+
+struct TextPrintOptions {
+  /// File constants print their path relative to this folder ("" = the
+  /// current directory). A path that has no relative form prints absolute.
+  std::string base_dir;
+};
+
+/// The canonical .prox text of `p`.
+std::string print_text(const Problem& p, const TextPrintOptions& options = {});
+
+/// `path` relative to `base_dir` ("" = the current directory), with '/'.
+std::string relative_path(const std::string& path, const std::string& base_dir);
+
+}  // namespace proxc

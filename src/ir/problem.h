@@ -1,0 +1,33 @@
+/// \file
+/// A problem: minimize the sum of function terms over the variables they use.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/function.h"
+
+namespace proxc {
+
+/// `minimize Σ terms`. Variables are the ones the terms reach, in order of
+/// first appearance. Value type: copying shares the immutable nodes.
+struct Problem {
+  std::vector<FunctionTerm> terms;
+  /// Names of the rewriting passes already applied (in order), so that a dump
+  /// reloaded later continues where it stopped.
+  std::vector<std::string> passes_run;
+
+  /// The variables, in order of first appearance (depth first, terms in order).
+  std::vector<Expr> variables() const;
+};
+
+/// All expression nodes reachable from the problem, each once, in canonical
+/// order: depth first over the terms in order, operands before the node
+/// (post-order), parameter constants (b, c, counts, bounds) after the operand.
+std::vector<Expr> topo_order(const Problem& p);
+
+/// Throws UserError unless the problem is well formed (at least one term,
+/// at least one variable).
+void verify(const Problem& p);
+
+}  // namespace proxc

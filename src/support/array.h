@@ -1,0 +1,51 @@
+/// \file
+/// Shapes and dense float32 arrays in NumPy order (C order, axis 0 is rows).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace proxc {
+
+/// Extents in NumPy order: (rows, cols[, channels/depth ...]). A rank-0 shape
+/// is a scalar.
+using Shape = std::vector<int64_t>;
+
+/// Number of elements of `shape` (1 for a scalar). Throws UserError if the
+/// product overflows.
+int64_t num_elements(const Shape& shape);
+
+/// "(16, 24)" — the Python tuple spelling, used in every message.
+std::string shape_to_string(const Shape& shape);
+
+/// A dense float32 array with a shape, stored in C order.
+struct Array {
+  Shape shape;
+  std::vector<float> data;
+
+  Array() = default;
+  /// A zero-filled array. The caller checks the size against limits first.
+  explicit Array(Shape s);
+  Array(Shape s, std::vector<float> d);
+
+  int64_t size() const { return static_cast<int64_t>(data.size()); }
+  int rank() const { return static_cast<int>(shape.size()); }
+};
+
+/// Process-wide resource limits, checked before allocating.
+struct Limits {
+  /// Largest number of bytes one array (a variable, a constant, a file's
+  /// payload) may take. Defaults to the machine's physical memory.
+  static int64_t max_array_bytes();
+  static void set_max_array_bytes(int64_t bytes);
+};
+
+/// Throws UserError (naming `what` and the size) when an array of `shape`
+/// float32 entries would exceed Limits::max_array_bytes().
+void check_allocation(const Shape& shape, const std::string& what);
+
+/// "1.5 GiB", "12 KiB", "100 B".
+std::string format_bytes(double bytes);
+
+}  // namespace proxc

@@ -1,0 +1,17 @@
+/// \file
+/// Number and string formatting shared by the printers.
+#pragma once
+
+#include <string>
+
+namespace proxc {
+
+/// The shortest decimal spelling of `v` that parses back (strtod) to exactly
+/// `v`: 0.1 prints "0.1", 1e-5 prints "1e-05", 2 prints "2". Must be finite.
+std::string format_double(double v);
+
+/// `s` in double quotes with \" \\ \n \t and \xHH escapes, as the .prox
+/// lexer reads strings.
+std::string quote_string(const std::string& s);
+
+}  // namespace proxc

@@ -1,0 +1,115 @@
+// The proxc command line: help, exit codes, output forms, round trips.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/file_util.h"
+#include "test_util.h"
+
+namespace proxc {
+namespace {
+
+using ::testing::HasSubstr;
+using test::shell_quote;
+
+test::CommandResult proxc(const std::string& args) {
+  return test::run_command(shell_quote(test::proxc_binary()) + " " + args + " 2>&1");
+}
+
+std::string example(const std::string& name) { return shell_quote(test::source_dir() + "/examples/" + name); }
+
+TEST(Cli, HelpListsCommandsAndExitCodes) {
+  auto r = proxc("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("parse"));
+  EXPECT_THAT(r.out, HasSubstr("Exit codes"));
+  auto p = proxc("parse --help");
+  EXPECT_EQ(p.exit_code, 0);
+  EXPECT_THAT(p.out, HasSubstr("--emit"));
+  EXPECT_THAT(p.out, HasSubstr("--verify-roundtrip"));
+}
+
+TEST(Cli, BadUsageIsAUserError) {
+  EXPECT_EQ(proxc("").exit_code, 2);
+  EXPECT_EQ(proxc("frobnicate").exit_code, 2);
+  auto r = proxc("parse " + example("inpaint.prox") + " --emit pdf");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("pdf"));
+}
+
+TEST(Cli, ParsePrintsCanonicalText) {
+  auto r = proxc("parse " + example("inpaint.prox") + " --verify-roundtrip");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("minimize sum_squares(mul_elemwise(m, x) - b)"));
+  EXPECT_THAT(r.out, HasSubstr("round trip ok"));
+}
+
+TEST(Cli, JsonOutputLoadsBackToTheSameText) {
+  std::string dir = test::temp_dir();
+  for (const char* name : {"deconv_tv.prox", "demosaic.prox", "superres/superres.prox"}) {
+    SCOPED_TRACE(name);
+    std::string json = dir + "/out.json";
+    std::string text1 = dir + "/a.prox";
+    std::string text2 = dir + "/b.prox";
+    ASSERT_EQ(proxc("parse " + example(name) + " --emit json -o " + shell_quote(json)).exit_code, 0);
+    ASSERT_EQ(proxc("parse " + example(name) + " -o " + shell_quote(text1)).exit_code, 0);
+    auto r = proxc("parse " + shell_quote(json) + " --verify-roundtrip -o " + shell_quote(text2));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(read_file(text1), read_file(text2));
+  }
+}
+
+TEST(Cli, EmitsDotAndLatex) {
+  auto d = proxc("parse " + example("deconv_tv.prox") + " --emit dot");
+  EXPECT_EQ(d.exit_code, 0);
+  EXPECT_THAT(d.out, HasSubstr("digraph problem"));
+  if (test::run_command("command -v dot >/dev/null 2>&1").exit_code == 0) {
+    std::string dir = test::temp_dir();
+    ASSERT_EQ(proxc("parse " + example("superres/superres.prox") + " --emit dot -o " + shell_quote(dir + "/g.dot"))
+                  .exit_code,
+              0);
+    auto v = test::run_command("dot -Tsvg " + shell_quote(dir + "/g.dot") + " -o /dev/null 2>&1");
+    EXPECT_EQ(v.exit_code, 0) << "graphviz rejected the output: " << v.out;
+  }
+  auto l = proxc("parse " + example("deconv_tv.prox") + " --emit latex");
+  EXPECT_EQ(l.exit_code, 0);
+  EXPECT_THAT(l.out, HasSubstr("\\min_{"));
+}
+
+TEST(Cli, UserErrorsExitWithTwoAndALocatedMessage) {
+  std::string dir = test::temp_dir();
+  test::write_text(dir + "/bad.prox", "x = variable(4, 5)\nminimize norm1(x, alpah=2)\n");
+  auto r = proxc("parse " + shell_quote(dir + "/bad.prox"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr(dir + "/bad.prox:2:19: error: norm1 has no keyword 'alpah'"));
+  EXPECT_THAT(r.out, HasSubstr("^"));
+  auto m = proxc("parse " + shell_quote(dir + "/missing.prox"));
+  EXPECT_EQ(m.exit_code, 2);
+  EXPECT_THAT(m.out, HasSubstr(dir + "/missing.prox: cannot open file"));
+}
+
+TEST(Cli, MaxMemoryRefusesLargeVariables) {
+  auto r = proxc("--max-memory 1M parse " + example("superres/superres.prox"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("would need"));
+  EXPECT_THAT(r.out, HasSubstr("limit of 1.0 MiB"));
+}
+
+TEST(Cli, OutputIsWrittenWholeOrNotAtAll) {
+  std::string dir = test::temp_dir();
+  std::string out = dir + "/kept.prox";
+  test::write_text(out, "previous contents\n");
+  std::string bad = dir + "/bad.prox";
+  test::write_text(bad, "x = variable(4, 5)\nminimize norm1(y)\n");
+  EXPECT_EQ(proxc("parse " + shell_quote(bad) + " -o " + shell_quote(out)).exit_code, 2);
+  EXPECT_EQ(read_file(out), "previous contents\n");
+  // No temporary files are left behind.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 2);
+}
+
+}  // namespace
+}  // namespace proxc

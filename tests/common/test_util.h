@@ -1,0 +1,83 @@
+/// \file
+/// Helpers shared by the test programs: paths, temporary folders, running
+/// the proxc binary, expecting errors.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "support/error.h"
+
+namespace proxc::test {
+
+inline std::string source_dir() { return PROXC_SOURCE_DIR; }
+inline std::string shared_dir() { return PROXC_SHARED_DIR; }
+inline std::string conformance_dir() { return shared_dir() + "/conformance"; }
+inline std::string proxc_binary() { return PROXC_BINARY; }
+
+/// A fresh empty folder under the test temp dir, named after the running test.
+inline std::string temp_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = std::string(info->test_suite_name()) + "." + info->name();
+  for (char& c : name) {
+    if (c == '/') c = '_';
+  }
+  std::filesystem::path p = std::filesystem::path(::testing::TempDir()) / ("proxc_" + name);
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p.string();
+}
+
+/// Writes `text` to `path` (binary).
+inline void write_text(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+}
+
+/// Runs `f`, expects a UserError (not an InternalError, not success), and
+/// returns its message.
+template <typename F>
+std::string user_error_of(F&& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  } catch (const InternalError& e) {
+    ADD_FAILURE() << "expected a UserError, got an InternalError: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected a UserError, but the call succeeded";
+  return "";
+}
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together when `merge_stderr`
+};
+
+/// Runs a shell command line, capturing its stdout (and stderr with 2>&1).
+inline CommandResult run_command(const std::string& cmd) {
+  CommandResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+/// Single-quotes `s` for the shell.
+inline std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace proxc::test

@@ -1,0 +1,186 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "frontend/parser.h"
+#include "ir/dot.h"
+#include "ir/json.h"
+#include "ir/latex.h"
+#include "ir/printer.h"
+#include "test_util.h"
+
+namespace proxc {
+namespace {
+
+using ::testing::HasSubstr;
+
+ParsedProgram parse(const std::string& text) { return parse_program(text, "test.prox", "."); }
+
+// print → parse → print is byte-identical, and JSON → IR → JSON too.
+void expect_round_trip(const std::string& text) {
+  Problem p = parse(text).problem;
+  std::string a = print_text(p);
+  std::string b = print_text(parse(a).problem);
+  EXPECT_EQ(a, b) << "from:\n" << text;
+  std::string j1 = print_json(p);
+  Problem q = parse_json(j1, "test.json", ".");
+  EXPECT_EQ(print_json(q), j1);
+  EXPECT_EQ(print_text(q), a);
+}
+
+TEST(Printer, CanonicalFormOfASimpleProblem) {
+  Problem p = parse(
+                  "x = variable(16, 24)  # the image\n"
+                  "minimize sum_squares(x - 0.5) + 1e-3 * group_norm1(grad(x), [2]) + nonneg(x)\n")
+                  .problem;
+  EXPECT_EQ(print_text(p),
+            "x = variable(16, 24)\n"
+            "minimize sum_squares(x - 0.5)\n"
+            "    + 0.001 * group_norm1(grad(x), [2])\n"
+            "    + nonneg(x)\n");
+}
+
+TEST(Printer, DistinctNodesWithTheSameHintGetSuffixes) {
+  Expr x1 = make_variable({4, 4}, "b");
+  Expr x2 = make_variable({4, 4}, "b");
+  Problem p;
+  FunctionTerm t;
+  t.kind = FunctionKind::SumSquares;
+  t.arg = x1;
+  FunctionTerm u = t;
+  u.arg = x2;
+  p.terms = {make_term(t), make_term(u)};
+  EXPECT_EQ(print_text(p),
+            "b = variable(4, 4)\n"
+            "b_1 = variable(4, 4)\n"
+            "minimize sum_squares(b)\n"
+            "    + sum_squares(b_1)\n");
+}
+
+TEST(Printer, SharedSubexpressionPrintsOnceAsABinding) {
+  Problem p = parse(
+                  "u = variable(8, 8)\n"
+                  "minimize norm1(grad(u)) + group_norm1(grad(u), [2])\n")
+                  .problem;
+  // Two separate grad nodes: each printed inline.
+  EXPECT_THAT(print_text(p), HasSubstr("norm1(grad(u))"));
+  Problem q = parse(
+                  "u = variable(8, 8)\n"
+                  "g = grad(u)\n"
+                  "minimize norm1(g) + group_norm1(g, [2])\n")
+                  .problem;
+  EXPECT_EQ(print_text(q),
+            "u = variable(8, 8)\n"
+            "g = grad(u)\n"
+            "minimize norm1(g)\n"
+            "    + group_norm1(g, [2])\n");
+}
+
+TEST(Printer, UnnamedSharedNodesAreNumberedInProgramOrder) {
+  Expr x = make_variable({4, 4}, "x");
+  Expr g = make_grad(x);
+  Expr h = make_scale(2, x);
+  Problem p;
+  auto term = [](FunctionKind k, Expr e) {
+    FunctionTerm t;
+    t.kind = k;
+    t.arg = e;
+    return make_term(t);
+  };
+  p.terms = {term(FunctionKind::Norm1, g), term(FunctionKind::SumSquares, h), term(FunctionKind::Norm1, g),
+             term(FunctionKind::Nonneg, h)};
+  EXPECT_EQ(print_text(p),
+            "x = variable(4, 4)\n"
+            "e = grad(x)\n"
+            "e_1 = 2 * x\n"
+            "minimize norm1(e)\n"
+            "    + sum_squares(e_1)\n"
+            "    + norm1(e)\n"
+            "    + nonneg(e_1)\n");
+  expect_round_trip(print_text(p));
+}
+
+TEST(Printer, ParenthesesFollowPrecedence) {
+  const char* cases[] = {
+      "x = variable(3, 3)\nminimize sum_squares(x - (x + x))\n",
+      "x = variable(3, 3)\nminimize sum_squares(2 * (3 * x))\n",
+      "x = variable(3, 3)\nminimize sum_squares(-(2 * x))\n",
+      "x = variable(3, 3)\nminimize sum_squares(-(-x))\n",
+      "x = variable(3, 3)\nminimize sum_squares(x - -2.5 * x)\n",
+      "x = variable(3, 3)\nminimize sum_squares(-2.5 * x + -0.5)\n",
+      "x = variable(3, 3)\nminimize sum_squares(0.5 - x - x)\n",
+      "x = variable(3, 3)\nminimize sum_squares(2 * (x - x) / 4)\n",
+  };
+  for (const char* c : cases) expect_round_trip(c);
+  Problem p = parse(cases[0]).problem;
+  EXPECT_THAT(print_text(p), HasSubstr("sum_squares(x - (x + x))"));
+  EXPECT_THAT(print_text(parse(cases[1]).problem), HasSubstr("2 * (3 * x)"));
+  EXPECT_THAT(print_text(parse(cases[2]).problem), HasSubstr("-(2 * x)"));
+}
+
+TEST(Printer, FloatsPrintSoTheyParseBackExactly) {
+  Problem p = parse("x = variable(3)\nminimize 0.1 * norm1(x, beta=0.30000000000000004, b=1e-300, d=1/3)\n").problem;
+  std::string s = print_text(p);
+  EXPECT_THAT(s, HasSubstr("0.1 * norm1(x, beta=0.30000000000000004, b=1e-300, d=0.33333333333333331)"));
+  expect_round_trip(s);
+}
+
+TEST(Printer, EveryOperatorAndFunctionRoundTrips) {
+  expect_round_trip(
+      "x = variable(6, 8)\n"
+      "c = variable(6, 8, 3)\n"
+      "H = array([3, 3], [1, 0, 0.5, 0, 1, -0.25, 0, 0, 1])\n"
+      "M = array([3, 3], [1, 0, 0, 0, 1, 0, 0, 0, 1])\n"
+      "w = array([6, 8], [" +
+      [] {
+        std::string s;
+        for (int i = 0; i < 48; ++i) s += (i ? ", " : "") + std::to_string(i % 5);
+        return s;
+      }() +
+      "])\n"
+      "minimize sum_squares(conv(gaussian([3, 5], 0.7), x) - x, alpha=2, beta=-0.8, b=0.25, c=-0.1, gamma=0.05, d=1)\n"
+      "  + norm1(subsample(x, [2, 3]))\n"
+      "  + group_norm1(grad(c, dims=2), [2, 3])\n"
+      "  + nonneg(mul_elemwise(w, x))\n"
+      "  + poisson_norm(x, w, b=w)\n"
+      "  + sum_entries(vstack([x, grad(x)]))\n"
+      "  + box(reshape(transpose(x, [1, 0]), [48]), lower=-1, upper=inf)\n"
+      "  + sum_squares(crop(x, [1, 2], [3, 4]))\n"
+      "  + sum_squares(mul_color(c, \"yuv\") + mul_color(c, M))\n"
+      "  + sum_squares(warp(x, H))\n");
+}
+
+TEST(Json, RecordsPassesAndLoadsThemBack) {
+  Problem p = parse("x = variable(3)\nminimize norm1(x)\n").problem;
+  p.passes_run = {"absorb", "merge"};
+  Problem q = parse_json(print_json(p), "t.json", ".");
+  EXPECT_EQ(q.passes_run, p.passes_run);
+}
+
+TEST(Json, InlineConstantsOption) {
+  Problem p = parse("x = variable(2)\nb = array([2], [0.5, 2])\nminimize sum_squares(x - b)\n").problem;
+  std::string j = print_json(p);
+  EXPECT_THAT(j, HasSubstr("\"type\": \"inline\""));
+  EXPECT_EQ(print_text(parse_json(j, "t.json", ".")), print_text(p));
+}
+
+TEST(Dot, ListsNodesEdgesAndTerms) {
+  Problem p = parse("x = variable(3, 3)\ng = grad(x)\nminimize norm1(g) + 2 * sum_squares(g)\n").problem;
+  std::string d = print_dot(p);
+  EXPECT_THAT(d, HasSubstr("digraph problem {"));
+  EXPECT_THAT(d, HasSubstr("n0 -> n1;"));
+  EXPECT_THAT(d, HasSubstr("label=\"2 * sum_squares\""));
+}
+
+TEST(Latex, WritesTheObjective) {
+  Problem p = parse("b = array([2, 2], [1, 2, 3, 4])\nx = variable(2, 2)\n"
+                    "minimize sum_squares(x - b) + 1e-3 * group_norm1(grad(x), [2]) + nonneg(x)\n")
+                  .problem;
+  std::string s = print_latex(p);
+  EXPECT_THAT(s, HasSubstr("\\min_{\\mathrm{x}}"));
+  EXPECT_THAT(s, HasSubstr("\\left\\| \\mathrm{x} - \\mathrm{b} \\right\\|_2^2"));
+  EXPECT_THAT(s, HasSubstr("0.001\\, \\left\\| \\nabla \\mathrm{x} \\right\\|_{2,1"));
+  EXPECT_THAT(s, HasSubstr("\\iota_{\\geq 0}"));
+}
+
+}  // namespace
+}  // namespace proxc

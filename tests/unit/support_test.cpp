@@ -1,0 +1,116 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "support/array.h"
+#include "support/error.h"
+#include "support/file_util.h"
+#include "support/format.h"
+#include "support/names.h"
+#include "test_util.h"
+
+namespace proxc {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(FormatDouble, ShortestSpellingParsesBackExactly) {
+  EXPECT_EQ(format_double(0.1), "0.1");
+  EXPECT_EQ(format_double(2), "2");
+  EXPECT_EQ(format_double(-2.5), "-2.5");
+  EXPECT_EQ(format_double(1e-5), "1e-05");
+  EXPECT_EQ(format_double(0.001), "0.001");
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<uint64_t> bits;
+  for (int i = 0; i < 20000; ++i) {
+    uint64_t b = bits(rng);
+    double v;
+    std::memcpy(&v, &b, sizeof v);
+    if (!std::isfinite(v)) continue;
+    ASSERT_EQ(std::strtod(format_double(v).c_str(), nullptr), v) << format_double(v);
+  }
+}
+
+TEST(FormatDouble, FloatValuesPrintShort) {
+  // A float32 widened to double prints its exact double value, parsing back
+  // to the same float.
+  float f = 0.1f;
+  EXPECT_EQ(static_cast<float>(std::strtod(format_double(f).c_str(), nullptr)), f);
+}
+
+TEST(QuoteString, EscapesWhatTheLexerReads) {
+  EXPECT_EQ(quote_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
+  EXPECT_EQ(quote_string(std::string("\x01", 1)), "\"\\x01\"");
+}
+
+TEST(NameScope, ClashesGetSuffixesInOrder) {
+  NameScope s;
+  EXPECT_EQ(s.unique("b"), "b");
+  EXPECT_EQ(s.unique("b"), "b_1");
+  EXPECT_EQ(s.unique("b"), "b_2");
+  EXPECT_EQ(s.unique("b_1"), "b_1_1");
+  EXPECT_EQ(s.unique(""), "t");
+  EXPECT_EQ(s.unique("", "x"), "x");
+}
+
+TEST(NameScope, SanitizesHintsAndAvoidsReservedWords) {
+  NameScope s;
+  EXPECT_EQ(s.unique("my-image.npy"), "my_image_npy");
+  EXPECT_EQ(s.unique("2d"), "_2d");
+  EXPECT_EQ(s.unique("grad"), "grad_");
+  EXPECT_EQ(s.unique("minimize"), "minimize_");
+}
+
+TEST(Shape, PrintsAsPythonTuple) {
+  EXPECT_EQ(shape_to_string({16, 24}), "(16, 24)");
+  EXPECT_EQ(shape_to_string({5}), "(5,)");
+  EXPECT_EQ(shape_to_string({}), "()");
+}
+
+TEST(Limits, RefusesHugeAllocationsBeforeAllocating) {
+  std::string msg = test::user_error_of([] { check_allocation({100000, 100000, 100000}, "variable 'x'"); });
+  EXPECT_THAT(msg, HasSubstr("variable 'x' of shape (100000, 100000, 100000) would need"));
+  EXPECT_THAT(msg, HasSubstr("TiB"));
+  int64_t saved = Limits::max_array_bytes();
+  Limits::set_max_array_bytes(1000);
+  EXPECT_THAT(test::user_error_of([] { check_allocation({16, 16}, "array"); }), HasSubstr("limit of 1000 B"));
+  Limits::set_max_array_bytes(saved);
+  check_allocation({16, 16}, "array");
+}
+
+TEST(LocatedError, ShowsLineAndCaret) {
+  std::string msg = format_located_error(SourceLoc{"p.prox", 2, 5}, "bad", "first\nabc def\nthird");
+  EXPECT_EQ(msg, "p.prox:2:5: error: bad\n  abc def\n      ^");
+}
+
+TEST(Asserts, UserAndInternalErrorsDiffer) {
+  EXPECT_THROW({ user_assert(1 == 2) << "user"; }, UserError);
+  EXPECT_THROW({ internal_assert(1 == 2) << "bug"; }, InternalError);
+  try {
+    internal_assert(false) << "detail";
+  } catch (const InternalError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("internal error (a bug in proxc)"));
+    EXPECT_THAT(e.what(), HasSubstr("detail"));
+  }
+}
+
+TEST(FileUtil, AtomicWriteReplacesWholeFileAndHashesContent) {
+  std::string dir = test::temp_dir();
+  std::string path = dir + "/out.txt";
+  write_file_atomic(path, "hello");
+  EXPECT_EQ(read_file(path), "hello");
+  write_file_atomic(path, "bye");
+  EXPECT_EQ(read_file(path), "bye");
+  EXPECT_EQ(content_hash("abc"), content_hash("abc"));
+  EXPECT_NE(content_hash("abc"), content_hash("abd"));
+  EXPECT_THAT(content_hash("abc"), ::testing::StartsWith("xxh3-128:"));
+  EXPECT_THAT(test::user_error_of([&] { write_file_atomic(dir + "/no/such/dir/f", "x"); }),
+              HasSubstr(dir + "/no/such/dir/f"));
+  EXPECT_THAT(test::user_error_of([&] { read_file(dir + "/missing"); }), HasSubstr("no such file"));
+  EXPECT_THAT(test::user_error_of([&] { read_file(dir); }), HasSubstr("is a directory"));
+}
+
+}  // namespace
+}  // namespace proxc

@@ -1,0 +1,181 @@
+// proxc: the command-line client of the proxc library.
+//
+// Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug).
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "proxc/proxc.h"
+#include "support/array.h"
+#include "support/file_util.h"
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitCheckFailed = 1;
+constexpr int kExitUserError = 2;
+constexpr int kExitInternalError = 3;
+
+struct CommonOptions {
+  std::string max_memory;
+};
+
+// "4G", "512M", "100000" -> bytes.
+int64_t parse_bytes(const std::string& s) {
+  size_t idx = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &idx);
+  } catch (...) {
+    throw proxc::UserError("--max-memory: expected a size such as 4G or 512M, got '" + s + "'");
+  }
+  std::string unit = s.substr(idx);
+  double mult = unit.empty() || unit == "B" ? 1 : unit == "K" || unit == "KiB" ? 1024.0
+                : unit == "M" || unit == "MiB" ? 1024.0 * 1024 : unit == "G" || unit == "GiB" ? 1024.0 * 1024 * 1024
+                : -1;
+  if (mult < 0 || !(v > 0)) throw proxc::UserError("--max-memory: expected a size such as 4G or 512M, got '" + s + "'");
+  return static_cast<int64_t>(v * mult);
+}
+
+// Writes `text` to `out` (atomically) or to stdout when `out` is empty.
+void emit(const std::string& text, const std::string& out) {
+  if (out.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    proxc::write_file_atomic(out, text);
+  }
+}
+
+// The first line where two texts differ, for round-trip failures.
+std::string first_difference(const std::string& a, const std::string& b) {
+  size_t line = 1, i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) {
+    if (a[i] == '\n') ++line;
+    ++i;
+  }
+  auto line_at = [](const std::string& s, size_t pos) {
+    size_t start = s.rfind('\n', pos == 0 ? 0 : pos - 1);
+    start = start == std::string::npos ? 0 : start + 1;
+    size_t end = s.find('\n', pos);
+    return s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  };
+  return "line " + std::to_string(line) + ":\n  first:  " + line_at(a, i) + "\n  second: " + line_at(b, i);
+}
+
+struct ParseCommand {
+  std::string file;
+  std::string emit_kind = "text";
+  std::string output;
+  bool verify_roundtrip = false;
+  bool inline_constants = false;
+
+  int run() const {
+    proxc::Problem p = proxc::load_problem(file);
+    std::string in_dir = std::filesystem::path(file).parent_path().string();
+    if (in_dir.empty()) in_dir = ".";
+    if (verify_roundtrip) {
+      int rc = verify(p, in_dir);
+      if (rc != kExitOk) return rc;
+    }
+    // Paths are written relative to where the output lands.
+    std::string base = output.empty() ? "" : std::filesystem::path(output).parent_path().string();
+    std::string text;
+    if (emit_kind == "text") {
+      text = proxc::print_text(p, {base});
+    } else if (emit_kind == "json") {
+      proxc::JsonPrintOptions o;
+      o.base_dir = base;
+      o.inline_constants = inline_constants;
+      text = proxc::print_json(p, o);
+    } else if (emit_kind == "dot") {
+      text = proxc::print_dot(p);
+    } else {
+      text = proxc::print_latex(p);
+    }
+    emit(text, output);
+    return kExitOk;
+  }
+
+  // print → parse → print must be byte-identical, in text and in JSON.
+  static int verify(const proxc::Problem& p, const std::string& dir) {
+    std::string text1 = proxc::print_text(p, {dir});
+    std::string text2 = proxc::print_text(proxc::parse_program(text1, "<printed>", dir).problem, {dir});
+    if (text1 != text2) {
+      std::cerr << "proxc: round trip failed: print -> parse -> print differs at " << first_difference(text1, text2)
+                << "\n";
+      return kExitCheckFailed;
+    }
+    proxc::JsonPrintOptions o;
+    o.base_dir = dir;
+    std::string json1 = proxc::print_json(p, o);
+    proxc::Problem from_json = proxc::parse_json(json1, "<printed json>", dir);
+    std::string json2 = proxc::print_json(from_json, o);
+    if (json1 != json2) {
+      std::cerr << "proxc: round trip failed: JSON -> IR -> JSON differs at " << first_difference(json1, json2)
+                << "\n";
+      return kExitCheckFailed;
+    }
+    std::string text3 = proxc::print_text(from_json, {dir});
+    if (text1 != text3) {
+      std::cerr << "proxc: round trip failed: text of the JSON reload differs at " << first_difference(text1, text3)
+                << "\n";
+      return kExitCheckFailed;
+    }
+    std::cerr << "proxc: round trip ok (text and JSON)\n";
+    return kExitOk;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"proxc: a compiler for proximal image-optimization problems.\n"
+               "Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug)."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "proxc 0.1.0");
+  CommonOptions common;
+  app.add_option("--max-memory", common.max_memory,
+                 "Refuse any array larger than this (e.g. 4G, 512M); default: the machine's memory");
+
+  ParseCommand parse;
+  CLI::App* parse_cmd = app.add_subcommand("parse", "Parse a problem (.prox or .json) and print it in a chosen form");
+  parse_cmd->fallthrough();
+  parse_cmd->add_option("FILE", parse.file, "Problem file (.prox text or .json dump)")->required();
+  parse_cmd->add_option("--emit", parse.emit_kind,
+                        "Output form: text (canonical .prox), json, dot (operator DAG for Graphviz), "
+                        "latex (the objective as an equation)")
+      ->check(CLI::IsMember({"text", "json", "dot", "latex"}));
+  parse_cmd->add_option("-o,--output", parse.output, "Write to this file (whole or not at all) instead of stdout");
+  parse_cmd->add_flag("--verify-roundtrip", parse.verify_roundtrip,
+                      "Check print -> parse -> print is byte-identical, in text and JSON (exit 1 if not)");
+  parse_cmd->add_flag("--inline-constants", parse.inline_constants,
+                      "With --emit json: store constants' values inline instead of by path and hash");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUserError;
+  }
+  try {
+    if (!common.max_memory.empty()) proxc::Limits::set_max_array_bytes(parse_bytes(common.max_memory));
+    if (parse_cmd->parsed()) return parse.run();
+  } catch (const proxc::UserError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitUserError;
+  } catch (const proxc::InternalError& e) {
+    std::cerr << e.what() << "\nPlease report this bug with the input that caused it.\n";
+    return kExitInternalError;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "proxc: out of memory\n";
+    return kExitUserError;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error (a bug in proxc): unexpected exception: " << e.what() << "\n";
+    return kExitInternalError;
+  }
+  return kExitOk;
+}
