@@ -21,7 +21,12 @@ std::shared_ptr<ExprNode> node(ExprKind kind, Shape shape, std::vector<Expr> arg
   n->shape = std::move(shape);
   n->args = std::move(args);
   n->has_variable = kind == ExprKind::Variable;
-  for (const Expr& a : n->args) n->has_variable = n->has_variable || a->has_variable;
+  for (const Expr& a : n->args) {
+    n->has_variable = n->has_variable || a->has_variable;
+    n->depth = std::max(n->depth, a->depth + 1);
+  }
+  user_assert(n->depth <= kMaxExprDepth) << to_string(kind) << ": the expression nests " << n->depth
+                                         << " operators deep; the limit is " << kMaxExprDepth;
   return n;
 }
 

@@ -118,6 +118,8 @@ struct ExprNode {
   std::string str;
   /// Constant nodes only.
   std::shared_ptr<const ConstantData> constant;
+  /// 1 for a leaf, else 1 + the deepest operand (at most kMaxExprDepth).
+  int depth = 1;
   /// True when a variable is reachable from this node (set by the make functions).
   bool has_variable = false;
   /// The name the user gave (a hint for the printer, not an identity).
@@ -129,6 +131,10 @@ struct ExprNode {
   /// The operands that are linear inputs (not kernels, weights or matrices).
   std::vector<Expr> linear_args() const;
 };
+
+/// Deepest expression accepted. Printers and destructors recurse over the
+/// DAG; this bound keeps them far from the stack's limit on any input.
+constexpr int kMaxExprDepth = 2000;
 
 // ---- Constructors (the checking make functions) ---------------------------------------------------
 

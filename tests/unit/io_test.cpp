@@ -35,16 +35,25 @@ using ::testing::Not;
 // ---------------------------------------------------------------------------
 // Helpers.
 
-/// A fresh path in this process's temporary folder.
+/// This process's temporary folder, removed when the process exits.
+struct TmpDir {
+  std::string path;
+  TmpDir() {
+    path = testing::TempDir();
+    if (!path.empty() && path.back() != '/') path += '/';
+    path += "proxc_io_test_" + std::to_string(getpid());
+    std::filesystem::create_directories(path);
+  }
+  ~TmpDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+/// A path in this process's temporary folder.
 std::string tmp_path(const std::string& name) {
-  static const std::string dir = [] {
-    std::string d = testing::TempDir();
-    if (!d.empty() && d.back() != '/') d += '/';
-    d += "proxc_io_test_" + std::to_string(getpid());
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir + "/" + name;
+  static const TmpDir dir;
+  return dir.path + "/" + name;
 }
 
 void write_bytes(const std::string& path, const std::string& bytes) {

@@ -120,7 +120,7 @@ TEST(Printer, ParenthesesFollowPrecedence) {
 TEST(Printer, FloatsPrintSoTheyParseBackExactly) {
   Problem p = parse("x = variable(3)\nminimize 0.1 * norm1(x, beta=0.30000000000000004, b=1e-300, d=1/3)\n").problem;
   std::string s = print_text(p);
-  EXPECT_THAT(s, HasSubstr("0.1 * norm1(x, beta=0.30000000000000004, b=1e-300, d=0.33333333333333331)"));
+  EXPECT_THAT(s, HasSubstr("0.1 * norm1(x, beta=0.30000000000000004, b=1e-300, d=0.3333333333333333)"));
   expect_round_trip(s);
 }
 

@@ -1,7 +1,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 
 #include "support/array.h"
@@ -72,7 +74,7 @@ TEST(Shape, PrintsAsPythonTuple) {
 TEST(Limits, RefusesHugeAllocationsBeforeAllocating) {
   std::string msg = test::user_error_of([] { check_allocation({100000, 100000, 100000}, "variable 'x'"); });
   EXPECT_THAT(msg, HasSubstr("variable 'x' of shape (100000, 100000, 100000) would need"));
-  EXPECT_THAT(msg, HasSubstr("TiB"));
+  EXPECT_THAT(msg, HasSubstr("PiB"));
   int64_t saved = Limits::max_array_bytes();
   Limits::set_max_array_bytes(1000);
   EXPECT_THAT(test::user_error_of([] { check_allocation({16, 16}, "array"); }), HasSubstr("limit of 1000 B"));
