@@ -324,6 +324,40 @@ Expr make_warp(Expr x, Expr homography) {
   return node(ExprKind::Warp, x->shape, {x, homography});
 }
 
+Expr with_args(const Expr& e, std::vector<Expr> args) {
+  internal_assert(args.size() == e->args.size()) << "with_args: " << args.size() << " operands for "
+                                                 << to_string(e->kind) << " with " << e->args.size();
+  bool same = true;
+  for (size_t i = 0; i < args.size(); ++i) same = same && args[i] == e->args[i];
+  if (same) return e;
+  const auto& ints = e->ints;
+  Expr out;
+  switch (e->kind) {
+    case ExprKind::Variable:
+    case ExprKind::Constant: return e;
+    case ExprKind::Grad: out = make_grad(args[0], ints[0]); break;
+    case ExprKind::Conv: out = make_conv(args[0], args[1]); break;
+    case ExprKind::MulElemwise: out = make_mul_elemwise(args[0], args[1]); break;
+    case ExprKind::Subsample: out = make_subsample(args[0], ints); break;
+    case ExprKind::Scale: out = make_scale(e->scalar, args[0]); break;
+    case ExprKind::Add: out = make_add(args[0], args[1]); break;
+    case ExprKind::Sub: out = make_sub(args[0], args[1]); break;
+    case ExprKind::Neg: out = make_neg(args[0]); break;
+    case ExprKind::VStack: out = make_vstack(args); break;
+    case ExprKind::Reshape: out = make_reshape(args[0], ints); break;
+    case ExprKind::Transpose: out = make_transpose(args[0], ints); break;
+    case ExprKind::Crop: {
+      size_t r = ints.size() / 2;
+      out = make_crop(args[0], std::vector<int64_t>(ints.begin(), ints.begin() + static_cast<long>(r)),
+                      Shape(ints.begin() + static_cast<long>(r), ints.end()));
+      break;
+    }
+    case ExprKind::MulColor: out = make_mul_color(args[0], args.size() > 1 ? args[1] : nullptr, e->str); break;
+    case ExprKind::Warp: out = make_warp(args[0], args[1]); break;
+  }
+  return e->name_hint.empty() ? out : with_name_hint(out, e->name_hint);
+}
+
 Expr with_name_hint(const Expr& e, const std::string& hint) {
   auto n = std::make_shared<ExprNode>(*e);
   n->name_hint = hint;

@@ -166,6 +166,10 @@ Expr make_warp(Expr x, Expr homography);
 /// false for an unknown name.
 bool named_color_matrix(const std::string& name, double out[9]);
 
+/// The node `e` rebuilt over new operands (same kind and attributes), through
+/// the checking make functions; returns `e` itself when no operand changed.
+Expr with_args(const Expr& e, std::vector<Expr> args);
+
 /// Copy of `e` with another name hint (the node is otherwise the same value).
 Expr with_name_hint(const Expr& e, const std::string& hint);
 

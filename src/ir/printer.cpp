@@ -106,6 +106,9 @@ class TextPrinter {
     return out.str();
   }
 
+  // The text of an expression on its own, leaves by name.
+  std::string expression(const Expr& e) { return ref(e.get(), kAdditive); }
+
  private:
   // The text of a node where it is used: its name when bound.
   std::string ref(const ExprNode* n, Level context) {
@@ -238,6 +241,14 @@ class TextPrinter {
 };
 
 }  // namespace
+
+std::string print_expression(const Expr& e) {
+  Problem p;
+  FunctionTerm t;
+  t.arg = e;
+  p.terms.push_back(t);
+  return TextPrinter(p, TextPrintOptions{}).expression(e);
+}
 
 std::string print_text(const Problem& p, const TextPrintOptions& options) {
   return TextPrinter(p, options).print();

@@ -45,6 +45,11 @@ struct TextPrintOptions {
 /// The canonical .prox text of `p`.
 std::string print_text(const Problem& p, const TextPrintOptions& options = {});
 
+/// The expression `e` in .prox syntax; variables and file constants by their
+/// (uniquified) hints; a subexpression used twice appears under the name
+/// print_text would bind it to.
+std::string print_expression(const Expr& e);
+
 /// `path` relative to `base_dir` ("" = the current directory), with '/'.
 std::string relative_path(const std::string& path, const std::string& base_dir);
 

@@ -111,5 +111,41 @@ TEST(Cli, OutputIsWrittenWholeOrNotAtAll) {
   EXPECT_EQ(files, 2);
 }
 
+TEST(CliCheck, EveryExamplePasses) {
+  for (const char* name : {"denoise_tv_aniso.prox", "denoise_tv_iso.prox", "deconv_tv.prox", "inpaint.prox",
+                           "demosaic.prox", "deblur_photo/deblur.prox", "superres/superres.prox"}) {
+    SCOPED_TRACE(name);
+    auto r = proxc("check " + example(name));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("check passed"));
+    EXPECT_THAT(r.out, HasSubstr("||K|| by power iteration"));
+  }
+}
+
+TEST(CliCheck, ABrokenAdjointFailsWithExitOne) {
+  auto r = proxc("check " + example("denoise_tv_iso.prox") + " --debug-break-adjoint grad");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("grad(x)"));
+  EXPECT_THAT(r.out, HasSubstr("FAIL"));
+  EXPECT_THAT(r.out, HasSubstr("check FAILED"));
+  auto j = proxc("check " + example("denoise_tv_iso.prox") + " --debug-break-adjoint grad --json");
+  EXPECT_EQ(j.exit_code, 1);
+  EXPECT_THAT(j.out, HasSubstr("\"passed\": false"));
+}
+
+TEST(CliCheck, JsonReportHasEveryField) {
+  auto r = proxc("check " + example("inpaint.prox") + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  for (const char* field : {"\"backend\": \"emulate\"", "\"operators\"", "\"terms\"", "\"whole\"",
+                            "\"norm_estimate\"", "\"norm_bound\"", "\"tolerance\""}) {
+    EXPECT_THAT(r.out, HasSubstr(field));
+  }
+}
+
+TEST(CliCheck, BadInputIsAUserError) {
+  EXPECT_EQ(proxc("check " + example("inpaint.prox") + " --backend cuda").exit_code, 2);
+  EXPECT_EQ(proxc("check " + example("inpaint.prox") + " --debug-break-adjoint frob").exit_code, 2);
+}
+
 }  // namespace
 }  // namespace proxc

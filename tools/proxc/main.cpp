@@ -8,6 +8,8 @@
 #include <iostream>
 #include <string>
 
+#include "check/check_command.h"
+#include "emulate/emulate_backend.h"
 #include "proxc/proxc.h"
 #include "support/array.h"
 #include "support/file_util.h"
@@ -130,6 +132,30 @@ struct ParseCommand {
   }
 };
 
+struct CheckCommand {
+  std::string file;
+  std::string backend = "emulate";
+  bool json = false;
+  uint64_t seed = 1;
+  std::string break_adjoint;  // testing the checker: break this operator kind's adjoint
+
+  int run() const {
+    proxc::Problem p = proxc::load_problem(file);
+    proxc::emulate::EmulateDebug debug;
+    if (!break_adjoint.empty()) {
+      if (!proxc::expr_kind_from_string(break_adjoint, &debug.broken_kind)) {
+        throw proxc::UserError("--debug-break-adjoint: unknown operator '" + break_adjoint + "'");
+      }
+      debug.break_adjoint = true;
+    }
+    std::unique_ptr<proxc::Backend> b = proxc::make_emulate_backend(debug);
+    proxc::ProblemCheck c = proxc::check_problem(*b, p, seed);
+    std::string text = json ? proxc::format_check_json(c) : proxc::format_check_text(c);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return c.passed ? kExitOk : kExitCheckFailed;
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -155,6 +181,19 @@ int main(int argc, char** argv) {
   parse_cmd->add_flag("--inline-constants", parse.inline_constants,
                       "With --emit json: store constants' values inline instead of by path and hash");
 
+  CheckCommand check;
+  CLI::App* check_cmd = app.add_subcommand(
+      "check", "Dot-test every operator and the whole K of a problem; estimate ||K|| (exit 1 if a check fails)");
+  check_cmd->fallthrough();
+  check_cmd->add_option("FILE", check.file, "Problem file (.prox text or .json dump)")->required();
+  check_cmd->add_option("--backend", check.backend, "Backend that computes K and K' (emulate)")
+      ->check(CLI::IsMember({"emulate"}));
+  check_cmd->add_flag("--json", check.json, "Print one JSON object instead of a table");
+  check_cmd->add_option("--seed", check.seed, "Seed of the random test vectors");
+  check_cmd->add_option("--debug-break-adjoint", check.break_adjoint,
+                        "For testing the checker: compute this operator kind's adjoint wrongly")
+      ->group("");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -164,6 +203,7 @@ int main(int argc, char** argv) {
   try {
     if (!common.max_memory.empty()) proxc::Limits::set_max_array_bytes(parse_bytes(common.max_memory));
     if (parse_cmd->parsed()) return parse.run();
+    if (check_cmd->parsed()) return check.run();
   } catch (const proxc::UserError& e) {
     std::cerr << e.what() << "\n";
     return kExitUserError;

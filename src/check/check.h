@@ -1,0 +1,79 @@
+/// \file
+/// Checkers shipped as features: the adjoint (dot-product) test for any
+/// operator expression on any backend, operator-norm estimates and bounds,
+/// and the objective of a problem at a point.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/problem.h"
+#include "step/backend.h"
+
+namespace proxc {
+
+/// The outcome of one dot test |<Kx, y> − <x, Kᵀy>| ≤ tolerance.
+///
+/// Tolerance (docs/checks.md):
+///   tolerance = 8 · eps · W(K) · (||Kx||·||y|| + ||x||·||Kᵀy||)
+/// where eps is the backend's machine epsilon and W(K) bounds the number of
+/// roundings behind one entry of Kx or Kᵀy: the sum over K's operator nodes
+/// of their work per entry (kernel size for conv, 2·dims for grad, 4 for warp,
+/// 3 for mul_color, 1 otherwise). Each computed entry then carries at most
+/// W·eps relative error (first-order bound), and Cauchy–Schwarz carries it to
+/// the inner products, which are accumulated in double.
+struct DotTestResult {
+  std::string what;  ///< the operator, in .prox syntax
+  double lhs = 0;    ///< <Kx, y>
+  double rhs = 0;    ///< <x, Kᵀy>
+  double error = 0;  ///< |lhs − rhs|
+  double scale = 0;  ///< ||Kx||·||y|| + ||x||·||Kᵀy||
+  double tolerance = 0;
+  bool passed = false;
+};
+
+/// Runs the dot test of the linear part of `k` on `backend` with random x and
+/// y (normal, seeded).
+DotTestResult dot_test(Backend& backend, const Expr& k, uint64_t seed = 1);
+
+/// W(K) of the tolerance formula above.
+double rounding_work(const Expr& k);
+
+/// ||K|| estimated by power iteration on KᵀK (at most `max_iters`, stops when
+/// the estimate changes by less than 1e-6 relative).
+struct NormEstimate {
+  double value = 0;
+  int iterations = 0;
+};
+NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters = 100, uint64_t seed = 2);
+
+/// ProxImaL's upper bound of ||K||, propagated through the operator graph:
+/// grad 2·sqrt(dims), mul_elemwise max|w|, conv max|otf| (exact), subsample,
+/// crop, reshape, transpose 1, scale |λ|, sums the sum of the bounds,
+/// composition the product, vstack the root of the sum of squares;
+/// mul_color the Frobenius norm of M; warp sqrt(max row sum · max column sum)
+/// of its interpolation weights (Schur's test).
+double norm_bound(const Expr& k);
+
+/// The objective of `p` at the point `x` (one array per variable node).
+struct ObjectiveReport {
+  std::vector<double> terms;  ///< each term's value at x
+  double total = 0;
+  /// The same at max(x, 0), reported when the problem has nonneg or box terms.
+  bool has_projection = false;
+  std::vector<double> terms_at_projection;
+  double total_at_projection = 0;
+};
+ObjectiveReport evaluate_objective(Backend& backend, const Problem& p,
+                                   const std::map<const ExprNode*, const Array*>& x);
+
+/// The operators of `k` (nodes that apply an operator to a variable
+/// expression), each once, operands first.
+std::vector<Expr> operators_of(const Expr& k);
+
+/// The operator node `op` alone, over fresh variables of its operands' shapes.
+Expr isolate_operator(const Expr& op);
+
+}  // namespace proxc

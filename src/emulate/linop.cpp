@@ -1,0 +1,410 @@
+#include "emulate/linop.h"
+
+#include <cmath>
+#include <unordered_map>
+
+#include "support/error.h"
+
+namespace proxc::emulate {
+
+namespace {
+
+int64_t mod(int64_t a, int64_t n) { return ((a % n) + n) % n; }
+
+// Coordinates of flat index f in a shape with strides st.
+void unravel(int64_t f, const Shape& s, const std::vector<int64_t>& st, std::vector<int64_t>* c) {
+  c->resize(s.size());
+  for (size_t a = 0; a < s.size(); ++a) (*c)[a] = (f / st[a]) % s[a];
+}
+
+// ---- grad ----
+Tensor grad_fwd(const Tensor& x, int64_t dims) {
+  const Shape& s = x.shape;
+  Shape os = s;
+  os.push_back(dims);
+  Tensor y(os);
+  auto st = strides_of(s);
+  std::vector<int64_t> c;
+  for (int64_t f = 0; f < static_cast<int64_t>(x.size()); ++f) {
+    unravel(f, s, st, &c);
+    for (int64_t j = 0; j < dims; ++j) {
+      double v = c[j] < s[j] - 1 ? x.data[f + st[j]] - x.data[f] : 0.0;
+      y.data[f * dims + j] = v;
+    }
+  }
+  return y;
+}
+
+Tensor grad_adj(const Tensor& p, const Shape& s, int64_t dims) {
+  Tensor x(s);
+  auto st = strides_of(s);
+  std::vector<int64_t> c;
+  for (int64_t f = 0; f < static_cast<int64_t>(x.size()); ++f) {
+    unravel(f, s, st, &c);
+    double v = 0;
+    for (int64_t j = 0; j < dims; ++j) {
+      if (c[j] > 0) v += p.data[(f - st[j]) * dims + j];
+      if (c[j] < s[j] - 1) v -= p.data[f * dims + j];
+    }
+    x.data[f] = v;
+  }
+  return x;
+}
+
+// ---- conv over the first k.rank() axes; `adjoint` correlates instead ----
+// For each kernel entry, y += k[i] · (x circularly shifted by i − origin):
+// per-axis index tables keep the inner loop free of divisions.
+Tensor conv_apply(const Array& k, const Tensor& x, bool adjoint) {
+  const Shape& s = x.shape;
+  const size_t r = static_cast<size_t>(k.rank());
+  Shape spatial(s.begin(), s.begin() + static_cast<long>(r));
+  int64_t inner = 1;
+  for (size_t a = r; a < s.size(); ++a) inner *= s[a];
+  auto sst = strides_of(spatial);
+  auto kst = strides_of(k.shape);
+  const int64_t n_spatial = num_elements(spatial);
+  Tensor y(s);
+  std::vector<int64_t> i;
+  std::vector<std::vector<int64_t>> table(r);
+  std::vector<int64_t> c(r);
+  for (int64_t fk = 0; fk < k.size(); ++fk) {
+    const double w = k.data[static_cast<size_t>(fk)];
+    if (w == 0) continue;
+    unravel(fk, k.shape, kst, &i);
+    for (size_t a = 0; a < r; ++a) {
+      table[a].resize(static_cast<size_t>(spatial[a]));
+      for (int64_t m = 0; m < spatial[a]; ++m) {
+        int64_t o = adjoint ? m + i[a] - k.shape[a] / 2 : m - i[a] + k.shape[a] / 2;
+        table[a][static_cast<size_t>(m)] = mod(o, spatial[a]) * sst[a];
+      }
+    }
+    std::fill(c.begin(), c.end(), 0);
+    for (int64_t fm = 0; fm < n_spatial; ++fm) {
+      int64_t src = 0;
+      for (size_t a = 0; a < r; ++a) src += table[a][static_cast<size_t>(c[a])];
+      const double* xs = &x.data[static_cast<size_t>(src * inner)];
+      double* ys = &y.data[static_cast<size_t>(fm * inner)];
+      for (int64_t ch = 0; ch < inner; ++ch) ys[ch] += w * xs[ch];
+      for (size_t a = r; a-- > 0;) {  // odometer over the spatial coordinates
+        if (++c[a] < spatial[a]) break;
+        c[a] = 0;
+      }
+    }
+  }
+  return y;
+}
+
+// ---- subsample ----
+Tensor subsample_apply(const Tensor& in, const Shape& small, const Shape& big, const std::vector<int64_t>& steps,
+                       bool adjoint) {
+  Tensor out(adjoint ? big : small);
+  auto sst = strides_of(small);
+  auto bst = strides_of(big);
+  std::vector<int64_t> c;
+  for (int64_t f = 0; f < num_elements(small); ++f) {
+    unravel(f, small, sst, &c);
+    int64_t b = 0;
+    for (size_t a = 0; a < c.size(); ++a) b += c[a] * steps[a] * bst[a];
+    if (adjoint) out.data[b] += in.data[f];
+    else out.data[f] = in.data[b];
+  }
+  return out;
+}
+
+// ---- transpose: out.shape[i] = in.shape[axes[i]] ----
+Tensor transpose_apply(const Tensor& in, const std::vector<int64_t>& axes, bool adjoint, const Shape& in_shape,
+                       const Shape& out_shape) {
+  // Forward maps in (in_shape) to out (out_shape); adjoint the reverse.
+  Tensor res(adjoint ? in_shape : out_shape);
+  auto ist = strides_of(in_shape);
+  auto ost = strides_of(out_shape);
+  std::vector<int64_t> c;
+  for (int64_t f = 0; f < num_elements(out_shape); ++f) {
+    unravel(f, out_shape, ost, &c);
+    int64_t src = 0;
+    for (size_t i = 0; i < axes.size(); ++i) src += c[i] * ist[static_cast<size_t>(axes[i])];
+    if (adjoint) res.data[src] = in.data[f];
+    else res.data[f] = in.data[src];
+  }
+  return res;
+}
+
+// ---- crop ----
+Tensor crop_apply(const Tensor& in, const std::vector<int64_t>& ints, const Shape& big, const Shape& small,
+                  bool adjoint) {
+  Tensor out(adjoint ? big : small);
+  auto sst = strides_of(small);
+  auto bst = strides_of(big);
+  std::vector<int64_t> c;
+  for (int64_t f = 0; f < num_elements(small); ++f) {
+    unravel(f, small, sst, &c);
+    int64_t b = 0;
+    for (size_t a = 0; a < c.size(); ++a) b += (c[a] + ints[a]) * bst[a];
+    if (adjoint) out.data[b] = in.data[f];
+    else out.data[f] = in.data[b];
+  }
+  return out;
+}
+
+// ---- mul_color ----
+void color_matrix(const ExprNode* n, const ConstantLookup& data, double m[9]) {
+  if (n->args.size() > 1) {
+    const Array& a = data(n->args[1].get());
+    for (int i = 0; i < 9; ++i) m[i] = a.data[static_cast<size_t>(i)];
+  } else {
+    internal_assert(named_color_matrix(n->str, m)) << "unknown colour matrix " << n->str;
+  }
+}
+
+Tensor color_apply(const Tensor& x, const double m[9], bool adjoint) {
+  Tensor y(x.shape);
+  for (size_t p = 0; p < x.size(); p += 3) {
+    for (int i = 0; i < 3; ++i) {
+      double v = 0;
+      for (int j = 0; j < 3; ++j) v += (adjoint ? m[j * 3 + i] : m[i * 3 + j]) * x.data[p + static_cast<size_t>(j)];
+      y.data[p + static_cast<size_t>(i)] = v;
+    }
+  }
+  return y;
+}
+
+// ---- warp: bilinear sampling at H·(col, row, 1) ----
+Tensor warp_apply(const Tensor& in, const Array& h, bool adjoint) {
+  const Shape& s = in.shape;
+  const int64_t rows = s[0], cols = s[1];
+  const int64_t ch = s.size() > 2 ? s[2] : 1;
+  Tensor out(s);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      double u = h.data[0] * j + h.data[1] * i + h.data[2];
+      double v = h.data[3] * j + h.data[4] * i + h.data[5];
+      double w = h.data[6] * j + h.data[7] * i + h.data[8];
+      if (w == 0 || !std::isfinite(u / w) || !std::isfinite(v / w)) continue;
+      double sx = u / w, sy = v / w;
+      if (sx < -1 || sy < -1 || sx > static_cast<double>(cols) || sy > static_cast<double>(rows)) continue;
+      int64_t x0 = static_cast<int64_t>(std::floor(sx)), y0 = static_cast<int64_t>(std::floor(sy));
+      double fx = sx - static_cast<double>(x0), fy = sy - static_cast<double>(y0);
+      const int64_t tr[4] = {y0, y0, y0 + 1, y0 + 1};
+      const int64_t tc[4] = {x0, x0 + 1, x0, x0 + 1};
+      const double tw[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
+      for (int t = 0; t < 4; ++t) {
+        if (tr[t] < 0 || tr[t] >= rows || tc[t] < 0 || tc[t] >= cols || tw[t] == 0) continue;
+        for (int64_t c = 0; c < ch; ++c) {
+          int64_t dst = (i * cols + j) * ch + c, src = (tr[t] * cols + tc[t]) * ch + c;
+          if (adjoint) out.data[src] += tw[t] * in.data[dst];
+          else out.data[dst] += tw[t] * in.data[src];
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Nodes of K that depend on a variable, operands first.
+std::vector<const ExprNode*> linear_order(const Expr& k) {
+  std::vector<const ExprNode*> out;
+  std::unordered_map<const ExprNode*, bool> seen;
+  std::vector<std::pair<const ExprNode*, size_t>> stack = {{k.get(), 0}};
+  seen[k.get()] = true;
+  while (!stack.empty()) {
+    auto& [n, next] = stack.back();
+    if (next < n->args.size()) {
+      const ExprNode* c = n->args[next++].get();
+      if (c->has_variable && !seen[c]) {
+        seen[c] = true;
+        stack.push_back({c, 0});
+      }
+    } else {
+      out.push_back(n);
+      stack.pop_back();
+    }
+  }
+  return out;
+}
+
+Tensor broadcast_to(const Tensor& t, const Shape& s) {
+  if (t.shape == s) return t;
+  internal_assert(t.shape.empty()) << "broadcast of a non-scalar";
+  Tensor out(s);
+  std::fill(out.data.begin(), out.data.end(), t.data[0]);
+  return out;
+}
+
+void axpy(double a, const Tensor& x, Tensor* y) {
+  if (x.data.size() == 1 && y->data.size() != 1) {
+    for (double& v : y->data) v += a * x.data[0];
+    return;
+  }
+  internal_assert(x.data.size() == y->data.size()) << "axpy size mismatch";
+  for (size_t i = 0; i < x.data.size(); ++i) y->data[i] += a * x.data[i];
+}
+
+}  // namespace
+
+const Array& own_constant_data(const ExprNode* c) { return c->constant->array; }
+
+Tensor forward(const Expr& k, const std::map<const ExprNode*, const Tensor*>& vars, bool affine,
+               const ConstantLookup& data) {
+  std::unordered_map<const ExprNode*, Tensor> val;
+  auto value = [&](const Expr& e) -> Tensor {
+    if (e->has_variable) return val.at(e.get());
+    if (!affine) return Tensor(e->shape);  // offsets drop out of the linear part
+    return Tensor::from(data(e.get()));
+  };
+  for (const ExprNode* n : linear_order(k)) {
+    const auto& a = n->args;
+    Tensor y;
+    switch (n->kind) {
+      case ExprKind::Variable: {
+        auto it = vars.find(n);
+        internal_assert(it != vars.end() && it->second) << "forward: no value for variable " << n->name_hint;
+        internal_assert(it->second->shape == n->shape) << "forward: variable value shape";
+        y = *it->second;
+        break;
+      }
+      case ExprKind::Constant: internal_error << "constant reached in linear order"; break;
+      case ExprKind::Grad: y = grad_fwd(value(a[0]), n->ints[0]); break;
+      case ExprKind::Conv: y = conv_apply(data(a[0].get()), value(a[1]), false); break;
+      case ExprKind::MulElemwise: {
+        const Array& w = data(a[0].get());
+        y = value(a[1]);
+        for (size_t i = 0; i < y.size(); ++i) y.data[i] *= w.data[i];
+        break;
+      }
+      case ExprKind::Subsample: y = subsample_apply(value(a[0]), n->shape, a[0]->shape, n->ints, false); break;
+      case ExprKind::Scale:
+        y = value(a[0]);
+        for (double& v : y.data) v *= n->scalar;
+        break;
+      case ExprKind::Add:
+      case ExprKind::Sub: {
+        y = broadcast_to(value(a[0]), n->shape);
+        axpy(n->kind == ExprKind::Add ? 1.0 : -1.0, value(a[1]), &y);
+        break;
+      }
+      case ExprKind::Neg:
+        y = value(a[0]);
+        for (double& v : y.data) v = -v;
+        break;
+      case ExprKind::VStack: {
+        y = Tensor(n->shape);
+        size_t off = 0;
+        for (const Expr& p : a) {
+          Tensor t = value(p);
+          std::copy(t.data.begin(), t.data.end(), y.data.begin() + static_cast<long>(off));
+          off += t.size();
+        }
+        break;
+      }
+      case ExprKind::Reshape:
+        y = value(a[0]);
+        y.shape = n->shape;
+        break;
+      case ExprKind::Transpose: y = transpose_apply(value(a[0]), n->ints, false, a[0]->shape, n->shape); break;
+      case ExprKind::Crop: y = crop_apply(value(a[0]), n->ints, a[0]->shape, n->shape, false); break;
+      case ExprKind::MulColor: {
+        double m[9];
+        color_matrix(n, data, m);
+        y = color_apply(value(a[0]), m, false);
+        break;
+      }
+      case ExprKind::Warp: y = warp_apply(value(a[0]), data(a[1].get()), false); break;
+    }
+    val[n] = std::move(y);
+  }
+  return val.at(k.get());
+}
+
+std::map<const ExprNode*, Tensor> adjoint(const Expr& k, const Tensor& y, const ConstantLookup& data,
+                                          const EmulateDebug& debug) {
+  internal_assert(y.shape == k->shape) << "adjoint: y shape " << shape_to_string(y.shape) << " vs "
+                                       << shape_to_string(k->shape);
+  std::vector<const ExprNode*> order = linear_order(k);
+  std::unordered_map<const ExprNode*, Tensor> bar;
+  bar[k.get()] = y;
+  auto add_to = [&](const Expr& e, Tensor t) {
+    if (!e->has_variable) return;
+    auto it = bar.find(e.get());
+    if (it == bar.end()) {
+      bar.emplace(e.get(), std::move(t));
+    } else {
+      axpy(1.0, t, &it->second);
+    }
+  };
+  std::map<const ExprNode*, Tensor> out;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const ExprNode* n = *it;
+    auto found = bar.find(n);
+    if (found == bar.end()) continue;  // nothing flows back through this node
+    Tensor g = std::move(found->second);
+    bar.erase(found);
+    if (debug.break_adjoint && n->kind == debug.broken_kind) {
+      for (double& v : g.data) v *= 1.001;
+    }
+    const auto& a = n->args;
+    switch (n->kind) {
+      case ExprKind::Variable: out[n] = std::move(g); break;
+      case ExprKind::Constant: break;
+      case ExprKind::Grad: add_to(a[0], grad_adj(g, a[0]->shape, n->ints[0])); break;
+      case ExprKind::Conv: add_to(a[1], conv_apply(data(a[0].get()), g, true)); break;
+      case ExprKind::MulElemwise: {
+        const Array& w = data(a[0].get());
+        for (size_t i = 0; i < g.size(); ++i) g.data[i] *= w.data[i];
+        add_to(a[1], std::move(g));
+        break;
+      }
+      case ExprKind::Subsample: add_to(a[0], subsample_apply(g, n->shape, a[0]->shape, n->ints, true)); break;
+      case ExprKind::Scale:
+        for (double& v : g.data) v *= n->scalar;
+        add_to(a[0], std::move(g));
+        break;
+      case ExprKind::Add:
+      case ExprKind::Sub: {
+        if (a[1]->has_variable) {
+          Tensor g2 = g;
+          if (n->kind == ExprKind::Sub) {
+            for (double& v : g2.data) v = -v;
+          }
+          add_to(a[1], std::move(g2));
+        }
+        add_to(a[0], std::move(g));
+        break;
+      }
+      case ExprKind::Neg:
+        for (double& v : g.data) v = -v;
+        add_to(a[0], std::move(g));
+        break;
+      case ExprKind::VStack: {
+        size_t off = 0;
+        for (const Expr& p : a) {
+          Tensor t(p->shape);
+          std::copy(g.data.begin() + static_cast<long>(off), g.data.begin() + static_cast<long>(off + t.size()),
+                    t.data.begin());
+          off += t.size();
+          add_to(p, std::move(t));
+        }
+        break;
+      }
+      case ExprKind::Reshape:
+        g.shape = a[0]->shape;
+        add_to(a[0], std::move(g));
+        break;
+      case ExprKind::Transpose: add_to(a[0], transpose_apply(g, n->ints, true, a[0]->shape, n->shape)); break;
+      case ExprKind::Crop: add_to(a[0], crop_apply(g, n->ints, a[0]->shape, n->shape, true)); break;
+      case ExprKind::MulColor: {
+        double m[9];
+        color_matrix(n, data, m);
+        add_to(a[0], color_apply(g, m, true));
+        break;
+      }
+      case ExprKind::Warp: add_to(a[0], warp_apply(g, data(a[1].get()), true)); break;
+    }
+  }
+  // Variables of K that nothing reached (cannot happen for a connected K) get zeros.
+  for (const ExprNode* n : order) {
+    if (n->is_variable() && !out.count(n)) out[n] = Tensor(n->shape);
+  }
+  return out;
+}
+
+}  // namespace proxc::emulate

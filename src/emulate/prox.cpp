@@ -1,0 +1,162 @@
+#include "emulate/prox.h"
+
+#include <cmath>
+#include <limits>
+
+#include "support/error.h"
+
+namespace proxc::emulate {
+
+namespace {
+
+// A parameter's value at entry i (scalar or array).
+struct ParamView {
+  double scalar = 0;
+  const Array* array = nullptr;
+  double at(size_t i) const {
+    if (!array) return scalar;
+    return array->data.size() == 1 ? array->data[0] : array->data[i];
+  }
+};
+
+ParamView view(const Param& p, const ConstantLookup& data) {
+  ParamView v;
+  v.scalar = p.scalar;
+  if (p.array) v.array = &data(p.array.get());
+  return v;
+}
+
+bool is_indicator(FunctionKind k) { return k == FunctionKind::Nonneg || k == FunctionKind::Box; }
+
+// Group norms of u over `axes`: g[f] holds the norm of the group of entry f.
+std::vector<double> group_norms(const Tensor& u, const std::vector<int64_t>& axes) {
+  const Shape& s = u.shape;
+  auto st = strides_of(s);
+  // Representative of each entry's group: its flat index with the group axes zeroed.
+  std::vector<int64_t> rep(u.size());
+  for (size_t f = 0; f < u.size(); ++f) {
+    int64_t r = static_cast<int64_t>(f);
+    for (int64_t a : axes) r -= ((static_cast<int64_t>(f) / st[a]) % s[a]) * st[a];
+    rep[f] = r;
+  }
+  std::vector<double> sq(u.size(), 0.0);
+  for (size_t f = 0; f < u.size(); ++f) sq[static_cast<size_t>(rep[f])] += u.data[f] * u.data[f];
+  std::vector<double> g(u.size());
+  for (size_t f = 0; f < u.size(); ++f) g[f] = std::sqrt(sq[static_cast<size_t>(rep[f])]);
+  return g;
+}
+
+// prox_f(r, u) of the bare function, in place. r may be +inf (alpha = 0).
+void bare_prox(const FunctionTerm& t, double r, Tensor* u, const ConstantLookup& data) {
+  auto& d = u->data;
+  switch (t.kind) {
+    case FunctionKind::SumSquares:
+      if (std::isinf(r)) return;
+      for (double& v : d) v = r * v / (r + 2);
+      return;
+    case FunctionKind::Norm1:
+      for (double& v : d) v = (v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0) * std::max(std::fabs(v) - 1.0 / r, 0.0);
+      return;
+    case FunctionKind::GroupNorm1: {
+      std::vector<double> g = group_norms(*u, t.axes);
+      for (size_t i = 0; i < d.size(); ++i) d[i] = g[i] == 0 ? 0.0 : d[i] * std::max(0.0, 1.0 - 1.0 / (r * g[i]));
+      return;
+    }
+    case FunctionKind::Nonneg:
+      for (double& v : d) v = std::max(v, 0.0);
+      return;
+    case FunctionKind::PoissonNorm: {
+      if (std::isinf(r)) return;
+      const Array& counts = data(t.counts.get());
+      for (size_t i = 0; i < d.size(); ++i) {
+        double c = counts.data.size() == 1 ? counts.data[0] : counts.data[i];
+        double w = d[i] - 1.0 / r;
+        d[i] = 0.5 * (w + std::sqrt(w * w + 4.0 * c / r));
+      }
+      return;
+    }
+    case FunctionKind::SumEntries:
+      if (std::isinf(r)) return;
+      for (double& v : d) v -= 1.0 / r;
+      return;
+    case FunctionKind::Box: {
+      ParamView lo = view(t.lower, data), hi = view(t.upper, data);
+      for (size_t i = 0; i < d.size(); ++i) d[i] = std::min(std::max(d[i], lo.at(i)), hi.at(i));
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+Tensor prox(const FunctionTerm& t, const Tensor& v, double rho, const ConstantLookup& data) {
+  internal_assert(rho > 0) << "prox: rho must be positive";
+  const double denom = rho + 2 * t.gamma;
+  const double r = t.alpha == 0 ? std::numeric_limits<double>::infinity() : denom / (t.alpha * t.beta * t.beta);
+  ParamView b = view(t.b, data), c = view(t.c, data);
+  Tensor u(v.shape);
+  for (size_t i = 0; i < u.size(); ++i) u.data[i] = (rho * v.data[i] - c.at(i)) * t.beta / denom - b.at(i);
+  if (t.alpha != 0 || is_indicator(t.kind)) bare_prox(t, r, &u, data);
+  for (size_t i = 0; i < u.size(); ++i) u.data[i] = (u.data[i] + b.at(i)) / t.beta;
+  return u;
+}
+
+double value(const FunctionTerm& t, const Tensor& v, const ConstantLookup& data) {
+  const double inf = std::numeric_limits<double>::infinity();
+  ParamView b = view(t.b, data), c = view(t.c, data);
+  std::vector<double> u(v.size());
+  for (size_t i = 0; i < u.size(); ++i) u[i] = t.beta * v.data[i] - b.at(i);
+  double f = 0;
+  switch (t.kind) {
+    case FunctionKind::SumSquares:
+      for (double x : u) f += x * x;
+      break;
+    case FunctionKind::Norm1:
+      for (double x : u) f += std::fabs(x);
+      break;
+    case FunctionKind::GroupNorm1: {
+      Tensor ut(v.shape);
+      ut.data = u;
+      std::vector<double> g = group_norms(ut, t.axes);
+      // Each group's norm is counted once: at its representative entry (norms
+      // are equal within a group, so sum g² / (group size) would also work).
+      const Shape& s = v.shape;
+      auto st = strides_of(s);
+      for (size_t i = 0; i < u.size(); ++i) {
+        bool rep = true;
+        for (int64_t a : t.axes) rep = rep && (static_cast<int64_t>(i) / st[a]) % s[a] == 0;
+        if (rep) f += g[i];
+      }
+      break;
+    }
+    case FunctionKind::Nonneg:
+      for (double x : u) {
+        if (x <= -kIndicatorSlack) return inf;
+      }
+      break;
+    case FunctionKind::Box: {
+      ParamView lo = view(t.lower, data), hi = view(t.upper, data);
+      for (size_t i = 0; i < u.size(); ++i) {
+        if (u[i] <= lo.at(i) - kIndicatorSlack || u[i] >= hi.at(i) + kIndicatorSlack) return inf;
+      }
+      break;
+    }
+    case FunctionKind::PoissonNorm: {
+      const Array& counts = data(t.counts.get());
+      for (size_t i = 0; i < u.size(); ++i) {
+        if (u[i] < -kIndicatorSlack) return inf;
+        double cnt = counts.data.size() == 1 ? counts.data[0] : counts.data[i];
+        f += u[i] - cnt * std::log(std::max(u[i], 1e-9));
+      }
+      break;
+    }
+    case FunctionKind::SumEntries:
+      for (double x : u) f += x;
+      break;
+  }
+  double total = is_indicator(t.kind) ? 0.0 : t.alpha * f;
+  for (size_t i = 0; i < v.size(); ++i) total += c.at(i) * v.data[i] + t.gamma * v.data[i] * v.data[i];
+  return total + t.d;
+}
+
+}  // namespace proxc::emulate

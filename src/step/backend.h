@@ -1,0 +1,59 @@
+/// \file
+/// The Backend interface: compiles a step program into something that runs on
+/// buffers. The emulator (src/emulate) and the Halide backend implement it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "step/step.h"
+#include "support/array.h"
+
+namespace proxc {
+
+/// Run-time inputs of a compiled step program.
+struct StepInputs {
+  /// One array per Input node name (shape must match).
+  std::map<std::string, const Array*> buffers;
+  /// One value per Param name.
+  std::map<std::string, double> params;
+  /// Replacement data for Data nodes, by the constant node (optional; a
+  /// missing entry uses the constant's own values). Changing data never
+  /// recompiles.
+  std::map<const ExprNode*, const Array*> data;
+};
+
+/// What a run computed: array outputs in float32, rank-0 outputs (norms,
+/// dots, values) in double.
+struct StepOutputs {
+  std::map<std::string, Array> arrays;
+  std::map<std::string, double> scalars;
+};
+
+/// A compiled step program.
+class CompiledStep {
+ public:
+  virtual ~CompiledStep() = default;
+  /// Computes every output of the program. Missing or mis-shaped inputs are a
+  /// UserError naming the input.
+  virtual StepOutputs run(const StepInputs& inputs) = 0;
+};
+
+/// A way to compile step programs.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// "emulate", "halide", ...
+  virtual std::string name() const = 0;
+  /// Machine epsilon of the arithmetic the backend computes in (checkers scale
+  /// their tolerances by it).
+  virtual double epsilon() const = 0;
+  virtual std::unique_ptr<CompiledStep> compile(const StepProgram& program) = 0;
+};
+
+/// Checks that `inputs` has every buffer and param `program` needs with the
+/// right shapes; UserError naming the first missing or mis-shaped one.
+void check_step_inputs(const StepProgram& program, const StepInputs& inputs);
+
+}  // namespace proxc

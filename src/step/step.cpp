@@ -1,0 +1,276 @@
+#include "step/step.h"
+
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/printer.h"
+#include "support/error.h"
+#include "support/format.h"
+#include "support/names.h"
+
+namespace proxc {
+
+namespace {
+const char* const kStepNames[] = {
+#define PROXC_X(name, keyword) keyword,
+    PROXC_FOR_EACH_STEP_KIND(PROXC_X)
+#undef PROXC_X
+};
+
+std::shared_ptr<StepNode> make(StepKind kind, Shape shape, std::vector<Step> args) {
+  for (const Step& a : args) internal_assert(a) << to_string(kind) << ": null operand";
+  auto n = std::make_shared<StepNode>();
+  n->kind = kind;
+  n->shape = std::move(shape);
+  n->args = std::move(args);
+  return n;
+}
+
+bool is_scalar(const Step& s) { return s->shape.empty(); }
+
+// The shape of an elementwise result: equal shapes, or a scalar broadcast.
+Shape broadcast(StepKind kind, const Step& a, const Step& b) {
+  if (is_scalar(a)) return b->shape;
+  if (is_scalar(b)) return a->shape;
+  internal_assert(a->shape == b->shape) << to_string(kind) << ": shapes " << shape_to_string(a->shape) << " and "
+                                        << shape_to_string(b->shape);
+  return a->shape;
+}
+}  // namespace
+
+const char* to_string(StepKind kind) { return kStepNames[static_cast<int>(kind)]; }
+
+std::vector<Expr> linop_variables(const Expr& k) {
+  // Depth first, operands in order (pushed in reverse), each node once.
+  std::vector<Expr> vars;
+  std::unordered_set<const ExprNode*> seen;
+  std::vector<Expr> work = {k};
+  while (!work.empty()) {
+    Expr n = work.back();
+    work.pop_back();
+    if (!seen.insert(n.get()).second) continue;
+    if (n->is_variable()) vars.push_back(n);
+    for (auto it = n->args.rbegin(); it != n->args.rend(); ++it) {
+      if ((*it)->has_variable) work.push_back(*it);
+    }
+  }
+  return vars;
+}
+
+Step step_input(const std::string& name, Shape shape) {
+  auto n = make(StepKind::Input, std::move(shape), {});
+  n->name = name;
+  return n;
+}
+
+Step step_param(const std::string& name) {
+  auto n = make(StepKind::Param, {}, {});
+  n->name = name;
+  return n;
+}
+
+Step step_constant(double v) {
+  auto n = make(StepKind::Constant, {}, {});
+  n->value = v;
+  return n;
+}
+
+Step step_data(const Expr& constant) {
+  internal_assert(constant && constant->is_constant()) << "step_data of a non-constant";
+  auto n = make(StepKind::Data, constant->shape, {});
+  n->expr = constant;
+  return n;
+}
+
+Step step_forward(const Expr& k, const std::vector<Step>& xs, bool affine) {
+  std::vector<Expr> vars = linop_variables(k);
+  internal_assert(vars.size() == xs.size()) << "forward: " << vars.size() << " variables, " << xs.size()
+                                            << " operands";
+  for (size_t i = 0; i < vars.size(); ++i) {
+    internal_assert(vars[i]->shape == xs[i]->shape)
+        << "forward: operand " << i << " has shape " << shape_to_string(xs[i]->shape) << ", variable "
+        << shape_to_string(vars[i]->shape);
+  }
+  auto n = make(StepKind::Forward, k->shape, xs);
+  n->expr = k;
+  n->vars = std::move(vars);
+  n->index = affine ? 1 : 0;
+  return n;
+}
+
+Step step_adjoint(const Expr& k, int var_index, const Step& y) {
+  std::vector<Expr> vars = linop_variables(k);
+  internal_assert(var_index >= 0 && var_index < static_cast<int>(vars.size())) << "adjoint: variable index";
+  internal_assert(y->shape == k->shape) << "adjoint: y has shape " << shape_to_string(y->shape) << ", K's output "
+                                        << shape_to_string(k->shape);
+  auto n = make(StepKind::Adjoint, vars[static_cast<size_t>(var_index)]->shape, {y});
+  n->expr = k;
+  n->vars = std::move(vars);
+  n->index = var_index;
+  return n;
+}
+
+Step step_prox(const FunctionTerm& term, const Step& v, const Step& rho) {
+  internal_assert(v->shape == term.arg->shape) << "prox: v has shape " << shape_to_string(v->shape)
+                                               << ", the term's operand " << shape_to_string(term.arg->shape);
+  internal_assert(is_scalar(rho)) << "prox: rho must be a scalar";
+  auto n = make(StepKind::Prox, v->shape, {v, rho});
+  n->term = std::make_shared<FunctionTerm>(term);
+  return n;
+}
+
+Step step_value(const FunctionTerm& term, const Step& v) {
+  internal_assert(v->shape == term.arg->shape) << "value: v has shape " << shape_to_string(v->shape);
+  auto n = make(StepKind::Value, {}, {v});
+  n->term = std::make_shared<FunctionTerm>(term);
+  return n;
+}
+
+Step step_circulant_solve(const Expr& kernel, const Step& rhs, const Step& a, const Step& c) {
+  internal_assert(kernel && kernel->is_constant()) << "circulant_solve: kernel must be a constant";
+  internal_assert(kernel->rank() <= static_cast<int>(rhs->shape.size())) << "circulant_solve: kernel rank";
+  internal_assert(is_scalar(a) && is_scalar(c)) << "circulant_solve: a and c are scalars";
+  auto n = make(StepKind::CirculantSolve, rhs->shape, {rhs, a, c});
+  n->expr = kernel;
+  return n;
+}
+
+Step step_binary(StepKind kind, const Step& a, const Step& b) {
+  switch (kind) {
+    case StepKind::Add: case StepKind::Sub: case StepKind::Mul: case StepKind::Div:
+    case StepKind::Min: case StepKind::Max:
+      break;
+    default:
+      internal_error << to_string(kind) << " is not a binary elementwise node";
+  }
+  return make(kind, broadcast(kind, a, b), {a, b});
+}
+
+Step step_unary(StepKind kind, const Step& a) {
+  switch (kind) {
+    case StepKind::Neg: case StepKind::Abs: case StepKind::Sqrt: case StepKind::Sign:
+      break;
+    default:
+      internal_error << to_string(kind) << " is not a unary elementwise node";
+  }
+  return make(kind, a->shape, {a});
+}
+
+Step step_axpby(const Step& a, const Step& x, const Step& b, const Step& y) {
+  internal_assert(is_scalar(a) && is_scalar(b)) << "axpby: a and b are scalars";
+  Shape s = broadcast(StepKind::Axpby, x, y);
+  return make(StepKind::Axpby, s, {a, x, b, y});
+}
+
+Step step_fill(double v, Shape shape) {
+  auto n = make(StepKind::Fill, std::move(shape), {});
+  n->value = v;
+  return n;
+}
+
+Step step_reduce(StepKind kind, const Step& a, const Step& b) {
+  switch (kind) {
+    case StepKind::Sum: case StepKind::SumSquares: case StepKind::MaxAbs:
+      internal_assert(!b) << to_string(kind) << " takes one operand";
+      return make(kind, {}, {a});
+    case StepKind::Dot:
+      internal_assert(b && a->shape == b->shape) << "dot: shapes differ";
+      return make(kind, {}, {a, b});
+    default:
+      internal_error << to_string(kind) << " is not a reduction";
+  }
+  return nullptr;
+}
+
+std::vector<Step> StepProgram::nodes() const {
+  std::vector<Step> out;
+  std::unordered_set<const StepNode*> seen;
+  for (const auto& [name, root] : outputs) {
+    std::vector<std::pair<Step, size_t>> stack;
+    if (seen.insert(root.get()).second) stack.push_back({root, 0});
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->args.size()) {
+        Step child = n->args[next++];
+        if (seen.insert(child.get()).second) stack.push_back({child, 0});
+      } else {
+        out.push_back(n);
+        stack.pop_back();
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Step> StepProgram::inputs() const {
+  std::vector<Step> out;
+  std::unordered_set<std::string> names;
+  for (const Step& n : nodes()) {
+    if (n->kind == StepKind::Input && names.insert(n->name).second) out.push_back(n);
+  }
+  return out;
+}
+
+std::vector<std::string> StepProgram::params() const {
+  std::vector<std::string> out;
+  std::unordered_set<std::string> names;
+  for (const Step& n : nodes()) {
+    if (n->kind == StepKind::Param && names.insert(n->name).second) out.push_back(n->name);
+  }
+  return out;
+}
+
+std::string print_step_program(const StepProgram& p) {
+  std::ostringstream out;
+  out << "step " << (p.name.empty() ? "program" : p.name) << " {\n";
+  NameScope scope;
+  std::unordered_map<const StepNode*, std::string> names;
+  for (const Step& n : p.nodes()) {
+    if (n->kind == StepKind::Input) names[n.get()] = n->name;
+  }
+  for (const Step& n : p.inputs()) {
+    scope.unique(n->name);
+    out << "  input " << n->name << ": " << shape_to_string(n->shape) << "\n";
+  }
+  for (const std::string& s : p.params()) out << "  param " << s << "\n";
+  auto ref = [&](const Step& s) -> std::string {
+    if (s->kind == StepKind::Constant) return format_double(s->value);
+    if (s->kind == StepKind::Param) return s->name;
+    return "%" + names.at(s.get());
+  };
+  for (const Step& n : p.nodes()) {
+    if (n->kind == StepKind::Input || n->kind == StepKind::Param || n->kind == StepKind::Constant) continue;
+    std::string name = scope.unique("", "t");
+    names[n.get()] = name;
+    out << "  %" << name << " = " << to_string(n->kind);
+    switch (n->kind) {
+      case StepKind::Data: out << "[" << print_expression(n->expr) << "]"; break;
+      case StepKind::Forward:
+        out << (n->index ? "[affine " : "[") << print_expression(n->expr) << "]";
+        break;
+      case StepKind::Adjoint:
+        out << "[" << print_expression(n->expr) << ", d/" << print_expression(n->vars[static_cast<size_t>(n->index)])
+            << "]";
+        break;
+      case StepKind::Prox:
+      case StepKind::Value: {
+        FunctionTerm t = *n->term;
+        out << "[" << to_string(t.kind) << " alpha=" << format_double(t.alpha) << " beta=" << format_double(t.beta)
+            << "]";
+        break;
+      }
+      case StepKind::CirculantSolve: out << "[" << print_expression(n->expr) << "]"; break;
+      case StepKind::Fill: out << "[" << format_double(n->value) << "]"; break;
+      default: break;
+    }
+    out << "(";
+    for (size_t i = 0; i < n->args.size(); ++i) out << (i ? ", " : "") << ref(n->args[i]);
+    out << ") : " << shape_to_string(n->shape) << "\n";
+  }
+  for (const auto& [name, s] : p.outputs) out << "  output " << name << " = " << ref(s) << "\n";
+  out << "}\n";
+  return out.str();
+}
+
+}  // namespace proxc

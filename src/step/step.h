@@ -1,0 +1,130 @@
+/// \file
+/// Step programs: what one solver iteration (or one check) computes, as a DAG
+/// of array-valued nodes. Backends compile step programs; they never see
+/// solver logic.
+///
+/// Semantics of the nodes (every value is an array with a shape; rank 0 is a
+/// scalar, broadcast by the elementwise nodes):
+///
+///   input(name)               a named buffer, given at run time.
+///   param(name)               a named scalar, given at run time.
+///   constant(value)           a scalar literal.
+///   data(c)                   the values of a problem constant (b, a mask, ...).
+///   forward(K, var_0 .. var_n)   the linear part of the problem expression K
+///                             (offsets dropped) applied to one buffer per
+///                             variable of K; `affine` keeps the offsets (K x − b).
+///   adjoint(K, i, y)          Kᵀ y restricted to variable i of K.
+///   prox(F, v, rho)           argmin_x F(x) + (rho/2)||x − v||² for the term F
+///                             (its operand is replaced by x; parameters kept).
+///   value(F, v)               F(v) (rank 0); indicators use ProxImaL's 1e-3 slack.
+///   circulant_solve(k, r, a, c)  x solving (a·KᵀK + c) x = r, K = conv(k, ·).
+///   add, sub, mul, div, min, max (binary); neg, abs, sqrt, sign (unary);
+///   axpby(a, x, b, y) = a·x + b·y;  fill(s, shape) = an array of s.
+///   sum, sum_squares, dot, max_abs  reductions to rank 0 (accumulated in double).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/function.h"
+#include "ir/problem.h"
+
+namespace proxc {
+
+#define PROXC_FOR_EACH_STEP_KIND(X)      \
+  X(Input, "input")                      \
+  X(Param, "param")                      \
+  X(Constant, "constant")                \
+  X(Data, "data")                        \
+  X(Forward, "forward")                  \
+  X(Adjoint, "adjoint")                  \
+  X(Prox, "prox")                        \
+  X(Value, "value")                      \
+  X(CirculantSolve, "circulant_solve")   \
+  X(Add, "add")                          \
+  X(Sub, "sub")                          \
+  X(Mul, "mul")                          \
+  X(Div, "div")                          \
+  X(Min, "min")                          \
+  X(Max, "max")                          \
+  X(Neg, "neg")                          \
+  X(Abs, "abs")                          \
+  X(Sqrt, "sqrt")                        \
+  X(Sign, "sign")                        \
+  X(Axpby, "axpby")                      \
+  X(Fill, "fill")                        \
+  X(Sum, "sum")                          \
+  X(SumSquares, "sum_squares")           \
+  X(Dot, "dot")                          \
+  X(MaxAbs, "max_abs")
+
+enum class StepKind {
+#define PROXC_X(name, keyword) name,
+  PROXC_FOR_EACH_STEP_KIND(PROXC_X)
+#undef PROXC_X
+};
+
+const char* to_string(StepKind kind);
+
+struct StepNode;
+/// Handle to an immutable step node.
+using Step = std::shared_ptr<const StepNode>;
+
+struct StepNode {
+  StepKind kind;
+  Shape shape;
+  std::vector<Step> args;
+  /// Input, Param: the name. Output names live in StepProgram.
+  std::string name;
+  /// Constant, Fill: the value.
+  double value = 0;
+  /// Forward, Adjoint: the problem expression K and its variables (order of
+  /// the forward's operands); Data, CirculantSolve: the constant node.
+  Expr expr;
+  std::vector<Expr> vars;
+  /// Adjoint: which variable. Forward: 1 when offsets are kept.
+  int index = 0;
+  /// Prox, Value: the function term.
+  std::shared_ptr<const FunctionTerm> term;
+};
+
+// ---- Builders (check shapes; a mismatch is an InternalError: programs are built by proxc) ----
+
+Step step_input(const std::string& name, Shape shape);
+Step step_param(const std::string& name);
+Step step_constant(double v);
+Step step_data(const Expr& constant);
+/// K's variables are found in canonical order (see linop_variables).
+Step step_forward(const Expr& k, const std::vector<Step>& xs, bool affine = false);
+Step step_adjoint(const Expr& k, int var_index, const Step& y);
+Step step_prox(const FunctionTerm& term, const Step& v, const Step& rho);
+Step step_value(const FunctionTerm& term, const Step& v);
+Step step_circulant_solve(const Expr& kernel, const Step& rhs, const Step& a, const Step& c);
+Step step_binary(StepKind kind, const Step& a, const Step& b);
+Step step_unary(StepKind kind, const Step& a);
+Step step_axpby(const Step& a, const Step& x, const Step& b, const Step& y);
+Step step_fill(double v, Shape shape);
+Step step_reduce(StepKind kind, const Step& a, const Step& b = nullptr);
+
+/// The variables of K, depth first in operand order (each once).
+std::vector<Expr> linop_variables(const Expr& k);
+
+/// A program: named outputs over a DAG whose leaves are named inputs,
+/// params, constants and data.
+struct StepProgram {
+  std::string name;
+  std::vector<std::pair<std::string, Step>> outputs;
+
+  /// Every node once, operands first.
+  std::vector<Step> nodes() const;
+  /// The Input nodes (by name, each once), and the Param names.
+  std::vector<Step> inputs() const;
+  std::vector<std::string> params() const;
+};
+
+/// Readable, deterministic text of a program (names chosen at print time).
+std::string print_step_program(const StepProgram& p);
+
+}  // namespace proxc
