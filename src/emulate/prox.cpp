@@ -51,6 +51,7 @@ void bare_prox(const FunctionTerm& t, double r, Tensor* u, const ConstantLookup&
   auto& d = u->data;
   switch (t.kind) {
     case FunctionKind::SumSquares:
+    case FunctionKind::LeastSquares:  // the prox with respect to the operand
       if (std::isinf(r)) return;
       for (double& v : d) v = r * v / (r + 2);
       return;
@@ -109,6 +110,7 @@ double value(const FunctionTerm& t, const Tensor& v, const ConstantLookup& data)
   double f = 0;
   switch (t.kind) {
     case FunctionKind::SumSquares:
+    case FunctionKind::LeastSquares:
       for (double x : u) f += x * x;
       break;
     case FunctionKind::Norm1:

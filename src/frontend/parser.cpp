@@ -123,6 +123,9 @@ class Parser {
       end_of_statement();
     }
     if (!have_minimize) fail(here(), "no 'minimize' statement: the problem has nothing to minimize");
+    out.problem.passes_run = passes_run_;
+    out.problem.solver = solver_;
+    out.problem.knorm = knorm_;
     try {
       verify(out.problem);
     } catch (const UserError& e) {
@@ -180,6 +183,7 @@ class Parser {
     std::string name = name_tok.text;
     next();  // '='
     if (name == "minimize") fail(name_loc, "'minimize' is a keyword and cannot be assigned");
+    if (name == "passes_run" || name == "solver" || name == "knorm") return record(name, name_loc);
     if (NameScope::is_reserved(name)) {
       fail(name_loc, "'" + name + "' is a built-in name of the language and cannot be assigned");
     }
@@ -198,6 +202,26 @@ class Parser {
     v.from_name = false;
     v.loc = name_loc;
     env_[name] = v;
+  }
+
+  // record := 'passes_run' '=' '[' STRING {',' STRING} ']' | 'solver' '=' STRING | 'knorm' '=' NUMBER
+  // The record of rewriting passes that a dump carries (see docs/passes.md).
+  void record(const std::string& name, const SourceLoc& loc) {
+    if (!recorded_.insert(name).second) fail(loc, "'" + name + "' is recorded twice");
+    Value v = expression();
+    if (name == "passes_run") {
+      if (v.type != Value::Type::List) fail(v.loc, "passes_run must be a list of pass names, e.g. [\"absorb\"]");
+      for (const Value& e : v.list) {
+        if (e.type != Value::Type::String) fail(e.loc, "passes_run must be a list of pass names (strings)");
+        passes_run_.push_back(e.str);
+      }
+    } else if (name == "solver") {
+      if (v.type != Value::Type::String) fail(v.loc, "solver must be a string such as \"pc\"");
+      solver_ = v.str;
+    } else {
+      if (v.type != Value::Type::Scalar || !(v.scalar > 0)) fail(v.loc, "knorm must be a positive number");
+      knorm_ = v.scalar;
+    }
   }
 
   // ---- Expressions ----
@@ -459,6 +483,10 @@ class Parser {
   int depth_ = 0;
   std::map<std::string, Value> env_;
   std::string binding_name_;
+  std::set<std::string> recorded_;
+  std::vector<std::string> passes_run_;
+  std::string solver_;
+  double knorm_ = 0;
 
   friend class Args;
 };
@@ -681,6 +709,19 @@ Value Parser::builtin(Args& a) {
     proxc::Expr x = a.expr(a.pos[0], "operand");
     proxc::Expr h = a.constant(a.pos[1], "homography");
     return wrap([&] { return make_warp(x, h); });
+  }
+
+  // Term roles (set by the split pass; written in dumps).
+  if (fn == "omega" || fn == "psi") {
+    a.arity(1, 1, (fn + "(term)").c_str());
+    a.done({});
+    const Value& v = a.pos[0];
+    if (v.type != Value::Type::Terms || v.terms.size() != 1) {
+      fail(v.loc, fn + " marks one function term, got " + describe_value(v));
+    }
+    Value out = v;
+    out.terms[0].role = fn == "omega" ? TermRole::Omega : TermRole::Psi;
+    return out;
   }
 
   // Prox functions.

@@ -29,6 +29,15 @@ void check_param(const Param& p, const char* fn, const char* name, const Shape& 
 }
 }  // namespace
 
+const char* to_string(TermRole role) {
+  switch (role) {
+    case TermRole::Unassigned: return "unassigned";
+    case TermRole::Omega: return "omega";
+    case TermRole::Psi: return "psi";
+  }
+  return "?";
+}
+
 const char* to_string(FunctionKind kind) { return kFunctionNames[static_cast<int>(kind)]; }
 
 bool function_kind_from_string(const std::string& s, FunctionKind* kind) {
@@ -38,6 +47,15 @@ bool function_kind_from_string(const std::string& s, FunctionKind* kind) {
       return true;
     }
   }
+  return false;
+}
+
+bool is_direct_least_squares_operator(const Expr& e) {
+  const ExprNode* n = e.get();
+  // Scalings are diagonal: look through them.
+  while (n->kind == ExprKind::Scale || n->kind == ExprKind::Neg) n = n->args[0].get();
+  if (n->is_variable()) return true;
+  if (n->kind == ExprKind::MulElemwise || n->kind == ExprKind::Conv) return n->args[1]->is_variable();
   return false;
 }
 
@@ -75,6 +93,11 @@ FunctionTerm make_term(FunctionTerm t) {
     }
   } else {
     internal_assert(!t.counts) << fn << " takes no counts";
+  }
+  if (t.kind == FunctionKind::LeastSquares) {
+    user_assert(is_direct_least_squares_operator(t.arg))
+        << fn << ": the operand must be a variable, mul_elemwise(w, x), conv(k, x) or a scaling of these "
+        << "(an operator with a diagonal or circulant Gram matrix)";
   }
   if (t.kind == FunctionKind::Box) {
     check_param(t.lower, fn, "lower", s, true);

@@ -10,7 +10,10 @@
 /// beta = 1, b = 0, c = 0, gamma = 0, d = 0; alpha ≥ 0, gamma ≥ 0, beta ≠ 0;
 /// b and c are scalars or constants of the operand's shape. `λ * F` multiplies
 /// alpha by λ > 0. sum_entries honours alpha (ProxImaL ignores it; see
-/// docs/semantics.md).
+/// docs/semantics.md). least_squares has the value of sum_squares; it marks
+/// a data term whose operator (identity, mul_elemwise, conv, scalings of
+/// them) has a diagonal or circulant Gram matrix, so that a solver can take
+/// its prox with respect to the variable by a direct solve (absorb pass).
 #pragma once
 
 #include <limits>
@@ -29,7 +32,8 @@ namespace proxc {
   X(Nonneg, "nonneg")                   \
   X(PoissonNorm, "poisson_norm")        \
   X(SumEntries, "sum_entries")          \
-  X(Box, "box")
+  X(Box, "box")                         \
+  X(LeastSquares, "least_squares")
 
 enum class FunctionKind {
 #define PROXC_X(name, keyword) name,
@@ -39,6 +43,14 @@ enum class FunctionKind {
 
 const char* to_string(FunctionKind kind);
 bool function_kind_from_string(const std::string& s, FunctionKind* kind);
+
+/// How a solver handles a term (set by the split pass).
+enum class TermRole {
+  Unassigned,  ///< not split yet
+  Omega,       ///< handled exactly in the x-update
+  Psi,         ///< split off with dual variables, handled by its prox
+};
+const char* to_string(TermRole role);
 
 /// A scalar or an array-valued parameter (b, c, box bounds).
 struct Param {
@@ -70,7 +82,14 @@ struct FunctionTerm {
   /// box: lower and upper bounds (scalars, possibly infinite, or constants).
   Param lower = Param::of(-std::numeric_limits<double>::infinity());
   Param upper = Param::of(std::numeric_limits<double>::infinity());
+  /// Set by the split pass.
+  TermRole role = TermRole::Unassigned;
 };
+
+/// True when `e` is a variable, mul_elemwise(w, x), conv(k, x), or a scaling
+/// or negation of one of these (x a variable): an operator whose Gram matrix
+/// is diagonal or circulant.
+bool is_direct_least_squares_operator(const Expr& e);
 
 /// Checks a term and returns it: parameter ranges (alpha ≥ 0, gamma ≥ 0,
 /// beta ≠ 0, all finite), parameter shapes against the operand, group axes in

@@ -33,6 +33,8 @@ class JsonWriter {
     root["format"] = kFormat;
     root["version"] = kVersion;
     root["passes_run"] = p_.passes_run;
+    root["solver"] = p_.solver;
+    root["knorm"] = p_.knorm;
     Json nodes = Json::array();
     for (const Expr& e : plan_.order()) {
       ids_[e.get()] = static_cast<int64_t>(nodes.size());
@@ -131,6 +133,7 @@ class JsonWriter {
       j["lower"] = param(t.lower);
       j["upper"] = param(t.upper);
     }
+    j["role"] = to_string(t.role);
     return j;
   }
 
@@ -167,6 +170,11 @@ class JsonReader {
         user_assert(s.is_string()) << path_ << ": \"passes_run\" must be a list of pass names";
         p.passes_run.push_back(s.get<std::string>());
       }
+    }
+    if (root.contains("solver")) p.solver = string(root, "solver", "");
+    if (root.contains("knorm")) {
+      p.knorm = number(root, "knorm", "");
+      user_assert(p.knorm >= 0) << path_ << ": \"knorm\" must be >= 0";
     }
     const Json& nodes = field(root, "nodes", "");
     user_assert(nodes.is_array()) << path_ << ": \"nodes\" must be a list";
@@ -367,6 +375,12 @@ class JsonReader {
     if (t.kind == FunctionKind::Box) {
       t.lower = param(field(j, "lower", ctx));
       t.upper = param(field(j, "upper", ctx));
+    }
+    if (j.contains("role")) {
+      std::string role = string(j, "role", ctx);
+      if (role == "omega") t.role = TermRole::Omega;
+      else if (role == "psi") t.role = TermRole::Psi;
+      else user_assert(role == "unassigned") << "unknown role \"" << role << "\" (omega, psi or unassigned)";
     }
     return make_term(t);
   }

@@ -95,7 +95,8 @@ class LatexPrinter {
     if (!t.b.is_scalar(0)) arg += " - " + param(t.b);
     std::string f;
     switch (t.kind) {
-      case FunctionKind::SumSquares: f = "\\left\\| " + arg + " \\right\\|_2^2"; break;
+      case FunctionKind::SumSquares:
+      case FunctionKind::LeastSquares: f = "\\left\\| " + arg + " \\right\\|_2^2"; break;
       case FunctionKind::Norm1: f = "\\left\\| " + arg + " \\right\\|_1"; break;
       case FunctionKind::GroupNorm1: f = "\\left\\| " + arg + " \\right\\|_{2,1;\\,[" + ints(t.axes) + "]}"; break;
       case FunctionKind::Nonneg: f = "\\iota_{\\geq 0}\\left(" + arg + "\\right)"; break;

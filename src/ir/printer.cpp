@@ -93,6 +93,14 @@ class TextPrinter {
 
   std::string print() {
     std::ostringstream out;
+    // The record of rewriting passes, when there is one.
+    if (!p_.passes_run.empty()) {
+      out << "passes_run = [";
+      for (size_t i = 0; i < p_.passes_run.size(); ++i) out << (i ? ", " : "") << quote_string(p_.passes_run[i]);
+      out << "]\n";
+    }
+    if (!p_.solver.empty()) out << "solver = " << quote_string(p_.solver) << "\n";
+    if (p_.knorm > 0) out << "knorm = " << format_double(p_.knorm) << "\n";
     for (const Expr& e : plan_.order()) {
       if (!plan_.is_bound(e.get())) continue;
       out << plan_.name(e.get()) << " = " << definition(e.get()) << "\n";
@@ -232,7 +240,9 @@ class TextPrinter {
       if (!t.lower.is_scalar(-INFINITY)) s += ", lower=" + param(t.lower);
       if (!t.upper.is_scalar(INFINITY)) s += ", upper=" + param(t.upper);
     }
-    return s + ")";
+    s += ")";
+    if (t.role != TermRole::Unassigned) s = std::string(to_string(t.role)) + "(" + s + ")";
+    return s;
   }
 
   const Problem& p_;

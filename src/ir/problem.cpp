@@ -1,5 +1,6 @@
 #include "ir/problem.h"
 
+#include <cmath>
 #include <unordered_set>
 
 #include "support/error.h"
@@ -35,6 +36,8 @@ std::vector<Expr> topo_order(const Problem& p) {
   }
   return out;
 }
+
+double Problem::variable_scale() const { return knorm > 0 ? std::sqrt(knorm) : 1.0; }
 
 std::vector<Expr> Problem::variables() const {
   std::vector<Expr> vars;

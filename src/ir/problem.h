@@ -16,6 +16,14 @@ struct Problem {
   /// Names of the rewriting passes already applied (in order), so that a dump
   /// reloaded later continues where it stopped.
   std::vector<std::string> passes_run;
+  /// The solver the split pass targeted ("" before splitting).
+  std::string solver;
+  /// Set by the scale pass: the problem's variables are s = sqrt(knorm)·x,
+  /// where x is the user's variable; 0 means not scaled.
+  double knorm = 0;
+
+  /// The factor between internal and user units: s = variable_scale()·x.
+  double variable_scale() const;
 
   /// The variables, in order of first appearance (depth first, terms in order).
   std::vector<Expr> variables() const;

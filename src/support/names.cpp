@@ -12,7 +12,9 @@ bool NameScope::is_reserved(const std::string& name) {
       "grad", "conv", "mul_elemwise", "subsample", "vstack", "reshape", "transpose", "crop",
       "mul_color", "warp",
       // prox functions
-      "sum_squares", "norm1", "group_norm1", "nonneg", "poisson_norm", "sum_entries", "box"};
+      "sum_squares", "norm1", "group_norm1", "nonneg", "poisson_norm", "sum_entries", "box", "least_squares",
+      // term roles and the record of rewriting passes
+      "omega", "psi", "passes_run", "solver", "knorm"};
   return reserved.count(name) > 0;
 }
 

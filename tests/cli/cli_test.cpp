@@ -111,6 +111,43 @@ TEST(Cli, OutputIsWrittenWholeOrNotAtAll) {
   EXPECT_EQ(files, 2);
 }
 
+TEST(CliOpt, DumpsEveryPassAndResumesFromAnyDump) {
+  std::string dir = test::temp_dir();
+  auto r = proxc("opt " + example("deconv_tv.prox") + " --verify-each --time-passes --dump-ir " +
+                 shell_quote(dir + "/full") + " -o " + shell_quote(dir + "/final.prox"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("pass absorb"));
+  EXPECT_THAT(r.out, HasSubstr("pass scale"));
+  for (const char* f : {"01_absorb", "02_merge", "03_split", "04_scale"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/full/" + f + ".prox")) << f;
+    EXPECT_TRUE(std::filesystem::exists(dir + "/full/" + f + ".json")) << f;
+  }
+  EXPECT_THAT(read_file(dir + "/final.prox"), HasSubstr("knorm = 3.0000000000000004"));
+  auto resumed = proxc("opt " + shell_quote(dir + "/full/02_merge.json") + " --dump-ir " + shell_quote(dir + "/again"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_EQ(read_file(dir + "/again/04_scale.json"), read_file(dir + "/full/04_scale.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/again/01_absorb.json"));
+}
+
+TEST(CliOpt, BadPassesAreUserErrors) {
+  auto r = proxc("opt " + example("inpaint.prox") + " --passes absorb,frob");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("unknown pass 'frob' (passes: absorb, merge, split, scale)"));
+  auto s = proxc("opt " + example("inpaint.prox") + " --passes scale");
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_THAT(s.out, HasSubstr("run the split pass first"));
+  auto t = proxc("opt " + example("inpaint.prox") + " --solver frob");
+  EXPECT_EQ(t.exit_code, 2);
+}
+
+TEST(CliOpt, AdmmSplitAndPrintAfterAll) {
+  auto r = proxc("opt " + example("denoise_tv_iso.prox") + " --solver admm --print-after-all");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("# after 01_absorb"));
+  EXPECT_THAT(r.out, HasSubstr("knorm = 3.1622776601683795"));
+  EXPECT_THAT(r.out, HasSubstr("psi(sum_squares(0.31622776601683794 * x, beta=1.7782794100389228, b=b))"));
+}
+
 TEST(CliCheck, EveryExamplePasses) {
   for (const char* name : {"denoise_tv_aniso.prox", "denoise_tv_iso.prox", "deconv_tv.prox", "inpaint.prox",
                            "demosaic.prox", "deblur_photo/deblur.prox", "superres/superres.prox"}) {

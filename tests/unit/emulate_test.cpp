@@ -179,7 +179,8 @@ TEST(EmulateAffine, OffsetsKeptOnlyWhenAsked) {
 double own_f(const FunctionTerm& t, const std::vector<double>& u, const std::vector<double>& counts) {
   double f = 0;
   switch (t.kind) {
-    case FunctionKind::SumSquares: for (double x : u) f += x * x; break;
+    case FunctionKind::SumSquares:
+    case FunctionKind::LeastSquares: for (double x : u) f += x * x; break;
     case FunctionKind::Norm1: for (double x : u) f += std::fabs(x); break;
     // Indicators allow 1e-12 of round-off: the prox maps back through (w + b)/beta.
     case FunctionKind::Nonneg: for (double x : u) if (x < -1e-12) return INFINITY; break;

@@ -10,6 +10,7 @@
 
 #include "check/check_command.h"
 #include "emulate/emulate_backend.h"
+#include "passes/pass_manager.h"
 #include "proxc/proxc.h"
 #include "support/array.h"
 #include "support/file_util.h"
@@ -132,6 +133,52 @@ struct ParseCommand {
   }
 };
 
+struct OptCommand {
+  std::string file;
+  std::string passes;
+  std::string solver = "pc";
+  std::string norm = "bound";
+  std::string dump_dir;
+  std::string output;
+  std::string emit_kind = "text";
+  bool print_after_all = false;
+  bool verify_each = false;
+  bool time_passes = false;
+
+  int run() const {
+    proxc::Problem p = proxc::load_problem(file);
+    proxc::PassManagerOptions o;
+    if (!passes.empty()) {
+      size_t start = 0;
+      while (start <= passes.size()) {
+        size_t comma = passes.find(',', start);
+        std::string name = passes.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!name.empty()) o.pipeline.push_back(name);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    }
+    proxc::check_solver_name(solver);
+    o.pass.solver = solver;
+    o.pass.norm = norm;
+    o.dump_dir = dump_dir;
+    o.print_after_all = print_after_all;
+    o.verify_each = verify_each;
+    o.time_passes = time_passes;
+    o.log = &std::cerr;
+    proxc::Problem out = proxc::run_passes(p, o);
+    std::string base = output.empty() ? "" : std::filesystem::path(output).parent_path().string();
+    if (emit_kind == "json") {
+      proxc::JsonPrintOptions jo;
+      jo.base_dir = base;
+      emit(proxc::print_json(out, jo), output);
+    } else {
+      emit(proxc::print_text(out, {base}), output);
+    }
+    return kExitOk;
+  }
+};
+
 struct CheckCommand {
   std::string file;
   std::string backend = "emulate";
@@ -181,6 +228,24 @@ int main(int argc, char** argv) {
   parse_cmd->add_flag("--inline-constants", parse.inline_constants,
                       "With --emit json: store constants' values inline instead of by path and hash");
 
+  OptCommand opt;
+  CLI::App* opt_cmd = app.add_subcommand(
+      "opt", "Run rewriting passes (absorb, merge, split, scale) on a problem or continue from a JSON dump");
+  opt_cmd->fallthrough();
+  opt_cmd->add_option("FILE", opt.file, "Problem file (.prox text or .json dump)")->required();
+  opt_cmd->add_option("--passes", opt.passes, "Comma-separated passes to run (default: absorb,merge,split,scale)");
+  opt_cmd->add_option("--solver", opt.solver, "Solver the split prepares for")
+      ->check(CLI::IsMember({"pc", "ladmm", "admm", "hqs"}));
+  opt_cmd->add_option("--norm", opt.norm, "How the scale pass gets ||K||: bound (ProxImaL's) or power")
+      ->check(CLI::IsMember({"bound", "power"}));
+  opt_cmd->add_option("--dump-ir", opt.dump_dir, "Write NN_<pass>.prox and NN_<pass>.json here after each pass");
+  opt_cmd->add_flag("--print-after-all", opt.print_after_all, "Print the problem after each pass (stderr)");
+  opt_cmd->add_flag("--verify-each", opt.verify_each,
+                    "Verify the IR and that the objective is preserved after each pass");
+  opt_cmd->add_flag("--time-passes", opt.time_passes, "Report each pass's time (stderr)");
+  opt_cmd->add_option("--emit", opt.emit_kind, "Output form: text or json")->check(CLI::IsMember({"text", "json"}));
+  opt_cmd->add_option("-o,--output", opt.output, "Write the result here instead of stdout");
+
   CheckCommand check;
   CLI::App* check_cmd = app.add_subcommand(
       "check", "Dot-test every operator and the whole K of a problem; estimate ||K|| (exit 1 if a check fails)");
@@ -204,6 +269,7 @@ int main(int argc, char** argv) {
     if (!common.max_memory.empty()) proxc::Limits::set_max_array_bytes(parse_bytes(common.max_memory));
     if (parse_cmd->parsed()) return parse.run();
     if (check_cmd->parsed()) return check.run();
+    if (opt_cmd->parsed()) return opt.run();
   } catch (const proxc::UserError& e) {
     std::cerr << e.what() << "\n";
     return kExitUserError;

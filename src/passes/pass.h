@@ -1,0 +1,39 @@
+/// \file
+/// Rewriting passes over the problem IR. Each pass is a function from a
+/// problem to an equivalent problem (the same objective, in the user's units)
+/// and lives in its own file with a comment saying what it guarantees.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/problem.h"
+
+namespace proxc {
+
+/// Options the passes read.
+struct PassOptions {
+  /// The solver the split pass prepares for: pc, ladmm, admm or hqs.
+  std::string solver = "pc";
+  /// How the scale pass gets ||K||: "bound" (ProxImaL's propagated upper
+  /// bound, the default) or "power" (power iteration on the emulator).
+  std::string norm = "bound";
+};
+
+/// absorb: moves offsets, scalar scales and positive elementwise weights into
+/// the functions' parameters, and marks quadratic data terms with a diagonal
+/// or circulant Gram matrix as least squares (absorb.cpp).
+Problem absorb_pass(const Problem& p, const PassOptions& o);
+/// merge: folds a plain quadratic into another term on the same operand
+/// (merge.cpp).
+Problem merge_pass(const Problem& p, const PassOptions& o);
+/// split: assigns every term to omega or psi for the chosen solver (split.cpp).
+Problem split_pass(const Problem& p, const PassOptions& o);
+/// scale: normalises the stacked psi operator by ||K|| (scale.cpp).
+Problem scale_pass(const Problem& p, const PassOptions& o);
+
+/// The solvers the split pass knows, and a check of a name.
+const std::vector<std::string>& known_solvers();
+void check_solver_name(const std::string& s);
+
+}  // namespace proxc

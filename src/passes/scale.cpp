@@ -1,0 +1,75 @@
+// scale: normalises the stacked psi operator so that ||K|| ≤ 1 (ProxImaL's scaling).
+//
+// With Knorm a bound of ||K|| for K = vstack(psi operands) — ProxImaL's upper bound
+// propagated through the operator graph by default, power iteration on request —
+// the problem is rewritten over s = sqrt(Knorm)·x:
+// - each psi operand K_i becomes (1/Knorm)·K_i, its beta is multiplied and its c
+//   multiplied by sqrt(Knorm), its gamma by Knorm;
+// - each omega term's beta and c are divided by sqrt(Knorm), its gamma by Knorm;
+// - the problem records knorm, so results come back in the user's units as
+//   x = s / sqrt(Knorm) (Problem::variable_scale()).
+// Guarantees: the objective at s equals the original objective at x; the
+// stacked psi operator has norm at most 1. Needs the split pass first; an
+// array-valued c cannot be rescaled without new data and is refused.
+
+#include <cmath>
+
+#include "check/check.h"
+#include "emulate/emulate_backend.h"
+#include "passes/pass.h"
+#include "support/error.h"
+
+namespace proxc {
+
+namespace {
+// True when a constant enters `e` as an offset of a sum (an affine, not linear, operand).
+bool has_offset(const Expr& e) {
+  for (const Expr& a : e->args) {
+    if ((e->kind == ExprKind::Add || e->kind == ExprKind::Sub) && !a->has_variable) return true;
+    if (a->has_variable && has_offset(a)) return true;
+  }
+  return false;
+}
+}  // namespace
+
+Problem scale_pass(const Problem& p, const PassOptions& o) {
+  user_assert(p.knorm == 0) << "scale: the problem is already scaled (knorm = " << p.knorm << ")";
+  std::vector<Expr> psi;
+  for (const FunctionTerm& t : p.terms) {
+    user_assert(t.role != TermRole::Unassigned) << "scale: run the split pass first (terms have no role)";
+    if (t.role == TermRole::Psi) psi.push_back(t.arg);
+  }
+  Problem out = p;
+  double knorm = 1;
+  if (!psi.empty()) {
+    Expr k = psi.size() == 1 ? psi[0] : make_vstack(psi);
+    if (o.norm == "power") {
+      auto backend = make_emulate_backend();
+      knorm = estimate_norm(*backend, k).value;
+    } else {
+      user_assert(o.norm == "bound") << "scale: unknown norm method '" << o.norm << "' (bound or power)";
+      knorm = norm_bound(k);
+    }
+    user_assert(std::isfinite(knorm) && knorm > 0) << "scale: ||K|| is " << knorm << "; nothing to normalise by";
+  }
+  const double root = std::sqrt(knorm);
+  for (FunctionTerm& t : out.terms) {
+    user_assert(!t.c.is_array() || knorm == 1)
+        << "scale: cannot rescale the array-valued linear term c of " << to_string(t.kind)
+        << " without new data; run without the scale pass (--passes absorb,merge,split)";
+    user_assert(!has_offset(t.arg))
+        << "scale: the operand of " << to_string(t.kind) << " keeps a constant offset that absorb could not move into "
+        << "its parameters; run without the scale pass (--passes absorb,merge,split)";
+    const bool psi_term = t.role == TermRole::Psi;
+    if (psi_term) t.arg = make_scale(1.0 / knorm, t.arg);
+    t.beta = psi_term ? t.beta * root : t.beta / root;
+    if (!t.c.is_array()) t.c = Param::of(psi_term ? t.c.scalar * root : t.c.scalar / root);
+    t.gamma = psi_term ? t.gamma * knorm : t.gamma / knorm;
+    t = make_term(t);
+  }
+  out.knorm = knorm;
+  out.passes_run.push_back("scale");
+  return out;
+}
+
+}  // namespace proxc
