@@ -10,6 +10,7 @@
 
 #include "check/check_command.h"
 #include "emulate/emulate_backend.h"
+#include "halide/halide_backend.h"
 #include "passes/pass_manager.h"
 #include "proxc/proxc.h"
 #include "support/array.h"
@@ -185,6 +186,7 @@ struct CheckCommand {
   bool json = false;
   uint64_t seed = 1;
   std::string break_adjoint;  // testing the checker: break this operator kind's adjoint
+  std::string target = "host";
 
   int run() const {
     proxc::Problem p = proxc::load_problem(file);
@@ -195,7 +197,15 @@ struct CheckCommand {
       }
       debug.break_adjoint = true;
     }
-    std::unique_ptr<proxc::Backend> b = proxc::make_emulate_backend(debug);
+    std::unique_ptr<proxc::Backend> b;
+    if (backend == "halide") {
+      if (debug.break_adjoint) throw proxc::UserError("--debug-break-adjoint needs --backend emulate");
+      proxc::HalideOptions ho;
+      ho.target = target;
+      b = proxc::make_halide_backend(ho);
+    } else {
+      b = proxc::make_emulate_backend(debug);
+    }
     proxc::ProblemCheck c = proxc::check_problem(*b, p, seed);
     std::string text = json ? proxc::format_check_json(c) : proxc::format_check_text(c);
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -251,8 +261,9 @@ int main(int argc, char** argv) {
       "check", "Dot-test every operator and the whole K of a problem; estimate ||K|| (exit 1 if a check fails)");
   check_cmd->fallthrough();
   check_cmd->add_option("FILE", check.file, "Problem file (.prox text or .json dump)")->required();
-  check_cmd->add_option("--backend", check.backend, "Backend that computes K and K' (emulate)")
-      ->check(CLI::IsMember({"emulate"}));
+  check_cmd->add_option("--backend", check.backend, "Backend that computes K and K' (emulate or halide)")
+      ->check(CLI::IsMember({"emulate", "halide"}));
+  check_cmd->add_option("--target", check.target, "Halide target string for --backend halide (host, host-cuda, ...)");
   check_cmd->add_flag("--json", check.json, "Print one JSON object instead of a table");
   check_cmd->add_option("--seed", check.seed, "Seed of the random test vectors");
   check_cmd->add_option("--debug-break-adjoint", check.break_adjoint,

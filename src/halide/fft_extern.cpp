@@ -1,0 +1,93 @@
+#include "halide/fft_extern.h"
+
+#include <fftw3.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace {
+
+struct Plans {
+  fftwf_plan forward = nullptr;
+  fftwf_plan inverse = nullptr;
+  float* real = nullptr;
+  fftwf_complex* spec = nullptr;
+};
+
+// Plans per spatial size, made once (FFTW's planner is not thread-safe).
+Plans& plans_for(const std::vector<int>& dims) {
+  static std::mutex m;
+  static std::map<std::vector<int>, Plans> cache;
+  std::lock_guard<std::mutex> lock(m);
+  Plans& p = cache[dims];
+  if (!p.forward) {
+    size_t n = 1, half = 1;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      n *= static_cast<size_t>(dims[i]);
+      half *= i + 1 == dims.size() ? static_cast<size_t>(dims[i] / 2 + 1) : static_cast<size_t>(dims[i]);
+    }
+    p.real = fftwf_alloc_real(n);
+    p.spec = fftwf_alloc_complex(half);
+    p.forward = fftwf_plan_dft_r2c(static_cast<int>(dims.size()), dims.data(), p.real, p.spec, FFTW_ESTIMATE);
+    p.inverse = fftwf_plan_dft_c2r(static_cast<int>(dims.size()), dims.data(), p.spec, p.real, FFTW_ESTIMATE);
+  }
+  return p;
+}
+
+std::mutex& exec_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+}  // namespace
+
+extern "C" int proxc_circulant_solve(halide_buffer_t* rhs, halide_buffer_t* otf2, float a, float c, int spatial_rank,
+                                     halide_buffer_t* out) {
+  const int dims = out->dimensions;
+  if (rhs->is_bounds_query() || otf2->is_bounds_query()) {
+    // The whole rhs (same region as the output) and the whole spectrum.
+    if (rhs->is_bounds_query()) {
+      for (int i = 0; i < dims; ++i) rhs->dim[i] = out->dim[i];
+    }
+    if (otf2->is_bounds_query()) {
+      // Spatial numpy axes are the last `spatial_rank` Halide dims; the innermost
+      // spatial one is halved by r2c.
+      const int first = dims - spatial_rank;
+      for (int i = 0; i < spatial_rank; ++i) {
+        int extent = out->dim[first + i].extent;
+        otf2->dim[i].min = 0;
+        otf2->dim[i].extent = i == 0 ? extent / 2 + 1 : extent;
+      }
+    }
+    return 0;
+  }
+  const int first = dims - spatial_rank;
+  std::vector<int> spatial;  // numpy order
+  for (int i = dims - 1; i >= first; --i) spatial.push_back(out->dim[i].extent);
+  int64_t channels = 1;
+  for (int i = 0; i < first; ++i) channels *= out->dim[i].extent;
+  int64_t n = 1;
+  for (int e : spatial) n *= e;
+  const int64_t half = n / spatial.back() * (spatial.back() / 2 + 1);
+  Plans& p = plans_for(spatial);
+  std::lock_guard<std::mutex> lock(exec_mutex());  // the plan's buffers are shared
+  const float* in = reinterpret_cast<const float*>(rhs->host);
+  float* o = reinterpret_cast<float*>(out->host);
+  const float* s = reinterpret_cast<const float*>(otf2->host);
+  // Element (channel ch, spatial flat index f) sits at ch + f·channels when the
+  // buffers are dense (Halide lays dimension 0 innermost).
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    for (int64_t f = 0; f < n; ++f) p.real[f] = in[ch + f * channels];
+    fftwf_execute(p.forward);
+    for (int64_t k = 0; k < half; ++k) {
+      float d = a * s[k] + c;
+      p.spec[k][0] /= d;
+      p.spec[k][1] /= d;
+    }
+    fftwf_execute(p.inverse);
+    for (int64_t f = 0; f < n; ++f) o[ch + f * channels] = p.real[f] / static_cast<float>(n);
+  }
+  return 0;
+}

@@ -1,0 +1,169 @@
+#include "halide/halide_backend.h"
+
+#include <Halide.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "fft/fft.h"
+#include "halide/fft_extern.h"
+#include "halide/lower.h"
+#include "support/error.h"
+#include "support/file_util.h"
+
+namespace proxc {
+
+namespace {
+
+std::atomic<int> g_compiles{0};
+
+Halide::Target parse_target(const std::string& s) {
+  if (s == "host") return Halide::get_jit_target_from_environment();
+  user_assert(Halide::Target::validate_target_string(s)) << "--target: '" << s << "' is not a Halide target string";
+  return Halide::Target(s);
+}
+
+std::vector<int> halide_dims(const Shape& s) {
+  std::vector<int> d;
+  for (auto it = s.rbegin(); it != s.rend(); ++it) d.push_back(static_cast<int>(*it));
+  return d;
+}
+
+Halide::Buffer<float> wrap(const Array& a) {
+  float* p = const_cast<float*>(a.data.data());
+  if (a.shape.empty()) return Halide::Buffer<float>::make_scalar(p);
+  return Halide::Buffer<float>(p, halide_dims(a.shape));
+}
+
+// A compiled pipeline shared by every program with the same structural key.
+struct Entry {
+  hl::Lowered lowered;
+  std::mutex mutex;  // binding parameters and running are not reentrant
+};
+
+std::mutex g_cache_mutex;
+std::map<std::string, std::shared_ptr<Entry>> g_cache;
+
+std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const Halide::Target& target, hl::Lowered* mine) {
+  *mine = hl::lower(p);
+  std::string key = target.to_string() + "|" + mine->key;
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  auto it = g_cache.find(key);
+  if (it != g_cache.end()) return it->second;
+  auto e = std::make_shared<Entry>();
+  e->lowered = *mine;
+  std::map<std::string, Halide::JITExtern> externs = {
+      {"proxc_circulant_solve", Halide::JITExtern(proxc_circulant_solve)}};
+  e->lowered.pipeline.set_jit_externs(externs);
+  e->lowered.pipeline.compile_jit(target);
+  ++g_compiles;
+  g_cache[key] = e;
+  return e;
+}
+
+class HalideStep : public CompiledStep {
+ public:
+  HalideStep(const StepProgram& p, const Halide::Target& t) : program_(p) {
+    entry_ = compiled_entry(p, t, &mine_);
+    // |otf|² of each circulant solve's kernel, from this program's data.
+    for (const auto& [k, dims] : mine_.spectra_sources) {
+      Array a;
+      a.shape = dims;
+      a.shape.back() = dims.back() / 2 + 1;
+      for (const auto& z : fft::kernel_otf(k->constant->array, dims)) a.data.push_back(static_cast<float>(std::norm(z)));
+      spectra_.push_back(std::move(a));
+    }
+  }
+
+  StepOutputs run(const StepInputs& in) override {
+    check_step_inputs(program_, in);
+    hl::Lowered& L = entry_->lowered;
+    std::lock_guard<std::mutex> lock(entry_->mutex);
+    std::vector<Halide::Buffer<float>> keep;
+    for (auto& [name, ip] : L.inputs) {
+      keep.push_back(wrap(*in.buffers.at(name)));
+      ip.set(keep.back());
+    }
+    for (auto& [name, param] : L.params) param.set(in.params.at(name));
+    for (size_t i = 0; i < L.scalars.size(); ++i) L.scalars[i].set(static_cast<float>(mine_.scalar_values[i]));
+    for (size_t i = 0; i < L.data.size(); ++i) {
+      const ExprNode* node = mine_.data_nodes[i];
+      auto it = in.data.find(node);
+      keep.push_back(wrap(it != in.data.end() ? *it->second : node->constant->array));
+      L.data[i].set(keep.back());
+    }
+    for (size_t i = 0; i < L.spectra.size(); ++i) {
+      keep.push_back(wrap(spectra_[i]));
+      L.spectra[i].set(keep.back());
+    }
+    StepOutputs out;
+    std::vector<Halide::Buffer<>> bufs;
+    std::vector<double> scalars(mine_.outputs.size());
+    for (size_t i = 0; i < mine_.outputs.size(); ++i) {
+      const hl::LoweredOutput& o = mine_.outputs[i];
+      if (o.rank == 0) {
+        bufs.push_back(Halide::Buffer<double>::make_scalar(&scalars[i]));
+      } else {
+        Array& a = out.arrays[o.name];
+        a = Array(o.shape);
+        bufs.push_back(wrap(a));
+      }
+    }
+    L.pipeline.realize(Halide::Realization(bufs));
+    for (size_t i = 0; i < mine_.outputs.size(); ++i) {
+      if (mine_.outputs[i].rank == 0) out.scalars[mine_.outputs[i].name] = scalars[i];
+    }
+    return out;
+  }
+
+ private:
+  StepProgram program_;
+  hl::Lowered mine_;
+  std::shared_ptr<Entry> entry_;
+  std::vector<Array> spectra_;
+};
+
+class HalideBackend : public Backend {
+ public:
+  explicit HalideBackend(const HalideOptions& o) : target_(parse_target(o.target)) {}
+  std::string name() const override { return "halide"; }
+  double epsilon() const override { return 1.1920928955078125e-07; }
+  std::unique_ptr<CompiledStep> compile(const StepProgram& program) override {
+    return std::make_unique<HalideStep>(program, target_);
+  }
+
+ private:
+  Halide::Target target_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_halide_backend(const HalideOptions& options) {
+  return std::make_unique<HalideBackend>(options);
+}
+
+int halide_compile_count() { return g_compiles.load(); }
+
+std::string halide_emit(const StepProgram& program, const std::string& kind, const HalideOptions& options) {
+  hl::Lowered L = hl::lower(program);
+  Halide::Target t = parse_target(options.target);
+  std::vector<Halide::Argument> args;
+  for (auto& [name, ip] : L.inputs) args.push_back(ip);
+  for (auto& [name, p] : L.params) args.push_back(p);
+  for (auto& ip : L.data) args.push_back(ip);
+  for (auto& ip : L.spectra) args.push_back(ip);
+  for (auto& p : L.scalars) args.push_back(p);
+  std::string tmp = (std::filesystem::temp_directory_path() / ("proxc_emit_" + std::to_string(::getpid()))).string();
+  std::string path = tmp + (kind == "stmt" ? ".stmt" : kind == "c" ? ".c" : ".html");
+  if (kind == "stmt") L.pipeline.compile_to_lowered_stmt(path, args, Halide::Text, t);
+  else if (kind == "html") L.pipeline.compile_to_lowered_stmt(path, args, Halide::HTML, t);
+  else L.pipeline.compile_to_c(path, args, "proxc_step", t);
+  std::string text = read_file(path);
+  std::remove(path.c_str());
+  return text;
+}
+
+}  // namespace proxc
