@@ -729,11 +729,13 @@ class Lowerer {
       case FunctionKind::LeastSquares: f = cast<double>(alpha) * sum(x * x); break;
       case FunctionKind::Norm1: f = cast<double>(alpha) * sum(abs(x)); break;
       case FunctionKind::GroupNorm1: {
-        // Each group once: at its entry where the group axes are 0.
+        // Each group once: at its entry where the group axes are 0. The group
+        // sums are a Func of their own (an inline reduction cannot nest).
+        Val g2 = define("gsq", vv.ext, [&](const std::vector<Expr>& j) { return group_sum_squares(u, t.axes, j); });
+        materialize(g2);
         Expr first = Halide::Internal::const_true();
         for (int64_t ax : t.axes) first = first && i[static_cast<size_t>(ax)] == 0;
-        Expr g = sqrt(cast<double>(group_sum_squares(u, t.axes, i)));
-        f = cast<double>(alpha) * sum(select(first, g, f64(0)));
+        f = cast<double>(alpha) * sum(select(first, sqrt(cast<double>(call(g2, i))), f64(0)));
         break;
       }
       case FunctionKind::Nonneg: f = select(minimum(x) > f64(-slack), f64(0), inf); break;
@@ -816,8 +818,12 @@ class Lowerer {
         Val out;
         out.f = Func("solve" + std::to_string(counter_++));
         out.ext = extents(n.shape);
-        std::vector<ExternFuncArgument> args = {rhs.f, spec, cast<float>(scalar_of(1)), cast<float>(scalar_of(2)),
-                                                Expr(kr)};
+        // The scalars a and c reach the extern stage as 0-dimensional buffers
+        // (an extern's Expr arguments cannot call Funcs).
+        Val a = arg(1), c = arg(2);
+        materialize(a);
+        materialize(c);
+        std::vector<ExternFuncArgument> args = {rhs.f, spec, a.f, c.f, Expr(kr)};
         out.f.define_extern("proxc_circulant_solve", args, Float(32), static_cast<int>(n.shape.size()));
         out.f.compute_root();
         return out;

@@ -1,6 +1,7 @@
 // Every linop_forward, linop_adjoint, prox and eval case of
-// ../shared/conformance/ (numbers computed by ProxImaL) on the emulator,
-// within each case's stated tolerance: |got − expected| ≤ abs + rel·|expected|.
+// ../shared/conformance/ (numbers computed by ProxImaL) on the emulator, and
+// every linop and prox case on the halide backend, within each case's stated
+// tolerance: |got − expected| ≤ abs + rel·|expected|.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emulate/emulate_backend.h"
+#include "halide/halide_backend.h"
 #include "frontend/parser.h"
 #include "io/npy.h"
 #include "step/step.h"
@@ -48,8 +50,14 @@ std::string case_text(const Case& c) {
   return text + "minimize " + c.json["expr"].get<std::string>() + "\n";
 }
 
-// Runs the case's computation as a step program on the emulator.
-StepOutputs run_case(const Case& c, Array* input) {
+Backend& backend_named(const std::string& name) {
+  static std::unique_ptr<Backend> emulate = make_emulate_backend();
+  static std::unique_ptr<Backend> halide = make_halide_backend();
+  return name == "halide" ? *halide : *emulate;
+}
+
+// Runs the case's computation as a step program on a backend.
+StepOutputs run_case(const Case& c, Array* input, const std::string& backend = "emulate") {
   ParsedProgram prog = parse_program(case_text(c), c.id() + ".prox", test::conformance_dir());
   const FunctionTerm& term = prog.problem.terms[0];
   Expr x = prog.names.at(c.json["variable"]["name"].get<std::string>());
@@ -67,17 +75,16 @@ StepOutputs run_case(const Case& c, Array* input) {
   (void)x;
   StepInputs inputs;
   inputs.buffers["in"] = input;
-  return make_emulate_backend()->compile(p)->run(inputs);
+  return backend_named(backend).compile(p)->run(inputs);
 }
 
 bool is_sum_entries_params(const Case& c) { return c.id().find("sum_entries_params") != std::string::npos; }
 
 class ArrayCase : public ::testing::TestWithParam<Case> {};
 
-TEST_P(ArrayCase, MatchesProxImaLWithinTolerance) {
-  const Case& c = GetParam();
+void check_array_case(const Case& c, const std::string& backend) {
   Array input;
-  StepOutputs out = run_case(c, &input);
+  StepOutputs out = run_case(c, &input, backend);
   const Array& got = out.arrays.at("out");
   Array want = read(c.json["output"].get<std::string>());
   ASSERT_EQ(got.shape, want.shape);
@@ -104,11 +111,20 @@ TEST_P(ArrayCase, MatchesProxImaLWithinTolerance) {
   EXPECT_EQ(bad, 0);
 }
 
+TEST_P(ArrayCase, MatchesProxImaLWithinTolerance) { check_array_case(GetParam(), "emulate"); }
+
+class HalideArrayCase : public ::testing::TestWithParam<Case> {};
+
+TEST_P(HalideArrayCase, MatchesProxImaLWithinTolerance) { check_array_case(GetParam(), "halide"); }
+
 std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.id(); }
 
 INSTANTIATE_TEST_SUITE_P(Linop, ArrayCase, ::testing::ValuesIn(cases_of({"linop_forward", "linop_adjoint"})),
                          case_name);
 INSTANTIATE_TEST_SUITE_P(Prox, ArrayCase, ::testing::ValuesIn(cases_of({"prox"})), case_name);
+INSTANTIATE_TEST_SUITE_P(Linop, HalideArrayCase,
+                         ::testing::ValuesIn(cases_of({"linop_forward", "linop_adjoint"})), case_name);
+INSTANTIATE_TEST_SUITE_P(Prox, HalideArrayCase, ::testing::ValuesIn(cases_of({"prox"})), case_name);
 
 class EvalCase : public ::testing::TestWithParam<Case> {};
 

@@ -1,0 +1,349 @@
+// The halide backend against the emulator: every operator (forward and
+// adjoint), every prox and value, the arithmetic and reduction nodes, the
+// circulant solve and random operator DAGs agree to a stated float
+// tolerance; the dot test passes on halide; new sizes and data reuse the
+// compiled pipeline.
+//
+// Tolerance for an array result e (emulator, double) and h (halide, float):
+//   max_i |h_i − e_i| ≤ 16 · eps32 · W · max(1, ‖e‖∞, ‖inputs‖∞ · max(1, bound(K)))
+// with W the rounding work of K (docs/checks.md): each entry is a sum of at
+// most W float roundings of terms bounded by ‖inputs‖∞·bound(K).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "check/check.h"
+#include "emulate/emulate_backend.h"
+#include "halide/halide_backend.h"
+#include "ir/printer.h"
+#include "test_util.h"
+
+namespace proxc {
+namespace {
+
+constexpr double kEps32 = 1.1920928955078125e-07;
+
+Backend& emulator() {
+  static std::unique_ptr<Backend> b = make_emulate_backend();
+  return *b;
+}
+Backend& halide() {
+  static std::unique_ptr<Backend> b = make_halide_backend();
+  return *b;
+}
+
+Expr random_constant(Shape s, std::mt19937_64* rng, float lo = -1, float hi = 1, const char* name = "c") {
+  std::uniform_real_distribution<float> u(lo, hi);
+  auto d = std::make_shared<ConstantData>();
+  d->array = Array(std::move(s));
+  for (float& v : d->array.data) v = u(*rng);
+  d->source.type = ConstantSource::Type::Inline;
+  return make_constant(d, name);
+}
+
+Array random_array(const Shape& s, std::mt19937_64* rng, float lo = -1, float hi = 1) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  Array a(s);
+  for (float& v : a.data) v = u(*rng);
+  return a;
+}
+
+double max_abs(const Array& a) {
+  double m = 0;
+  for (float v : a.data) m = std::max(m, std::fabs(static_cast<double>(v)));
+  return m;
+}
+
+void expect_close(const Array& h, const Array& e, double tol, const std::string& what) {
+  ASSERT_EQ(h.shape, e.shape) << what;
+  double worst = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < e.data.size(); ++i) {
+    double d = std::fabs(static_cast<double>(h.data[i]) - e.data[i]);
+    if (!(d <= worst)) {
+      worst = d;
+      at = i;
+    }
+  }
+  EXPECT_LE(worst, tol) << what << ": entry " << at << " halide " << h.data[at] << " emulate " << e.data[at];
+}
+
+// Runs forward and adjoint of K on both backends and compares.
+void expect_operator_parity(const Expr& k, std::mt19937_64* rng) {
+  std::vector<Expr> vars = linop_variables(k);
+  StepProgram p;
+  p.name = "parity";
+  std::vector<Step> xs;
+  StepInputs in;
+  std::vector<Array> data;
+  data.reserve(vars.size() + 1);
+  double in_max = 1;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    xs.push_back(step_input("x" + std::to_string(i), vars[i]->shape));
+    data.push_back(random_array(vars[i]->shape, rng));
+    in.buffers["x" + std::to_string(i)] = &data.back();
+  }
+  data.push_back(random_array(k->shape, rng));
+  in.buffers["y"] = &data.back();
+  Step y = step_input("y", k->shape);
+  p.outputs.push_back({"fwd", step_forward(k, xs)});
+  for (size_t i = 0; i < vars.size(); ++i) {
+    p.outputs.push_back({"adj" + std::to_string(i), step_adjoint(k, static_cast<int>(i), y)});
+  }
+  StepOutputs e = emulator().compile(p)->run(in);
+  StepOutputs h = halide().compile(p)->run(in);
+  const double scale = std::max(1.0, norm_bound(k)) * in_max;
+  for (const auto& [name, arr] : e.arrays) {
+    double tol = 16 * kEps32 * rounding_work(k) * std::max({1.0, max_abs(arr), scale});
+    expect_close(h.arrays.at(name), arr, tol, print_expression(k) + " " + name);
+  }
+}
+
+TEST(HalideParity, EveryOperatorForwardAndAdjoint) {
+  std::mt19937_64 rng(3);
+  for (Shape s : {Shape{7, 5}, Shape{6, 9, 3}}) {
+    Expr x = make_variable(s, "x");
+    Shape ext = s;
+    for (auto& e : ext) e -= 1;
+    std::vector<Expr> ops = {
+        make_grad(x),
+        make_grad(x, 1),
+        make_conv(random_constant({3, 4}, &rng), x),
+        make_conv(random_constant({2, 2}, &rng), x),
+        make_mul_elemwise(random_constant(s, &rng), x),
+        make_subsample(x, std::vector<int64_t>(s.size(), 2)),
+        make_scale(-2.5, x),
+        make_add(x, make_scale(0.5, x)),
+        make_sub(x, random_constant(s, &rng)),
+        make_neg(x),
+        make_vstack({x, make_grad(x)}),
+        make_reshape(x, {num_elements(s)}),
+        make_transpose(x, {}),
+        make_crop(x, std::vector<int64_t>(s.size(), 1), ext),
+        make_warp(x, random_constant({3, 3}, &rng, 0.0f, 0.2f)),
+    };
+    if (s.back() == 3) {
+      ops.push_back(make_mul_color(x, nullptr, "yuv"));
+      ops.push_back(make_mul_color(x, random_constant({3, 3}, &rng)));
+      ops.push_back(make_conv(random_constant({3, 3, 2}, &rng), x));
+    }
+    // One pipeline holds every operator: fewer JIT compiles.
+    std::vector<Expr> parts;
+    for (const Expr& k : ops) parts.push_back(k);
+    for (const Expr& k : ops) {
+      SCOPED_TRACE(print_expression(k));
+      DotTestResult r = dot_test(halide(), k, 5);
+      EXPECT_TRUE(r.passed) << r.what << ": error " << r.error << " > " << r.tolerance;
+    }
+    expect_operator_parity(make_vstack(parts), &rng);
+  }
+}
+
+Expr warp_homography() {
+  const double a = 10 * M_PI / 180, s = 1.1;
+  auto d = std::make_shared<ConstantData>();
+  d->array = Array(Shape{3, 3}, {static_cast<float>(s * std::cos(a)), static_cast<float>(-s * std::sin(a)), 1.5f,
+                                 static_cast<float>(s * std::sin(a)), static_cast<float>(s * std::cos(a)), -0.7f,
+                                 0.001f, 0.0f, 1.0f});
+  d->source.type = ConstantSource::Type::Inline;
+  return make_constant(d, "H");
+}
+
+TEST(HalideParity, RotatingWarp) {
+  std::mt19937_64 rng(8);
+  Expr x = make_variable({11, 9});
+  expect_operator_parity(make_warp(x, warp_homography()), &rng);
+}
+
+TEST(HalideParity, RandomOperatorDags) {
+  std::mt19937_64 rng(77);
+  const Shape shapes[] = {{7, 6}, {9, 5}, {6, 8, 3}};
+  for (int trial = 0; trial < 12; ++trial) {
+    std::vector<Expr> pool = {make_variable(shapes[trial % 3], "x")};
+    if (trial % 2) pool.push_back(make_variable(shapes[(trial + 1) % 3], "y"));
+    for (int i = 0; i < 7; ++i) {
+      Expr a = pool[rng() % pool.size()];
+      Expr e;
+      switch (rng() % 8) {
+        case 0: if (a->rank() <= 3) e = make_grad(a, std::min<int64_t>(2, a->rank())); break;
+        case 1:
+          if (a->rank() >= 2 && a->shape[0] >= 3) e = make_conv(random_constant({3, 2}, &rng), a);
+          break;
+        case 2: e = make_mul_elemwise(random_constant(a->shape, &rng), a); break;
+        case 3: e = make_subsample(a, std::vector<int64_t>(a->shape.size(), 1 + rng() % 2)); break;
+        case 4: e = make_scale(1.5, a); break;
+        case 5:
+          for (const Expr& b : pool) {
+            if (b != a && b->shape == a->shape) e = make_sub(b, a);
+          }
+          break;
+        case 6: e = make_transpose(a, {}); break;
+        case 7: e = make_vstack({a, pool[rng() % pool.size()]}); break;
+      }
+      if (e && num_elements(e->shape) < 20000) pool.push_back(e);
+    }
+    Expr k = make_vstack({pool.back(), pool[pool.size() / 2], pool[0]});
+    SCOPED_TRACE(print_expression(k));
+    expect_operator_parity(k, &rng);
+    EXPECT_TRUE(dot_test(halide(), k, 9).passed);
+  }
+}
+
+TEST(HalideParity, EveryProxAndValue) {
+  std::mt19937_64 rng(12);
+  Shape s{6, 5, 2};
+  Expr x = make_variable(s, "x");
+  Expr b = random_constant(s, &rng, -0.3f, 0.3f, "b");
+  Expr c = random_constant(s, &rng, -0.3f, 0.3f, "c");
+  Expr counts = random_constant(s, &rng, 0.0f, 3.0f, "counts");
+  std::vector<FunctionTerm> terms;
+  for (FunctionKind kind : {FunctionKind::SumSquares, FunctionKind::Norm1, FunctionKind::GroupNorm1,
+                            FunctionKind::Nonneg, FunctionKind::PoissonNorm, FunctionKind::SumEntries,
+                            FunctionKind::Box, FunctionKind::LeastSquares}) {
+    for (int params = 0; params < 3; ++params) {
+      FunctionTerm t;
+      t.kind = kind;
+      t.arg = x;
+      if (kind == FunctionKind::GroupNorm1) t.axes = {2};
+      if (kind == FunctionKind::PoissonNorm) t.counts = counts;
+      if (kind == FunctionKind::Box) {
+        t.lower = params == 2 ? Param::of(b) : Param::of(-0.5);
+        t.upper = Param::of(0.75);
+      }
+      if (params == 1) {
+        t.alpha = 0.7;
+        t.beta = 1.3;
+        t.b = Param::of(b);
+        t.c = Param::of(c);
+        t.gamma = 0.2;
+        t.d = 0.3;
+      } else if (params == 2) {
+        t.alpha = 1.5;
+        t.beta = -0.8;
+        t.b = Param::of(0.25);
+        t.c = Param::of(-0.1);
+        t.gamma = 0.05;
+      }
+      terms.push_back(make_term(t));
+    }
+  }
+  StepProgram p;
+  p.name = "prox_parity";
+  Step v = step_input("v", s);
+  Step rho = step_param("rho");
+  for (size_t i = 0; i < terms.size(); ++i) {
+    p.outputs.push_back({"prox" + std::to_string(i), step_prox(terms[i], v, rho)});
+    p.outputs.push_back({"value" + std::to_string(i), step_value(terms[i], v)});
+  }
+  auto he = halide().compile(p);
+  auto ee = emulator().compile(p);
+  for (double r : {0.5, 1.7}) {
+    Array va = random_array(s, &rng, -1.5f, 1.5f);
+    for (float& f : va.data) f = std::fabs(f) + 0.05f;  // inside every domain, so values are finite
+    StepInputs in;
+    in.buffers["v"] = &va;
+    in.params["rho"] = r;
+    StepOutputs h = he->run(in), e = ee->run(in);
+    for (size_t i = 0; i < terms.size(); ++i) {
+      std::string what = std::string(to_string(terms[i].kind)) + " #" + std::to_string(i) + " rho " + std::to_string(r);
+      const Array& ea = e.arrays.at("prox" + std::to_string(i));
+      // A prox is a few float operations on each entry: 64·eps32 relative to its scale.
+      expect_close(h.arrays.at("prox" + std::to_string(i)), ea, 64 * kEps32 * std::max(1.0, max_abs(ea)), what);
+      double ev = e.scalars.at("value" + std::to_string(i)), hv = h.scalars.at("value" + std::to_string(i));
+      if (std::isinf(ev)) {
+        EXPECT_EQ(hv, ev) << what;
+      } else {
+        // Values sum n float entries (accumulated in double): n·eps32 relative.
+        EXPECT_NEAR(hv, ev, static_cast<double>(num_elements(s)) * kEps32 * (1 + std::fabs(ev)) * 4) << what;
+      }
+    }
+  }
+}
+
+TEST(HalideParity, ArithmeticReductionsAndCirculantSolve) {
+  std::mt19937_64 rng(21);
+  Shape s{8, 6};
+  Expr k = random_constant({3, 3}, &rng, 0.0f, 1.0f, "k");
+  StepProgram p;
+  p.name = "arith";
+  Step a = step_input("a", s), b = step_input("b", s);
+  Step t = step_param("t");
+  p.outputs = {
+      {"add", step_binary(StepKind::Add, a, b)},
+      {"sub", step_binary(StepKind::Sub, a, t)},
+      {"mul", step_binary(StepKind::Mul, a, b)},
+      {"div", step_binary(StepKind::Div, a, step_binary(StepKind::Add, step_unary(StepKind::Abs, b), step_constant(1)))},
+      {"min", step_binary(StepKind::Min, a, b)},
+      {"max", step_binary(StepKind::Max, a, step_constant(0.1))},
+      {"neg", step_unary(StepKind::Neg, a)},
+      {"sqrt", step_unary(StepKind::Sqrt, step_unary(StepKind::Abs, a))},
+      {"sign", step_unary(StepKind::Sign, a)},
+      {"axpby", step_axpby(t, a, step_constant(-2), b)},
+      {"fill", step_fill(0.25, s)},
+      {"sum", step_reduce(StepKind::Sum, a)},
+      {"ss", step_reduce(StepKind::SumSquares, a)},
+      {"dot", step_reduce(StepKind::Dot, a, b)},
+      {"maxabs", step_reduce(StepKind::MaxAbs, a)},
+      {"solve", step_circulant_solve(k, a, t, step_constant(0.5))},
+  };
+  Array av = random_array(s, &rng), bv = random_array(s, &rng);
+  StepInputs in;
+  in.buffers = {{"a", &av}, {"b", &bv}};
+  in.params = {{"t", 0.75}};
+  StepOutputs h = halide().compile(p)->run(in), e = emulator().compile(p)->run(in);
+  for (const auto& [name, arr] : e.arrays) expect_close(h.arrays.at(name), arr, 64 * kEps32 * std::max(1.0, max_abs(arr)), name);
+  for (const auto& [name, v] : e.scalars) EXPECT_NEAR(h.scalars.at(name), v, 1e-5 * (1 + std::fabs(v))) << name;
+}
+
+TEST(HalideCache, NewSizesAndDataDoNotRecompile) {
+  std::mt19937_64 rng(31);
+  auto program_for = [&](Shape s, float scale) {
+    Expr x = make_variable(s, "x");
+    Expr k = make_sub(make_conv(random_constant({3, 3}, &rng), make_scale(scale, x)), random_constant(s, &rng));
+    FunctionTerm t;
+    t.kind = FunctionKind::Norm1;
+    t.arg = k;
+    t.alpha = scale;
+    t = make_term(t);
+    StepProgram p;
+    p.name = "cache";
+    Step in = step_input("x", s);
+    p.outputs = {{"z", step_prox(t, step_forward(k, {in}, true), step_param("rho"))},
+                 {"adj", step_adjoint(k, 0, step_forward(k, {in}))}};
+    return p;
+  };
+  auto run = [&](const StepProgram& p, const Shape& s) {
+    Array x = random_array(s, &rng);
+    StepInputs in;
+    in.buffers["x"] = &x;
+    in.params["rho"] = 1.3;
+    StepOutputs h = halide().compile(p)->run(in), e = emulator().compile(p)->run(in);
+    expect_close(h.arrays.at("z"), e.arrays.at("z"), 1e-4, "z");
+    expect_close(h.arrays.at("adj"), e.arrays.at("adj"), 1e-4 * std::max(1.0, max_abs(e.arrays.at("adj"))), "adj");
+  };
+  run(program_for({16, 12}, 2.0f), {16, 12});
+  int compiles = halide_compile_count();
+  // Another image size, other data and other scalars: the same compiled pipeline.
+  run(program_for({33, 21}, 0.5f), {33, 21});
+  run(program_for({9, 40}, 3.0f), {9, 40});
+  EXPECT_EQ(halide_compile_count(), compiles);
+  // A different structure does compile.
+  Expr x = make_variable({5, 5});
+  dot_test(halide(), make_grad(make_grad(x)), 1);
+  EXPECT_GT(halide_compile_count(), compiles);
+}
+
+TEST(HalideEmit, StmtAndCForReading) {
+  Expr x = make_variable({8, 8});
+  StepProgram p;
+  p.name = "emit";
+  p.outputs = {{"g", step_forward(make_grad(x), {step_input("x", {8, 8})})}};
+  EXPECT_THAT(halide_emit(p, "stmt"), ::testing::HasSubstr("produce"));
+  EXPECT_THAT(halide_emit(p, "c"), ::testing::HasSubstr("proxc_step"));
+}
+
+}  // namespace
+}  // namespace proxc
