@@ -3,6 +3,9 @@
 // Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug).
 
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <functional>
+#include <unordered_map>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -11,7 +14,10 @@
 #include "check/check_command.h"
 #include "emulate/emulate_backend.h"
 #include "halide/halide_backend.h"
+#include "io/array_io.h"
 #include "passes/pass_manager.h"
+#include "solvers/metrics.h"
+#include "solvers/solver.h"
 #include "proxc/proxc.h"
 #include "support/array.h"
 #include "support/file_util.h"
@@ -180,6 +186,129 @@ struct OptCommand {
   }
 };
 
+struct SolveCommand {
+  std::string file;
+  std::string backend = "halide";
+  std::string target = "host";
+  proxc::SolverOptions options;
+  std::string output;
+  std::string log;
+  std::string reference;
+  std::string x0;
+  std::vector<std::string> sets;
+  bool json = false;
+  bool full = false;
+
+  int run() {
+    auto t0 = std::chrono::steady_clock::now();
+    proxc::Problem p = proxc::load_problem(file);
+    for (const std::string& s : sets) p = replace_constant(p, s);
+    double parse_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!x0.empty()) {
+      auto vars = p.variables();
+      user_assert(vars.size() == 1) << "--x0 needs a problem with one variable";
+      options.x0[vars[0]->name_hint] = proxc::io::load_array(x0);
+    }
+    std::unique_ptr<proxc::Backend> b;
+    if (backend == "halide") {
+      proxc::HalideOptions ho;
+      ho.target = target;
+      b = proxc::make_halide_backend(ho);
+    } else {
+      b = proxc::make_emulate_backend();
+    }
+    proxc::SolveResult r = proxc::solve(p, options, *b);
+    r.summary.parse_s = parse_s;
+    if (!output.empty()) write_outputs(r);
+    if (!log.empty()) {
+      std::string csv = "iteration,r,s,eps_pri,eps_dual,seconds\n";
+      for (const auto& h : r.history) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "%d,%.9g,%.9g,%.9g,%.9g,%.6f\n", h.iteration, h.r, h.s, h.eps_pri, h.eps_dual,
+                      h.seconds);
+        csv += buf;
+      }
+      proxc::write_file_atomic(log, csv);
+    }
+    double ps = 0, ss = 0;
+    if (!reference.empty()) {
+      proxc::Array ref = proxc::io::load_array(reference);
+      user_assert(r.x.size() == 1) << "--reference needs a problem with one variable";
+      const proxc::Array& x = r.x.begin()->second;
+      ps = proxc::psnr(x, ref);
+      ss = proxc::ssim(x, ref);
+    }
+    if (json) {
+      std::string j = r.summary.to_json();
+      if (!reference.empty()) {
+        j.pop_back();  // the closing brace
+        while (!j.empty() && (j.back() == '\n' || j.back() == ' ')) j.pop_back();
+        char buf[128];
+        std::snprintf(buf, sizeof buf, ",\n \"psnr\": %.6f,\n \"ssim\": %.6f\n}", ps, ss);
+        j += buf;
+      }
+      std::cout << j << "\n";
+    } else {
+      std::cout << (full ? r.summary.full_report() : r.summary.brief_report() + "\n");
+      if (!reference.empty()) std::printf("PSNR %.2f dB, SSIM %.4f against %s\n", ps, ss, reference.c_str());
+      if (!output.empty()) std::printf("wrote %s\n", output.c_str());
+    }
+    return r.summary.termination == proxc::Termination::Diverged ? kExitCheckFailed : kExitOk;
+  }
+
+  // NAME=FILE: the constant bound to NAME gets the file's values (same shape).
+  static proxc::Problem replace_constant(const proxc::Problem& p, const std::string& spec) {
+    auto eq = spec.find('=');
+    user_assert(eq != std::string::npos && eq > 0) << "--set expects NAME=FILE, got '" << spec << "'";
+    std::string name = spec.substr(0, eq), path = spec.substr(eq + 1);
+    proxc::PrintPlan plan(p);
+    for (const proxc::Expr& e : plan.order()) {
+      if (!e->is_constant() || !plan.is_bound(e.get()) || plan.name(e.get()) != name) continue;
+      auto data = std::make_shared<proxc::ConstantData>(*e->constant);
+      data->array = proxc::io::load_array(path);
+      user_assert(data->array.shape == e->shape) << "--set " << name << ": " << path << " holds shape "
+                                                  << proxc::shape_to_string(data->array.shape) << ", the constant has "
+                                                  << proxc::shape_to_string(e->shape);
+      data->source.resolved_path = path;
+      data->source.path = path;
+      return rebind(p, e, proxc::make_constant(data, e->name_hint));
+    }
+    throw proxc::UserError("--set: the problem has no constant named '" + name + "'");
+  }
+
+  // The problem with `from` replaced by `to` everywhere.
+  static proxc::Problem rebind(const proxc::Problem& p, const proxc::Expr& from, const proxc::Expr& to) {
+    std::unordered_map<const proxc::ExprNode*, proxc::Expr> memo;
+    std::function<proxc::Expr(const proxc::Expr&)> go = [&](const proxc::Expr& e) -> proxc::Expr {
+      if (!e) return e;
+      if (e == from) return to;
+      auto it = memo.find(e.get());
+      if (it != memo.end()) return it->second;
+      std::vector<proxc::Expr> args;
+      for (const auto& a : e->args) args.push_back(go(a));
+      return memo[e.get()] = proxc::with_args(e, args);
+    };
+    proxc::Problem q = p;
+    for (auto& t : q.terms) {
+      t.arg = go(t.arg);
+      for (proxc::Param* prm : {&t.b, &t.c, &t.lower, &t.upper}) prm->array = go(prm->array);
+      t.counts = go(t.counts);
+    }
+    return q;
+  }
+
+  void write_outputs(const proxc::SolveResult& r) const {
+    if (r.x.size() == 1) {
+      proxc::io::save_array(output, r.x.begin()->second);
+      return;
+    }
+    std::filesystem::path o(output);
+    for (const auto& [name, a] : r.x) {
+      proxc::io::save_array((o.parent_path() / (o.stem().string() + "_" + name + o.extension().string())).string(), a);
+    }
+  }
+};
+
 struct CheckCommand {
   std::string file;
   std::string backend = "emulate";
@@ -256,6 +385,29 @@ int main(int argc, char** argv) {
   opt_cmd->add_option("--emit", opt.emit_kind, "Output form: text or json")->check(CLI::IsMember({"text", "json"}));
   opt_cmd->add_option("-o,--output", opt.output, "Write the result here instead of stdout");
 
+  SolveCommand solve;
+  CLI::App* solve_cmd = app.add_subcommand("solve", "Solve a problem and write the result");
+  solve_cmd->fallthrough();
+  solve_cmd->add_option("FILE", solve.file, "Problem file (.prox text or .json dump)")->required();
+  solve_cmd->add_option("--solver", solve.options.solver, "pc (Pock-Chambolle), ladmm, admm or hqs")
+      ->check(CLI::IsMember({"pc", "ladmm", "admm", "hqs"}));
+  solve_cmd->add_option("--backend", solve.backend, "halide (compiled) or emulate (reference interpreter)")
+      ->check(CLI::IsMember({"halide", "emulate"}));
+  solve_cmd->add_option("--target", solve.target, "Halide target string (host, host-cuda, ...)");
+  solve_cmd->add_option("--iters", solve.options.max_iters, "Most iterations (default 1000)");
+  solve_cmd->add_option("--eps-abs", solve.options.eps_abs, "Absolute tolerance (default 1e-3; 0 with --eps-rel 0: "
+                                                             "run exactly --iters)");
+  solve_cmd->add_option("--eps-rel", solve.options.eps_rel, "Relative tolerance (default 1e-3)");
+  solve_cmd->add_option("--time-limit", solve.options.time_limit_s, "Stop after this many seconds of iterating");
+  solve_cmd->add_option("--fuse", solve.options.fuse, "Iterations unrolled into one pipeline (pc, ladmm)");
+  solve_cmd->add_option("-o,--output", solve.output, "Write the result (.npy, .png, .tif)");
+  solve_cmd->add_option("--log", solve.log, "Write one CSV row per convergence check");
+  solve_cmd->add_option("--reference", solve.reference, "Ground truth: print PSNR and SSIM");
+  solve_cmd->add_option("--x0", solve.x0, "Start from this array (user units)");
+  solve_cmd->add_option("--set", solve.sets, "NAME=FILE: replace a constant's data without recompiling");
+  solve_cmd->add_flag("--json", solve.json, "Print the summary as one JSON object");
+  solve_cmd->add_flag("--full", solve.full, "Print the full report");
+
   CheckCommand check;
   CLI::App* check_cmd = app.add_subcommand(
       "check", "Dot-test every operator and the whole K of a problem; estimate ||K|| (exit 1 if a check fails)");
@@ -281,6 +433,7 @@ int main(int argc, char** argv) {
     if (parse_cmd->parsed()) return parse.run();
     if (check_cmd->parsed()) return check.run();
     if (opt_cmd->parsed()) return opt.run();
+    if (solve_cmd->parsed()) return solve.run();
   } catch (const proxc::UserError& e) {
     std::cerr << e.what() << "\n";
     return kExitUserError;

@@ -1,0 +1,604 @@
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unordered_map>
+
+#include "check/check.h"
+#include "emulate/emulate_backend.h"
+#include "passes/pass_manager.h"
+#include "solvers/solver.h"
+#include "support/error.h"
+#include "support/format.h"
+
+namespace proxc {
+
+const char* to_string(Termination t) {
+  switch (t) {
+    case Termination::NotRun: return "not_run";
+    case Termination::Converged: return "converged";
+    case Termination::MaxIterations: return "max_iterations";
+    case Termination::TimeLimit: return "time_limit";
+    case Termination::UserStop: return "user_stop";
+    case Termination::Diverged: return "diverged";
+  }
+  return "?";
+}
+
+void SolverOptions::validate() const {
+  check_solver_name(solver);
+  user_assert(max_iters >= 1) << "SolverOptions.max_iters must be >= 1, got " << max_iters;
+  user_assert(eps_abs >= 0 && std::isfinite(eps_abs)) << "SolverOptions.eps_abs must be finite and >= 0";
+  user_assert(eps_rel >= 0 && std::isfinite(eps_rel)) << "SolverOptions.eps_rel must be finite and >= 0";
+  user_assert(time_limit_s >= 0) << "SolverOptions.time_limit_s must be >= 0";
+  user_assert(fuse >= 1 && fuse <= 64) << "SolverOptions.fuse must be in 1..64, got " << fuse;
+  user_assert(cg_max_iters >= 1) << "SolverOptions.cg_max_iters must be >= 1";
+  user_assert(cg_tol > 0) << "SolverOptions.cg_tol must be > 0";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The split problem as the lowering sees it.
+struct Layout {
+  std::vector<Expr> vars;
+  std::vector<const FunctionTerm*> psi;
+  const FunctionTerm* omega = nullptr;
+  std::string name(size_t i) const { return "x" + std::to_string(i); }
+};
+
+Layout layout_of(const Problem& p) {
+  Layout l;
+  l.vars = p.variables();
+  for (const FunctionTerm& t : p.terms) {
+    if (t.role == TermRole::Omega) l.omega = &t;
+    else l.psi.push_back(&t);
+  }
+  return l;
+}
+
+int var_index(const std::vector<Expr>& vars, const ExprNode* v) {
+  for (size_t i = 0; i < vars.size(); ++i) {
+    if (vars[i].get() == v) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Step sum_steps(Step a, const Step& b) { return a ? step_binary(StepKind::Add, a, b) : b; }
+Step scalar(double v) { return step_constant(v); }
+
+// Builds the step nodes of one solver iteration.
+class Builder {
+ public:
+  explicit Builder(const Layout& l) : l_(l) {}
+
+  // K_i x for psi term i, from the variables' current steps.
+  Step K(size_t i, const std::vector<Step>& x) const {
+    std::vector<Step> xs;
+    for (const Expr& v : linop_variables(l_.psi[i]->arg)) xs.push_back(x[static_cast<size_t>(var_index(l_.vars, v.get()))]);
+    return step_forward(l_.psi[i]->arg, xs);
+  }
+
+  // Kᵀ y for variable v: the sum over the psi terms that use it.
+  Step KT(size_t v, const std::vector<Step>& y) const {
+    Step out;
+    for (size_t i = 0; i < l_.psi.size(); ++i) {
+      std::vector<Expr> vs = linop_variables(l_.psi[i]->arg);
+      for (size_t j = 0; j < vs.size(); ++j) {
+        if (vs[j] == l_.vars[v]) out = sum_steps(out, step_adjoint(l_.psi[i]->arg, static_cast<int>(j), y[i]));
+      }
+    }
+    return out ? out : step_fill(0, l_.vars[v]->shape);
+  }
+
+  // prox of the omega term with respect to x (a direct least-squares solve),
+  // or the identity when there is none.
+  Step prox_omega(const Step& v, const Step& rho) const {
+    if (!l_.omega) return v;
+    const FunctionTerm& t = *l_.omega;
+    // Q = s · base, base ∈ {x, mul_elemwise(w, x), conv(k, x)}.
+    double s = 1;
+    Expr base = t.arg;
+    while (base->kind == ExprKind::Scale || base->kind == ExprKind::Neg) {
+      s *= base->kind == ExprKind::Scale ? base->scalar : -1.0;
+      base = base->args[0];
+    }
+    // (2αβ² + 2γ)s²·baseᵀbase x + ρ x = 2αβs·baseᵀb − s·baseᵀc + ρ v
+    const double a = (2 * t.alpha * t.beta * t.beta + 2 * t.gamma) * s * s;
+    auto data_or_fill = [&](const Param& p) {
+      return p.array ? step_data(p.array) : step_fill(p.scalar, base->shape);
+    };
+    auto base_t = [&](const Step& y) { return base->is_variable() ? y : step_adjoint(base, 0, y); };
+    Step rhs = step_binary(StepKind::Mul, rho, v);
+    if (!t.b.is_scalar(0)) {
+      rhs = step_axpby(scalar(2 * t.alpha * t.beta * s), base_t(data_or_fill(t.b)), scalar(1), rhs);
+    }
+    if (!t.c.is_scalar(0)) rhs = step_axpby(scalar(-s), base_t(data_or_fill(t.c)), scalar(1), rhs);
+    if (base->kind == ExprKind::Conv) return step_circulant_solve(base->args[0], rhs, scalar(a), rho);
+    Step denom = rho;
+    if (base->kind == ExprKind::MulElemwise) {
+      Step w = step_data(base->args[0]);
+      denom = step_binary(StepKind::Add, step_binary(StepKind::Mul, scalar(a), step_binary(StepKind::Mul, w, w)), rho);
+    } else {
+      denom = step_binary(StepKind::Add, scalar(a), rho);
+    }
+    return step_binary(StepKind::Div, rhs, denom);
+  }
+
+  // ‖a‖² summed over a list.
+  static Step norm2(const std::vector<Step>& a) {
+    Step s;
+    for (const Step& x : a) s = sum_steps(s, step_reduce(StepKind::SumSquares, x));
+    return s ? s : scalar(0);
+  }
+  static std::vector<Step> diff(const std::vector<Step>& a, const std::vector<Step>& b) {
+    std::vector<Step> d;
+    for (size_t i = 0; i < a.size(); ++i) d.push_back(step_binary(StepKind::Sub, a[i], b[i]));
+    return d;
+  }
+
+  const Layout& l_;
+};
+
+int64_t total_size(const std::vector<Expr>& es) {
+  int64_t n = 0;
+  for (const Expr& e : es) n += num_elements(e->shape);
+  return n;
+}
+
+std::vector<Expr> psi_args(const Layout& l) {
+  std::vector<Expr> a;
+  for (const FunctionTerm* t : l.psi) a.push_back(t->arg);
+  return a;
+}
+
+// Residual outputs "r2", "s2", "pri2", "dual2" (squared norms) and the
+// tolerances' scale terms, shared by the ADMM-type solvers:
+// r = ‖Kx − z‖, s = ρ‖Kᵀ(z − z_prev)‖, eps_pri = √m·eps_abs + eps_rel·max(‖Kx‖, ‖z‖),
+// eps_dual = √n·eps_abs + eps_rel·ρ‖Kᵀu‖.
+void admm_residuals(const Builder& b, const std::vector<Step>& kx, const std::vector<Step>& z,
+                    const std::vector<Step>& z_prev, const std::vector<Step>& u, double rho, StepProgram* p) {
+  p->outputs.push_back({"r2", Builder::norm2(Builder::diff(kx, z))});
+  std::vector<Step> dz = Builder::diff(z, z_prev);
+  std::vector<Step> ktdz, ktu;
+  for (size_t v = 0; v < b.l_.vars.size(); ++v) {
+    ktdz.push_back(b.KT(v, dz));
+    ktu.push_back(b.KT(v, u));
+  }
+  p->outputs.push_back({"s2", step_binary(StepKind::Mul, scalar(rho * rho), Builder::norm2(ktdz))});
+  p->outputs.push_back({"kx2", Builder::norm2(kx)});
+  p->outputs.push_back({"z2", Builder::norm2(z)});
+  p->outputs.push_back({"ktu2", step_binary(StepKind::Mul, scalar(rho * rho), Builder::norm2(ktu))});
+}
+
+}  // namespace
+
+StepProgram iteration_program(const Problem& p, const SolverOptions& o) {
+  Layout l = layout_of(p);
+  Builder b(l);
+  StepProgram prog;
+  prog.name = o.solver + "_iteration";
+  std::vector<Step> x, xbar, y, z, u;
+  for (size_t v = 0; v < l.vars.size(); ++v) x.push_back(step_input(l.name(v), l.vars[v]->shape));
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    const Shape& s = l.psi[i]->arg->shape;
+    if (o.solver == "pc") y.push_back(step_input("y" + std::to_string(i), s));
+    else {
+      z.push_back(step_input("z" + std::to_string(i), s));
+      u.push_back(step_input("u" + std::to_string(i), s));
+    }
+  }
+  if (o.solver == "pc") {
+    // tau = sigma = theta = 1 (||K|| <= 1 after scaling).
+    for (size_t v = 0; v < l.vars.size(); ++v) xbar.push_back(step_input("xbar" + std::to_string(v), l.vars[v]->shape));
+    const Step one = scalar(1);
+    std::vector<Step> x0 = x, y0 = y;
+    for (int f = 0; f < o.fuse; ++f) {
+      std::vector<Step> y1, x1, xb1;
+      for (size_t i = 0; i < l.psi.size(); ++i) {
+        Step zi = step_binary(StepKind::Add, y[i], b.K(i, xbar));
+        y1.push_back(step_binary(StepKind::Sub, zi, step_prox(*l.psi[i], zi, one)));
+      }
+      for (size_t v = 0; v < l.vars.size(); ++v) {
+        x1.push_back(b.prox_omega(step_binary(StepKind::Sub, x[v], b.KT(v, y1)), one));
+        xb1.push_back(step_axpby(scalar(2), x1[v], scalar(-1), x[v]));
+      }
+      if (f + 1 == o.fuse) {
+        // PDHG residuals: p = (x − x⁺) − Kᵀ(y − y⁺), d = (y − y⁺) − K(x − x⁺).
+        std::vector<Step> dx = Builder::diff(x, x1), dy = Builder::diff(y, y1), pr, du, kx1, kty1;
+        for (size_t v = 0; v < l.vars.size(); ++v) {
+          pr.push_back(step_binary(StepKind::Sub, dx[v], b.KT(v, dy)));
+          kty1.push_back(b.KT(v, y1));
+        }
+        for (size_t i = 0; i < l.psi.size(); ++i) {
+          du.push_back(step_binary(StepKind::Sub, dy[i], b.K(i, dx)));
+          kx1.push_back(b.K(i, x1));
+        }
+        prog.outputs.push_back({"r2", Builder::norm2(pr)});
+        prog.outputs.push_back({"s2", Builder::norm2(du)});
+        prog.outputs.push_back({"pri_a", Builder::norm2(x1)});
+        prog.outputs.push_back({"pri_b", Builder::norm2(kty1)});
+        prog.outputs.push_back({"dual_a", Builder::norm2(y1)});
+        prog.outputs.push_back({"dual_b", Builder::norm2(kx1)});
+      }
+      x = x1;
+      xbar = xb1;
+      y = y1;
+    }
+    for (size_t v = 0; v < l.vars.size(); ++v) {
+      prog.outputs.push_back({l.name(v), x[v]});
+      prog.outputs.push_back({"xbar" + std::to_string(v), xbar[v]});
+    }
+    for (size_t i = 0; i < l.psi.size(); ++i) prog.outputs.push_back({"y" + std::to_string(i), y[i]});
+    (void)x0;
+    (void)y0;
+    return prog;
+  }
+  if (o.solver == "ladmm") {
+    // lambda = mu = 1.
+    const Step one = scalar(1);
+    for (int f = 0; f < o.fuse; ++f) {
+      std::vector<Step> v_i, x1, kx1, z1, u1;
+      for (size_t i = 0; i < l.psi.size(); ++i) {
+        v_i.push_back(step_binary(StepKind::Add, step_binary(StepKind::Sub, b.K(i, x), z[i]), u[i]));
+      }
+      for (size_t v = 0; v < l.vars.size(); ++v) {
+        x1.push_back(b.prox_omega(step_binary(StepKind::Sub, x[v], b.KT(v, v_i)), one));
+      }
+      for (size_t i = 0; i < l.psi.size(); ++i) {
+        kx1.push_back(b.K(i, x1));
+        z1.push_back(step_prox(*l.psi[i], step_binary(StepKind::Add, kx1[i], u[i]), one));
+        u1.push_back(step_binary(StepKind::Sub, step_binary(StepKind::Add, u[i], kx1[i]), z1[i]));
+      }
+      if (f + 1 == o.fuse) admm_residuals(b, kx1, z1, z, u1, 1.0, &prog);
+      x = x1;
+      z = z1;
+      u = u1;
+    }
+    for (size_t v = 0; v < l.vars.size(); ++v) prog.outputs.push_back({l.name(v), x[v]});
+    for (size_t i = 0; i < l.psi.size(); ++i) {
+      prog.outputs.push_back({"z" + std::to_string(i), z[i]});
+      prog.outputs.push_back({"u" + std::to_string(i), u[i]});
+    }
+    return prog;
+  }
+  // admm and hqs: the x-update is a conjugate-gradient solve on the host; this
+  // program takes the new x and does the rest of the iteration.
+  Step rho = step_param("rho");
+  std::vector<Step> kx, z1, u1;
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    kx.push_back(b.K(i, x));
+    if (o.solver == "admm") {
+      z1.push_back(step_prox(*l.psi[i], step_binary(StepKind::Add, kx[i], u[i]), rho));
+      u1.push_back(step_binary(StepKind::Sub, step_binary(StepKind::Add, u[i], kx[i]), z1[i]));
+    } else {
+      z1.push_back(step_prox(*l.psi[i], kx[i], rho));
+      u1.push_back(u[i]);
+    }
+  }
+  admm_residuals(b, kx, z1, z, u1, 1.0, &prog);
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    prog.outputs.push_back({"z" + std::to_string(i), z1[i]});
+    prog.outputs.push_back({"u" + std::to_string(i), u1[i]});
+  }
+  return prog;
+}
+
+namespace {
+
+// The CG operator of the admm/hqs x-update: A p = rho·KᵀK p + omega's Hessian p,
+// and the right-hand side rho·Kᵀ(z − u) + omega's linear part.
+struct CgPrograms {
+  StepProgram apply, rhs;
+};
+
+CgPrograms cg_programs(const Layout& l) {
+  Builder b(l);
+  CgPrograms c;
+  c.apply.name = "cg_apply";
+  c.rhs.name = "cg_rhs";
+  Step rho = step_param("rho");
+  std::vector<Step> p, z, u;
+  for (size_t v = 0; v < l.vars.size(); ++v) p.push_back(step_input("p" + std::to_string(v), l.vars[v]->shape));
+  std::vector<Step> kp, zu;
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    kp.push_back(b.K(i, p));
+    Step zi = step_input("z" + std::to_string(i), l.psi[i]->arg->shape);
+    Step ui = step_input("u" + std::to_string(i), l.psi[i]->arg->shape);
+    zu.push_back(step_binary(StepKind::Sub, zi, ui));
+  }
+  Step pap;
+  for (size_t v = 0; v < l.vars.size(); ++v) {
+    Step ap = step_binary(StepKind::Mul, rho, b.KT(v, kp));
+    Step rhs = step_binary(StepKind::Mul, rho, b.KT(v, zu));
+    if (l.omega) {
+      // omega = α‖βQx − b‖² + <c, Qx> + γ‖Qx‖²: Hessian (2αβ² + 2γ)QᵀQ, linear part 2αβQᵀb − Qᵀc.
+      const FunctionTerm& t = *l.omega;
+      Step qp = step_forward(t.arg, {p[v]});
+      ap = step_axpby(scalar(2 * t.alpha * t.beta * t.beta + 2 * t.gamma), step_adjoint(t.arg, 0, qp), scalar(1), ap);
+      auto data_or_fill = [&](const Param& q) { return q.array ? step_data(q.array) : step_fill(q.scalar, t.arg->shape); };
+      if (!t.b.is_scalar(0)) {
+        rhs = step_axpby(scalar(2 * t.alpha * t.beta), step_adjoint(t.arg, 0, data_or_fill(t.b)), scalar(1), rhs);
+      }
+      if (!t.c.is_scalar(0)) rhs = step_axpby(scalar(-1), step_adjoint(t.arg, 0, data_or_fill(t.c)), scalar(1), rhs);
+    }
+    c.apply.outputs.push_back({"ap" + std::to_string(v), ap});
+    pap = sum_steps(pap, step_reduce(StepKind::Dot, p[v], ap));
+    c.rhs.outputs.push_back({"b" + std::to_string(v), rhs});
+  }
+  c.apply.outputs.push_back({"pap", pap});
+  return c;
+}
+
+double dot(const std::vector<Array>& a, const std::vector<Array>& b) {
+  double s = 0;
+  for (size_t v = 0; v < a.size(); ++v) {
+    for (size_t i = 0; i < a[v].data.size(); ++i) s += static_cast<double>(a[v].data[i]) * b[v].data[i];
+  }
+  return s;
+}
+
+void axpy(double a, const std::vector<Array>& x, std::vector<Array>* y) {
+  for (size_t v = 0; v < x.size(); ++v) {
+    for (size_t i = 0; i < x[v].data.size(); ++i) {
+      (*y)[v].data[i] = static_cast<float>((*y)[v].data[i] + a * x[v].data[i]);
+    }
+  }
+}
+
+bool all_finite(const std::map<std::string, Array>& arrays) {
+  for (const auto& [name, a] : arrays) {
+    for (float f : a.data) {
+      if (!std::isfinite(f)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+SolveResult solve(const Problem& problem, const SolverOptions& options, Backend& backend) {
+  options.validate();
+  SolveResult result;
+  SolverSummary& sum = result.summary;
+  sum.solver = options.solver;
+  sum.backend_requested = backend.name();
+  sum.backend_used = backend.name();
+
+  // Passes: continue the default pipeline, split for this solver.
+  auto t0 = Clock::now();
+  user_assert(problem.solver.empty() || problem.solver == options.solver)
+      << "the problem was split for the solver '" << problem.solver << "'; solve it with --solver " << problem.solver
+      << " or start from a dump taken before the split pass";
+  PassManagerOptions po;
+  po.pass.solver = options.solver;
+  Problem p = run_passes(problem, po);
+  sum.passes_s = since(t0);
+  sum.knorm = p.variable_scale() * p.variable_scale();
+  Layout l = layout_of(p);
+  user_assert(!l.vars.empty()) << "the problem has no variable";
+
+  // Compile.
+  t0 = Clock::now();
+  StepProgram iter = iteration_program(p, options);
+  auto step = backend.compile(iter);
+  std::unique_ptr<CompiledStep> cg_apply, cg_rhs;
+  CgPrograms cg;
+  const bool host_cg = options.solver == "admm" || options.solver == "hqs";
+  if (host_cg) {
+    cg = cg_programs(l);
+    cg_apply = backend.compile(cg.apply);
+    cg_rhs = backend.compile(cg.rhs);
+  }
+  sum.compile_s = since(t0);
+
+  // State, in the scaled units s = sqrt(knorm)·x.
+  const double scale = p.variable_scale();
+  std::map<std::string, Array> state;
+  std::vector<std::string> var_names;
+  for (size_t v = 0; v < l.vars.size(); ++v) {
+    Array x(l.vars[v]->shape);
+    auto it = options.x0.find(l.vars[v]->name_hint);
+    if (it != options.x0.end()) {
+      user_assert(it->second.shape == x.shape) << "x0 for '" << l.vars[v]->name_hint << "' has shape "
+                                               << shape_to_string(it->second.shape) << ", the variable "
+                                               << shape_to_string(x.shape);
+      for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = static_cast<float>(it->second.data[i] * scale);
+    }
+    state[l.name(v)] = x;
+    if (options.solver == "pc") state["xbar" + std::to_string(v)] = x;
+  }
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    const Shape& s = l.psi[i]->arg->shape;
+    if (options.solver == "pc") {
+      state["y" + std::to_string(i)] = Array(s);
+    } else {
+      state["z" + std::to_string(i)] = Array(s);
+      state["u" + std::to_string(i)] = Array(s);
+    }
+  }
+  const double m = static_cast<double>(total_size(psi_args(l)));
+  const double n = static_cast<double>(total_size(l.vars));
+
+  // HQS continuation: rho = 1, 2√2, 8, ... up to 256, max_iters spread over the levels.
+  std::vector<double> hqs_rhos;
+  for (double r = 1; r <= 256 + 1e-9; r *= 2 * std::sqrt(2.0)) hqs_rhos.push_back(r);
+
+  auto start = Clock::now();
+  sum.termination = Termination::MaxIterations;
+  int it = 0;
+  while (it < options.max_iters) {
+    double rho = 1;
+    if (options.solver == "hqs") {
+      size_t level = std::min(hqs_rhos.size() - 1, static_cast<size_t>(it) * hqs_rhos.size() / options.max_iters);
+      rho = hqs_rhos[level];
+    }
+    if (host_cg) {
+      // x-update: (rho·KᵀK + H_omega) x = rhs, by conjugate gradients from the current x.
+      StepInputs in;
+      for (auto& [k, a] : state) in.buffers[k] = &a;
+      in.params["rho"] = rho;
+      StepOutputs rb = cg_rhs->run(in);
+      std::vector<Array> x, r, pdir;
+      for (size_t v = 0; v < l.vars.size(); ++v) x.push_back(state.at(l.name(v)));
+      auto apply = [&](const std::vector<Array>& q, std::vector<Array>* aq) {
+        StepInputs ain;
+        for (size_t v = 0; v < q.size(); ++v) ain.buffers["p" + std::to_string(v)] = &q[v];
+        ain.params["rho"] = rho;
+        StepOutputs o = cg_apply->run(ain);
+        aq->clear();
+        for (size_t v = 0; v < q.size(); ++v) aq->push_back(std::move(o.arrays.at("ap" + std::to_string(v))));
+      };
+      std::vector<Array> ax;
+      apply(x, &ax);
+      for (size_t v = 0; v < l.vars.size(); ++v) {
+        r.push_back(rb.arrays.at("b" + std::to_string(v)));
+        for (size_t i = 0; i < r[v].data.size(); ++i) r[v].data[i] -= ax[v].data[i];
+      }
+      std::vector<Array> bvec;
+      for (size_t v = 0; v < l.vars.size(); ++v) bvec.push_back(rb.arrays.at("b" + std::to_string(v)));
+      const double bnorm = std::sqrt(dot(bvec, bvec));
+      pdir = r;
+      double rr = dot(r, r);
+      for (int k = 0; k < options.cg_max_iters && std::sqrt(rr) > options.cg_tol * std::max(bnorm, 1e-30); ++k) {
+        std::vector<Array> ap;
+        apply(pdir, &ap);
+        double pap = dot(pdir, ap);
+        if (!(pap > 0)) break;
+        double alpha = rr / pap;
+        axpy(alpha, pdir, &x);
+        axpy(-alpha, ap, &r);
+        double rr1 = dot(r, r);
+        for (size_t v = 0; v < pdir.size(); ++v) {
+          for (size_t i = 0; i < pdir[v].data.size(); ++i) {
+            pdir[v].data[i] = static_cast<float>(r[v].data[i] + (rr1 / rr) * pdir[v].data[i]);
+          }
+        }
+        rr = rr1;
+      }
+      for (size_t v = 0; v < l.vars.size(); ++v) state[l.name(v)] = x[v];
+    }
+    StepInputs in;
+    for (auto& [k, a] : state) in.buffers[k] = &a;
+    if (host_cg) in.params["rho"] = rho;
+    StepOutputs out = step->run(in);
+    const int done = it + (host_cg ? 1 : options.fuse);
+    IterationInfo info;
+    info.iteration = std::min(done, options.max_iters);
+    info.r = std::sqrt(out.scalars.at("r2"));
+    info.s = std::sqrt(out.scalars.at("s2"));
+    if (options.solver == "pc") {
+      info.eps_pri = std::sqrt(n) * options.eps_abs +
+                     options.eps_rel * std::sqrt(std::max(out.scalars.at("pri_a"), out.scalars.at("pri_b")));
+      info.eps_dual = std::sqrt(m) * options.eps_abs +
+                      options.eps_rel * std::sqrt(std::max(out.scalars.at("dual_a"), out.scalars.at("dual_b")));
+    } else {
+      info.eps_pri = std::sqrt(m) * options.eps_abs +
+                     options.eps_rel * std::sqrt(std::max(out.scalars.at("kx2"), out.scalars.at("z2")));
+      info.eps_dual = std::sqrt(n) * options.eps_abs + options.eps_rel * std::sqrt(out.scalars.at("ktu2"));
+    }
+    info.seconds = since(start);
+    if (!std::isfinite(info.r) || !std::isfinite(info.s) || !all_finite(out.arrays)) {
+      sum.termination = Termination::Diverged;  // keep the last finite state
+      break;
+    }
+    for (auto& [k, a] : out.arrays) state[k] = std::move(a);
+    it = done;
+    result.history.push_back(info);
+    sum.last = info;
+    sum.iterations = info.iteration;
+    const bool check = options.eps_abs > 0 || options.eps_rel > 0;
+    if (check && info.r <= info.eps_pri && info.s <= info.eps_dual) {
+      sum.termination = Termination::Converged;
+      break;
+    }
+    if (options.callback && !options.callback(info)) {
+      sum.termination = Termination::UserStop;
+      break;
+    }
+    if (options.time_limit_s > 0 && info.seconds >= options.time_limit_s) {
+      sum.termination = Termination::TimeLimit;
+      break;
+    }
+  }
+  sum.iterate_s = since(start);
+
+  // Back to the user's units, and the user's objective there.
+  std::map<const ExprNode*, const Array*> xs;
+  std::vector<Expr> user_vars = problem.variables();
+  for (size_t v = 0; v < l.vars.size(); ++v) {
+    Array x = state.at(l.name(v));
+    for (float& f : x.data) f = static_cast<float>(f / scale);
+    result.x[l.vars[v]->name_hint] = std::move(x);
+  }
+  for (size_t v = 0; v < user_vars.size() && v < l.vars.size(); ++v) {
+    xs[user_vars[v].get()] = &result.x.at(l.vars[v]->name_hint);
+  }
+  auto emulator = make_emulate_backend();
+  ObjectiveReport obj = evaluate_objective(*emulator, problem, xs);
+  sum.objective = obj.total;
+  sum.has_projection = obj.has_projection;
+  sum.objective_at_projection = obj.total_at_projection;
+  return result;
+}
+
+std::string SolverSummary::brief_report() const {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s: %s after %d iterations, objective %.6g, %.3f s iterating (%s)", solver.c_str(),
+                to_string(termination), iterations, objective, iterate_s, backend_used.c_str());
+  return buf;
+}
+
+std::string SolverSummary::full_report() const {
+  std::ostringstream out;
+  char buf[256];
+  out << "solver            " << solver << " (backend " << backend_used;
+  if (backend_used != backend_requested) out << ", asked for " << backend_requested;
+  out << ")\n";
+  out << "termination       " << to_string(termination) << "\n";
+  out << "iterations        " << iterations << "\n";
+  std::snprintf(buf, sizeof buf, "residuals         r %.3e (eps %.3e), s %.3e (eps %.3e)\n", last.r, last.eps_pri, last.s,
+                last.eps_dual);
+  out << buf;
+  std::snprintf(buf, sizeof buf, "objective         %.9g\n", objective);
+  out << buf;
+  if (has_projection) {
+    std::snprintf(buf, sizeof buf, "objective at max(x, 0)  %.9g\n", objective_at_projection);
+    out << buf;
+  }
+  std::snprintf(buf, sizeof buf, "knorm             %.17g\n", knorm);
+  out << buf;
+  std::snprintf(buf, sizeof buf, "time              parse %.3f s, passes %.3f s, compile %.3f s, iterate %.3f s", parse_s,
+                passes_s, compile_s, iterate_s);
+  out << buf;
+  if (iterations > 0) {
+    std::snprintf(buf, sizeof buf, " (%.3f ms per iteration)", 1e3 * iterate_s / iterations);
+    out << buf;
+  }
+  out << "\n";
+  return out.str();
+}
+
+std::string SolverSummary::to_json() const {
+  nlohmann::ordered_json j;
+  auto num = [](double v) -> nlohmann::ordered_json {
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    if (std::isnan(v)) return "nan";
+    return v;
+  };
+  j["solver"] = solver;
+  j["termination"] = to_string(termination);
+  j["iterations"] = iterations;
+  j["objective"] = num(objective);
+  if (has_projection) j["objective_at_projection"] = num(objective_at_projection);
+  j["residuals"] = {{"r", num(last.r)}, {"s", num(last.s)}, {"eps_pri", num(last.eps_pri)}, {"eps_dual", num(last.eps_dual)}};
+  j["seconds"] = {{"parse", parse_s}, {"passes", passes_s}, {"compile", compile_s}, {"iterate", iterate_s}};
+  j["backend"] = {{"requested", backend_requested}, {"used", backend_used}};
+  j["knorm"] = knorm;
+  return j.dump(1);
+}
+
+}  // namespace proxc

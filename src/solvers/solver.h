@@ -1,0 +1,96 @@
+/// \file
+/// Solvers: ADMM, linearized ADMM, Pock–Chambolle and half-quadratic
+/// splitting over a split, scaled problem. Each iteration (K, Kᵀ, the proxes,
+/// the updates and the residual norms) is one step program run by a backend;
+/// the host loop only decides when to stop.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/problem.h"
+#include "step/backend.h"
+
+namespace proxc {
+
+/// How a solve ended.
+enum class Termination { NotRun, Converged, MaxIterations, TimeLimit, UserStop, Diverged };
+const char* to_string(Termination t);
+
+/// One convergence check, reported to the callback and the log.
+struct IterationInfo {
+  int iteration = 0;   ///< iterations done so far
+  double r = 0;        ///< primal residual
+  double s = 0;        ///< dual residual
+  double eps_pri = 0;  ///< primal tolerance
+  double eps_dual = 0; ///< dual tolerance
+  double seconds = 0;  ///< since the iterations started
+};
+
+/// Options of a solve. Every field has a default (ProxImaL's); validate()
+/// names the field and the rule it broke.
+struct SolverOptions {
+  /// pc, ladmm, admm or hqs.
+  std::string solver = "pc";
+  /// Most iterations; each costs one run of the iteration pipeline.
+  int max_iters = 1000;
+  /// Absolute and relative tolerances of the stopping rule (0 and 0: run
+  /// exactly max_iters iterations).
+  double eps_abs = 1e-3;
+  double eps_rel = 1e-3;
+  /// Stop after this many seconds of iterating (0: no limit).
+  double time_limit_s = 0;
+  /// Iterations unrolled into one pipeline (residuals from the last).
+  int fuse = 1;
+  /// ADMM/HQS x-update by conjugate gradients: most steps and relative tolerance.
+  int cg_max_iters = 50;
+  double cg_tol = 1e-6;
+  /// Start from these values (by variable name, user units); zeros otherwise.
+  std::map<std::string, Array> x0;
+  /// Called after every convergence check; return false to stop the solve.
+  std::function<bool(const IterationInfo&)> callback;
+
+  /// Throws UserError naming the first invalid field.
+  void validate() const;
+};
+
+/// What a solve did. Starts as "not run".
+struct SolverSummary {
+  Termination termination = Termination::NotRun;
+  std::string solver;
+  int iterations = 0;
+  IterationInfo last;  ///< the final residuals and tolerances
+  /// The user's objective at the result (in double, by the emulator), and at
+  /// max(x, 0) when the problem has nonneg or box terms.
+  double objective = 0;
+  bool has_projection = false;
+  double objective_at_projection = 0;
+  /// Seconds per phase.
+  double parse_s = 0, passes_s = 0, compile_s = 0, iterate_s = 0;
+  std::string backend_requested, backend_used;
+  double knorm = 1;
+
+  std::string brief_report() const;
+  std::string full_report() const;
+  /// One JSON object (docs/cli.md).
+  std::string to_json() const;
+};
+
+struct SolveResult {
+  /// The solution in the user's units, by variable name.
+  std::map<std::string, Array> x;
+  SolverSummary summary;
+  /// Every convergence check, in order.
+  std::vector<IterationInfo> history;
+};
+
+/// Solves `problem`: runs the rewriting passes it has not run yet (the
+/// default pipeline, split for options.solver), then iterates on `backend`.
+SolveResult solve(const Problem& problem, const SolverOptions& options, Backend& backend);
+
+/// The step program of one iteration (for printing and `proxc compile`).
+StepProgram iteration_program(const Problem& split_scaled_problem, const SolverOptions& options);
+
+}  // namespace proxc
