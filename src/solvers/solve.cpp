@@ -35,6 +35,7 @@ void SolverOptions::validate() const {
   user_assert(fuse >= 1 && fuse <= 64) << "SolverOptions.fuse must be in 1..64, got " << fuse;
   user_assert(cg_max_iters >= 1) << "SolverOptions.cg_max_iters must be >= 1";
   user_assert(cg_tol > 0) << "SolverOptions.cg_tol must be > 0";
+  user_assert(hqs_rho_max >= 1 && std::isfinite(hqs_rho_max)) << "SolverOptions.hqs_rho_max must be finite and >= 1";
 }
 
 namespace {
@@ -425,7 +426,8 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
 
   // HQS continuation: rho = 1, 2√2, 8, ... up to 256, max_iters spread over the levels.
   std::vector<double> hqs_rhos;
-  for (double r = 1; r <= 256 + 1e-9; r *= 2 * std::sqrt(2.0)) hqs_rhos.push_back(r);
+  for (double r = 1; r < options.hqs_rho_max; r *= 2 * std::sqrt(2.0)) hqs_rhos.push_back(r);
+  hqs_rhos.push_back(options.hqs_rho_max);
 
   auto start = Clock::now();
   sum.termination = Termination::MaxIterations;
@@ -546,9 +548,12 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
 }
 
 std::string SolverSummary::brief_report() const {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%s: %s after %d iterations, objective %.6g, %.3f s iterating (%s)", solver.c_str(),
-                to_string(termination), iterations, objective, iterate_s, backend_used.c_str());
+  char buf[320];
+  char obj[96];
+  if (has_projection) std::snprintf(obj, sizeof obj, "objective %.6g (at max(x, 0): %.6g)", objective, objective_at_projection);
+  else std::snprintf(obj, sizeof obj, "objective %.6g", objective);
+  std::snprintf(buf, sizeof buf, "%s: %s after %d iterations, %s, %.3f s iterating (%s)", solver.c_str(),
+                to_string(termination), iterations, obj, iterate_s, backend_used.c_str());
   return buf;
 }
 

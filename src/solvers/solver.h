@@ -47,6 +47,9 @@ struct SolverOptions {
   /// ADMM/HQS x-update by conjugate gradients: most steps and relative tolerance.
   int cg_max_iters = 50;
   double cg_tol = 1e-6;
+  /// HQS continuation: rho = 1, 2√2, 8, ... and finally hqs_rho_max (the
+  /// penalised problem's solution approaches the optimum as rho grows).
+  double hqs_rho_max = 256;
   /// Start from these values (by variable name, user units); zeros otherwise.
   std::map<std::string, Array> x0;
   /// Called after every convergence check; return false to stop the solve.

@@ -148,6 +148,63 @@ TEST(CliOpt, AdmmSplitAndPrintAfterAll) {
   EXPECT_THAT(r.out, HasSubstr("psi(sum_squares(0.31622776601683794 * x, beta=1.7782794100389228, b=b))"));
 }
 
+TEST(CliSolve, WritesTheResultAndASummary) {
+  std::string dir = test::temp_dir();
+  auto r = proxc("solve " + example("denoise_tv_iso.prox") + " --backend emulate --iters 40 --eps-abs 0 --eps-rel 0 " +
+                 "-o " + shell_quote(dir + "/x.npy") + " --log " + shell_quote(dir + "/log.csv") + " --reference " +
+                 example("data/clean.npy") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* field : {"\"termination\": \"max_iterations\"", "\"iterations\": 40", "\"objective\"",
+                            "\"seconds\"", "\"parse\"", "\"passes\"", "\"compile\"", "\"iterate\"", "\"psnr\"",
+                            "\"ssim\""}) {
+    EXPECT_THAT(r.out, HasSubstr(field));
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir + "/x.npy"));
+  std::string log = read_file(dir + "/log.csv");
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 41);  // header + one row per iteration
+  auto png = proxc("solve " + example("inpaint.prox") + " --backend emulate --iters 5 -o " + shell_quote(dir + "/x.png"));
+  EXPECT_EQ(png.exit_code, 0) << png.out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/x.png"));
+}
+
+TEST(CliSolve, SetReplacesDataAndX0WarmStarts) {
+  std::string dir = test::temp_dir();
+  auto a = proxc("solve " + example("denoise_tv_iso.prox") + " --backend emulate --iters 30 -o " +
+                 shell_quote(dir + "/a.npy") + " --set b=" + example("data/clean.npy") + " --reference " +
+                 example("data/clean.npy"));
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  // Denoising the clean image itself gives a result close to it.
+  EXPECT_THAT(a.out, HasSubstr("PSNR"));
+  auto bad = proxc("solve " + example("denoise_tv_iso.prox") + " --set nope=" + example("data/clean.npy"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("no constant named 'nope'"));
+  auto shape = proxc("solve " + example("denoise_tv_iso.prox") + " --set b=" + example("data/psf_gauss7.npy"));
+  EXPECT_EQ(shape.exit_code, 2);
+  EXPECT_THAT(shape.out, HasSubstr("holds shape (7, 7)"));
+  auto warm = proxc("solve " + example("denoise_tv_iso.prox") + " --backend emulate --iters 5 --x0 " +
+                    shell_quote(dir + "/a.npy"));
+  EXPECT_EQ(warm.exit_code, 0) << warm.out;
+}
+
+TEST(CliSolve, BadOptionsAreUserErrors) {
+  EXPECT_EQ(proxc("solve " + example("inpaint.prox") + " --solver sgd").exit_code, 2);
+  EXPECT_EQ(proxc("solve " + example("inpaint.prox") + " --iters 0").exit_code, 2);
+  EXPECT_EQ(proxc("solve " + example("inpaint.prox") + " --backend cuda").exit_code, 2);
+  auto r = proxc("solve " + example("inpaint.prox") + " --backend emulate --iters 2 -o /nonexistent/dir/x.npy");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("/nonexistent/dir/x.npy"));
+}
+
+TEST(CliSolve, AcceptsAJsonDump) {
+  std::string dir = test::temp_dir();
+  ASSERT_EQ(proxc("opt " + example("deconv_tv.prox") + " --dump-ir " + shell_quote(dir)).exit_code, 0);
+  auto r = proxc("solve " + shell_quote(dir + "/02_merge.json") + " --backend emulate --iters 10");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  auto split = proxc("solve " + shell_quote(dir + "/04_scale.json") + " --backend emulate --iters 10 --solver admm");
+  EXPECT_EQ(split.exit_code, 2);
+  EXPECT_THAT(split.out, HasSubstr("was split for the solver 'pc'"));
+}
+
 TEST(CliCheck, EveryExamplePasses) {
   for (const char* name : {"denoise_tv_aniso.prox", "denoise_tv_iso.prox", "deconv_tv.prox", "inpaint.prox",
                            "demosaic.prox", "deblur_photo/deblur.prox", "superres/superres.prox"}) {

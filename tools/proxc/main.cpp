@@ -309,6 +309,16 @@ struct SolveCommand {
   }
 };
 
+struct MetricsCommand {
+  std::string image, reference;
+  int run() const {
+    proxc::Array x = proxc::io::load_array(image), ref = proxc::io::load_array(reference);
+    std::printf("PSNR %.2f dB, SSIM %.4f (%s against %s)\n", proxc::psnr(x, ref), proxc::ssim(x, ref), image.c_str(),
+                reference.c_str());
+    return kExitOk;
+  }
+};
+
 struct CheckCommand {
   std::string file;
   std::string backend = "emulate";
@@ -400,6 +410,7 @@ int main(int argc, char** argv) {
   solve_cmd->add_option("--eps-rel", solve.options.eps_rel, "Relative tolerance (default 1e-3)");
   solve_cmd->add_option("--time-limit", solve.options.time_limit_s, "Stop after this many seconds of iterating");
   solve_cmd->add_option("--fuse", solve.options.fuse, "Iterations unrolled into one pipeline (pc, ladmm)");
+  solve_cmd->add_option("--hqs-rho-max", solve.options.hqs_rho_max, "HQS continuation ends at this rho (default 256)");
   solve_cmd->add_option("-o,--output", solve.output, "Write the result (.npy, .png, .tif)");
   solve_cmd->add_option("--log", solve.log, "Write one CSV row per convergence check");
   solve_cmd->add_option("--reference", solve.reference, "Ground truth: print PSNR and SSIM");
@@ -407,6 +418,11 @@ int main(int argc, char** argv) {
   solve_cmd->add_option("--set", solve.sets, "NAME=FILE: replace a constant's data without recompiling");
   solve_cmd->add_flag("--json", solve.json, "Print the summary as one JSON object");
   solve_cmd->add_flag("--full", solve.full, "Print the full report");
+
+  MetricsCommand metrics;
+  CLI::App* metrics_cmd = app.add_subcommand("metrics", "PSNR and SSIM of an image against a reference");
+  metrics_cmd->add_option("IMAGE", metrics.image, "Image (.npy, .png, .tif)")->required();
+  metrics_cmd->add_option("REFERENCE", metrics.reference, "Ground truth of the same shape")->required();
 
   CheckCommand check;
   CLI::App* check_cmd = app.add_subcommand(
@@ -434,6 +450,7 @@ int main(int argc, char** argv) {
     if (check_cmd->parsed()) return check.run();
     if (opt_cmd->parsed()) return opt.run();
     if (solve_cmd->parsed()) return solve.run();
+    if (metrics_cmd->parsed()) return metrics.run();
   } catch (const proxc::UserError& e) {
     std::cerr << e.what() << "\n";
     return kExitUserError;
