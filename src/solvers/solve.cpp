@@ -1,5 +1,6 @@
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -10,6 +11,8 @@
 #include "passes/pass_manager.h"
 #include "solvers/solver.h"
 #include "support/error.h"
+#include "ir/printer.h"
+#include "support/file_util.h"
 #include "support/format.h"
 
 namespace proxc {
@@ -21,6 +24,7 @@ const char* to_string(Termination t) {
     case Termination::MaxIterations: return "max_iterations";
     case Termination::TimeLimit: return "time_limit";
     case Termination::UserStop: return "user_stop";
+    case Termination::Interrupted: return "interrupted";
     case Termination::Diverged: return "diverged";
   }
   return "?";
@@ -35,6 +39,9 @@ void SolverOptions::validate() const {
   user_assert(fuse >= 1 && fuse <= 64) << "SolverOptions.fuse must be in 1..64, got " << fuse;
   user_assert(cg_max_iters >= 1) << "SolverOptions.cg_max_iters must be >= 1";
   user_assert(cg_tol > 0) << "SolverOptions.cg_tol must be > 0";
+  user_assert(checkpoint_every >= 0) << "SolverOptions.checkpoint_every must be >= 0";
+  user_assert(checkpoint_every == 0 || !checkpoint_path.empty())
+      << "SolverOptions.checkpoint_every needs checkpoint_path";
   user_assert(hqs_rho_max >= 1 && std::isfinite(hqs_rho_max)) << "SolverOptions.hqs_rho_max must be finite and >= 1";
 }
 
@@ -359,6 +366,60 @@ bool all_finite(const std::map<std::string, Array>& arrays) {
   return true;
 }
 
+// Checkpoints: "PROXCKPT1\n", an 8-byte little-endian header length, a JSON
+// header (solver, iteration, problem signature, arrays: name and shape), then
+// the arrays' float32 values in header order.
+void save_checkpoint(const std::string& path, const std::string& solver, const std::string& signature, int iteration,
+                     const std::map<std::string, Array>& state) {
+  nlohmann::ordered_json h;
+  h["solver"] = solver;
+  h["iteration"] = iteration;
+  h["signature"] = signature;
+  h["arrays"] = nlohmann::ordered_json::array();
+  for (const auto& [name, a] : state) h["arrays"].push_back({{"name", name}, {"shape", a.shape}});
+  std::string header = h.dump();
+  std::string out = "PROXCKPT1\n";
+  uint64_t len = header.size();
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((len >> (8 * i)) & 0xff);
+  out += header;
+  for (const auto& [name, a] : state) {
+    out.append(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float));
+  }
+  write_file_atomic(path, out);
+}
+
+int load_checkpoint(const std::string& path, const std::string& solver, const std::string& signature,
+                    std::map<std::string, Array>* state) {
+  std::string bytes = read_file(path);
+  user_assert(bytes.size() >= 18 && bytes.compare(0, 10, "PROXCKPT1\n") == 0) << path << ": not a proxc checkpoint";
+  uint64_t len = 0;
+  for (int i = 0; i < 8; ++i) len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[10 + i])) << (8 * i);
+  user_assert(len <= bytes.size() - 18) << path << ": truncated checkpoint header";
+  nlohmann::json h;
+  try {
+    h = nlohmann::json::parse(bytes.substr(18, len));
+  } catch (const std::exception& e) {
+    user_error << path << ": corrupt checkpoint header: " << e.what();
+  }
+  user_assert(h.value("solver", "") == solver) << path << ": the checkpoint is of the solver '" << h.value("solver", "")
+                                               << "', not '" << solver << "'";
+  user_assert(h.value("signature", "") == signature) << path << ": the checkpoint belongs to another problem";
+  size_t off = 18 + len;
+  for (const auto& a : h.at("arrays")) {
+    std::string name = a.at("name");
+    auto it = state->find(name);
+    user_assert(it != state->end()) << path << ": unexpected array '" << name << "'";
+    Shape shape = a.at("shape").get<Shape>();
+    user_assert(shape == it->second.shape) << path << ": array '" << name << "' has shape " << shape_to_string(shape);
+    size_t n = it->second.data.size() * sizeof(float);
+    user_assert(off + n <= bytes.size()) << path << ": truncated checkpoint data";
+    std::memcpy(it->second.data.data(), bytes.data() + off, n);
+    off += n;
+  }
+  user_assert(off == bytes.size()) << path << ": trailing bytes after the checkpoint data";
+  return h.at("iteration").get<int>();
+}
+
 }  // namespace
 
 SolveResult solve(const Problem& problem, const SolverOptions& options, Backend& backend) {
@@ -429,9 +490,19 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   for (double r = 1; r < options.hqs_rho_max; r *= 2 * std::sqrt(2.0)) hqs_rhos.push_back(r);
   hqs_rhos.push_back(options.hqs_rho_max);
 
+  // A signature of the split, scaled problem and the options that shape the
+  // iterates, so a checkpoint only resumes the same run.
+  const std::string signature = content_hash(print_text(p) + "|" + options.solver + "|" + std::to_string(options.fuse) +
+                                             "|" + std::to_string(options.max_iters) + "|" +
+                                             format_double(options.hqs_rho_max));
+  int it = 0;
+  if (!options.resume_path.empty()) it = load_checkpoint(options.resume_path, options.solver, signature, &state);
+  auto checkpoint = [&](int iteration) {
+    if (!options.checkpoint_path.empty()) save_checkpoint(options.checkpoint_path, options.solver, signature, iteration, state);
+  };
+  int last_checkpoint = it;
   auto start = Clock::now();
   sum.termination = Termination::MaxIterations;
-  int it = 0;
   while (it < options.max_iters) {
     double rho = 1;
     if (options.solver == "hqs") {
@@ -521,12 +592,21 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
       sum.termination = Termination::UserStop;
       break;
     }
+    if (options.checkpoint_every > 0 && it - last_checkpoint >= options.checkpoint_every) {
+      checkpoint(it);
+      last_checkpoint = it;
+    }
+    if (options.interrupt && options.interrupt->load()) {
+      sum.termination = Termination::Interrupted;
+      break;
+    }
     if (options.time_limit_s > 0 && info.seconds >= options.time_limit_s) {
       sum.termination = Termination::TimeLimit;
       break;
     }
   }
   sum.iterate_s = since(start);
+  if (!options.checkpoint_path.empty()) checkpoint(it);
 
   // Back to the user's units, and the user's objective there.
   std::map<const ExprNode*, const Array*> xs;

@@ -5,6 +5,7 @@
 /// the host loop only decides when to stop.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <string>
@@ -16,7 +17,7 @@
 namespace proxc {
 
 /// How a solve ended.
-enum class Termination { NotRun, Converged, MaxIterations, TimeLimit, UserStop, Diverged };
+enum class Termination { NotRun, Converged, MaxIterations, TimeLimit, UserStop, Interrupted, Diverged };
 const char* to_string(Termination t);
 
 /// One convergence check, reported to the callback and the log.
@@ -54,6 +55,16 @@ struct SolverOptions {
   std::map<std::string, Array> x0;
   /// Called after every convergence check; return false to stop the solve.
   std::function<bool(const IterationInfo&)> callback;
+  /// When set and true, the solve stops at the next check ("interrupted");
+  /// the CLI sets it from SIGINT.
+  const std::atomic<bool>* interrupt = nullptr;
+  /// Save the whole solver state to this file every `checkpoint_every`
+  /// iterations (and at the end), written whole or not at all.
+  std::string checkpoint_path;
+  int checkpoint_every = 0;
+  /// Continue from a checkpoint of the same problem and solver: the result is
+  /// the one an uninterrupted run would give.
+  std::string resume_path;
 
   /// Throws UserError naming the first invalid field.
   void validate() const;

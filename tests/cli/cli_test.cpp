@@ -186,6 +186,16 @@ TEST(CliSolve, SetReplacesDataAndX0WarmStarts) {
   EXPECT_EQ(warm.exit_code, 0) << warm.out;
 }
 
+TEST(CliSolve, SigintStopsAndWritesTheCurrentIterate) {
+  std::string dir = test::temp_dir();
+  auto r = test::run_command("timeout --preserve-status -s INT 2 " + shell_quote(test::proxc_binary()) + " solve " +
+                             example("denoise_tv_iso.prox") + " --backend emulate --iters 100000000 --eps-abs 0 " +
+                             "--eps-rel 0 --json -o " + shell_quote(dir + "/x.npy") + " 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("\"termination\": \"interrupted\""));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/x.npy"));
+}
+
 TEST(CliSolve, BadOptionsAreUserErrors) {
   EXPECT_EQ(proxc("solve " + example("inpaint.prox") + " --solver sgd").exit_code, 2);
   EXPECT_EQ(proxc("solve " + example("inpaint.prox") + " --iters 0").exit_code, 2);

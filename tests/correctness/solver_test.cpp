@@ -226,6 +226,36 @@ TEST(Faults, NanStopsAsDivergedAndKeepsTheLastFiniteIterate) {
   for (float v : r.x.at("x").data) EXPECT_TRUE(std::isfinite(v));
 }
 
+TEST(Checkpoint, ResumingGivesTheUninterruptedResult) {
+  std::string dir = test::temp_dir();
+  for (const char* solver : {"pc", "ladmm", "admm", "hqs"}) {
+    SCOPED_TRACE(solver);
+    Problem p = problem(kProblems[2]);
+    SolverOptions o;
+    o.solver = solver;
+    o.max_iters = 40;
+    o.eps_abs = o.eps_rel = 0;
+    SolveResult full = solve(p, o, emulator());
+    SolverOptions a = o;
+    a.checkpoint_path = dir + "/state.ckpt";
+    a.checkpoint_every = 10;
+    a.callback = [](const IterationInfo& i) { return i.iteration < 23; };  // stopped early, as by a crash
+    SolveResult first = solve(p, a, emulator());
+    EXPECT_EQ(first.summary.iterations, 23);
+    SolverOptions b = o;
+    b.resume_path = a.checkpoint_path;
+    SolveResult resumed = solve(p, b, emulator());
+    EXPECT_EQ(resumed.summary.iterations, 40);
+    EXPECT_EQ(resumed.x.at("x").data, full.x.at("x").data);  // bit for bit
+  }
+  // A checkpoint of another solver or problem is refused.
+  SolverOptions c;
+  c.solver = "pc";
+  c.resume_path = dir + "/state.ckpt";  // written by hqs last
+  EXPECT_THAT(test::user_error_of([&] { solve(problem(kProblems[2]), c, emulator()); }),
+              ::testing::HasSubstr("the checkpoint is of the solver 'hqs'"));
+}
+
 TEST(Options, ValidateNamesTheField) {
   SolverOptions o;
   o.max_iters = 0;

@@ -3,6 +3,10 @@
 // Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug).
 
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
 #include <chrono>
 #include <functional>
 #include <unordered_map>
@@ -186,6 +190,9 @@ struct OptCommand {
   }
 };
 
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted.store(true); }
+
 struct SolveCommand {
   std::string file;
   std::string backend = "halide";
@@ -217,7 +224,21 @@ struct SolveCommand {
     } else {
       b = proxc::make_emulate_backend();
     }
+    std::signal(SIGINT, on_sigint);
+    options.interrupt = &g_interrupted;
+    if (isatty(STDERR_FILENO) && !json) {
+      options.callback = [this, last = std::chrono::steady_clock::time_point()](const proxc::IterationInfo& i) mutable {
+        auto now = std::chrono::steady_clock::now();
+        if (now - last > std::chrono::milliseconds(100)) {
+          last = now;
+          std::fprintf(stderr, "\r  iteration %d/%d  r %.2e (eps %.2e)  s %.2e (eps %.2e)   ", i.iteration,
+                       options.max_iters, i.r, i.eps_pri, i.s, i.eps_dual);
+        }
+        return true;
+      };
+    }
     proxc::SolveResult r = proxc::solve(p, options, *b);
+    if (options.callback) std::fprintf(stderr, "\r%80s\r", "");
     r.summary.parse_s = parse_s;
     if (!output.empty()) write_outputs(r);
     if (!log.empty()) {
@@ -416,6 +437,9 @@ int main(int argc, char** argv) {
   solve_cmd->add_option("--reference", solve.reference, "Ground truth: print PSNR and SSIM");
   solve_cmd->add_option("--x0", solve.x0, "Start from this array (user units)");
   solve_cmd->add_option("--set", solve.sets, "NAME=FILE: replace a constant's data without recompiling");
+  solve_cmd->add_option("--checkpoint", solve.options.checkpoint_path, "Save the whole solver state to this file");
+  solve_cmd->add_option("--checkpoint-every", solve.options.checkpoint_every, "... every N iterations (and at the end)");
+  solve_cmd->add_option("--resume", solve.options.resume_path, "Continue from a checkpoint of the same problem and solver");
   solve_cmd->add_flag("--json", solve.json, "Print the summary as one JSON object");
   solve_cmd->add_flag("--full", solve.full, "Print the full report");
 
