@@ -182,6 +182,51 @@ void admm_residuals(const Builder& b, const std::vector<Step>& kx, const std::ve
   p->outputs.push_back({"ktu2", step_binary(StepKind::Mul, scalar(rho * rho), Builder::norm2(ktu))});
 }
 
+// ADMM's x-update solves KᵀK x = Kᵀ(z − u). When every psi operand is a
+// scaling of x, mul_elemwise(w, x) or conv(k, x) (one kernel), KᵀK is diagonal
+// or circulant and the solve is direct: elementwise, or one FFT solve.
+struct DirectGram {
+  double identity = 0;                          // Σ s² over identity blocks
+  std::vector<std::pair<double, Expr>> weights; // (s², w) per mul_elemwise block
+  double conv_scale = 0;                        // Σ s² over conv blocks (one kernel)
+  Expr kernel;
+};
+
+bool direct_gram(const Layout& l, DirectGram* g) {
+  if (l.vars.size() != 1 || l.omega) return false;
+  for (const FunctionTerm* t : l.psi) {
+    double s = 1;
+    Expr e = t->arg;
+    while (e->kind == ExprKind::Scale || e->kind == ExprKind::Neg) {
+      s *= e->kind == ExprKind::Scale ? e->scalar : -1.0;
+      e = e->args[0];
+    }
+    if (e->is_variable()) {
+      g->identity += s * s;
+    } else if (e->kind == ExprKind::MulElemwise && e->args[1]->is_variable()) {
+      g->weights.push_back({s * s, e->args[0]});
+    } else if (e->kind == ExprKind::Conv && e->args[1]->is_variable() && (!g->kernel || g->kernel == e->args[0])) {
+      g->kernel = e->args[0];
+      g->conv_scale += s * s;
+    } else {
+      return false;
+    }
+  }
+  if (g->kernel) return g->weights.empty() && g->identity > 0;  // circulant and invertible
+  // Diagonal: invertible when Σ s²w² > 0 everywhere.
+  for (size_t i = 0; i < static_cast<size_t>(num_elements(l.vars[0]->shape)); ++i) {
+    double d = g->identity;
+    for (const auto& [s2, w] : g->weights) d += s2 * w->constant->array.data[i] * w->constant->array.data[i];
+    if (!(d > 0)) return false;
+  }
+  return true;
+}
+
+bool admm_is_direct(const Problem& p) {
+  DirectGram g;
+  return direct_gram(layout_of(p), &g);
+}
+
 }  // namespace
 
 StepProgram iteration_program(const Problem& p, const SolverOptions& o) {
@@ -273,9 +318,27 @@ StepProgram iteration_program(const Problem& p, const SolverOptions& o) {
     }
     return prog;
   }
-  // admm and hqs: the x-update is a conjugate-gradient solve on the host; this
-  // program takes the new x and does the rest of the iteration.
+  // admm and hqs: the x-update is a conjugate-gradient solve on the host (this
+  // program takes the new x and does the rest of the iteration), or, for ADMM
+  // with a diagonal or circulant KᵀK, a direct solve inside this program.
   Step rho = step_param("rho");
+  DirectGram gram;
+  if (o.solver == "admm" && direct_gram(l, &gram)) {
+    std::vector<Step> zu;
+    for (size_t i = 0; i < l.psi.size(); ++i) zu.push_back(step_binary(StepKind::Sub, z[i], u[i]));
+    Step rhs = b.KT(0, zu);
+    if (gram.kernel) {
+      x[0] = step_circulant_solve(gram.kernel, rhs, scalar(gram.conv_scale), scalar(gram.identity));
+    } else {
+      Step d = scalar(gram.identity);
+      for (const auto& [s2, w] : gram.weights) {
+        Step wd = step_data(w);
+        d = step_binary(StepKind::Add, d, step_binary(StepKind::Mul, scalar(s2), step_binary(StepKind::Mul, wd, wd)));
+      }
+      x[0] = step_binary(StepKind::Div, rhs, d);
+    }
+    prog.outputs.push_back({l.name(0), x[0]});
+  }
   std::vector<Step> kx, z1, u1;
   for (size_t i = 0; i < l.psi.size(); ++i) {
     kx.push_back(b.K(i, x));
@@ -449,7 +512,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   auto step = backend.compile(iter);
   std::unique_ptr<CompiledStep> cg_apply, cg_rhs;
   CgPrograms cg;
-  const bool host_cg = options.solver == "admm" || options.solver == "hqs";
+  const bool host_cg = options.solver == "hqs" || (options.solver == "admm" && !admm_is_direct(p));
   if (host_cg) {
     cg = cg_programs(l);
     cg_apply = backend.compile(cg.apply);
@@ -556,7 +619,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     }
     StepInputs in;
     for (auto& [k, a] : state) in.buffers[k] = &a;
-    if (host_cg) in.params["rho"] = rho;
+    if (options.solver == "admm" || options.solver == "hqs") in.params["rho"] = rho;
     StepOutputs out = step->run(in);
     const int done = it + (host_cg ? 1 : options.fuse);
     IterationInfo info;
@@ -642,7 +705,7 @@ std::string SolverSummary::full_report() const {
   char buf[256];
   out << "solver            " << solver << " (backend " << backend_used;
   if (backend_used != backend_requested) out << ", asked for " << backend_requested;
-  out << ")\n";
+  out << ", schedule " << schedule_used << ")\n";
   out << "termination       " << to_string(termination) << "\n";
   out << "iterations        " << iterations << "\n";
   std::snprintf(buf, sizeof buf, "residuals         r %.3e (eps %.3e), s %.3e (eps %.3e)\n", last.r, last.eps_pri, last.s,
@@ -682,6 +745,7 @@ std::string SolverSummary::to_json() const {
   j["residuals"] = {{"r", num(last.r)}, {"s", num(last.s)}, {"eps_pri", num(last.eps_pri)}, {"eps_dual", num(last.eps_dual)}};
   j["seconds"] = {{"parse", parse_s}, {"passes", passes_s}, {"compile", compile_s}, {"iterate", iterate_s}};
   j["backend"] = {{"requested", backend_requested}, {"used", backend_used}};
+  j["schedule"] = {{"requested", schedule_requested}, {"used", schedule_used}};
   j["knorm"] = knorm;
   return j.dump(1);
 }

@@ -84,6 +84,8 @@ struct SolverSummary {
   /// Seconds per phase.
   double parse_s = 0, passes_s = 0, compile_s = 0, iterate_s = 0;
   std::string backend_requested, backend_used;
+  /// The schedule of the compiled pipelines (only the default exists so far).
+  std::string schedule_requested = "default", schedule_used = "default";
   double knorm = 1;
 
   std::string brief_report() const;

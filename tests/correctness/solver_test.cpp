@@ -93,6 +93,11 @@ const Canonical kProblems[] = {
                "minimize sum_squares(conv(k, x) - b) + 0.01 * group_norm1(grad(x), [2]) + nonneg(x)\n"},
     {"inpaint", "b = load(\"masked.npy\")\nm = load(\"mask.npy\")\nx = variable(shape(b))\n"
                 "minimize sum_squares(mul_elemwise(m, x) - b) + 0.05 * group_norm1(grad(x), [2])\n"},
+    // ADMM solves these x-updates directly: by one FFT, and elementwise.
+    {"deconv_nonneg", "b = load(\"blurred.npy\")\nk = load(\"k.npy\")\nx = variable(shape(b))\n"
+                      "minimize sum_squares(conv(k, x) - b) + 0.1 * norm1(x) + nonneg(x)\n"},
+    {"mask_ridge", "b = load(\"masked.npy\")\nm = load(\"mask.npy\")\nx = variable(shape(b))\n"
+                   "minimize sum_squares(mul_elemwise(m, x) - b) + 0.2 * sum_squares(x) + norm1(x, alpha=0.01)\n"},
 };
 
 Problem problem(const Canonical& c) { return parse_program(c.text, std::string(c.name) + ".prox", data_dir()).problem; }
@@ -163,7 +168,7 @@ TEST_P(Optimum, SolverReachesTheReferenceOptimum) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Canonical, Optimum,
-                         ::testing::Combine(::testing::Range(0, 4), ::testing::Values("pc", "ladmm", "admm", "hqs")),
+                         ::testing::Combine(::testing::Range(0, 6), ::testing::Values("pc", "ladmm", "admm", "hqs")),
                          [](const ::testing::TestParamInfo<std::tuple<int, std::string>>& info) {
                            return std::string(kProblems[std::get<0>(info.param)].name) + "_" + std::get<1>(info.param);
                          });
@@ -208,6 +213,22 @@ TEST(Fuse, FusedIterationsMatchSingleOnes) {
     // Fused iterations keep the state in double inside the pipeline: float rounding only.
     EXPECT_LE(worst, 1e-5) << solver;
   }
+}
+
+TEST(Admm, DirectXUpdateWhenTheGramMatrixAllowsIt) {
+  PassManagerOptions po;
+  po.pass.solver = "admm";
+  SolverOptions o;
+  o.solver = "admm";
+  std::string fft = print_step_program(iteration_program(run_passes(problem(kProblems[4]), po), o));
+  EXPECT_THAT(fft, ::testing::HasSubstr("circulant_solve"));
+  EXPECT_THAT(fft, ::testing::HasSubstr("output x0"));
+  std::string diag = print_step_program(iteration_program(run_passes(problem(kProblems[5]), po), o));
+  EXPECT_THAT(diag, ::testing::HasSubstr("div"));
+  EXPECT_THAT(diag, ::testing::HasSubstr("output x0"));
+  // With grad in K there is no direct solve: the x-update is CG on the host.
+  std::string cg = print_step_program(iteration_program(run_passes(problem(kProblems[1]), po), o));
+  EXPECT_THAT(cg, ::testing::Not(::testing::HasSubstr("output x0")));
 }
 
 TEST(Faults, NanStopsAsDivergedAndKeepsTheLastFiniteIterate) {
