@@ -17,7 +17,5 @@ Tensor prox(const FunctionTerm& t, const Tensor& v, double rho, const ConstantLo
 /// else +inf.
 double value(const FunctionTerm& t, const Tensor& v, const ConstantLookup& data = own_constant_data);
 
-/// Slack of the indicator functions' values (ProxImaL's rule).
-constexpr double kIndicatorSlack = 1e-3;
 
 }  // namespace proxc::emulate

@@ -219,7 +219,9 @@ class Parser {
       if (v.type != Value::Type::String) fail(v.loc, "solver must be a string such as \"pc\"");
       solver_ = v.str;
     } else {
-      if (v.type != Value::Type::Scalar || !(v.scalar > 0)) fail(v.loc, "knorm must be a positive number");
+      if (v.type != Value::Type::Scalar || !(v.scalar > 0) || !std::isfinite(v.scalar)) {
+        fail(v.loc, "knorm must be a positive finite number");
+      }
       knorm_ = v.scalar;
     }
   }
@@ -582,7 +584,7 @@ Value Parser::builtin(Args& a) {
     std::filesystem::path resolved = p.is_absolute() ? p : std::filesystem::path(base_dir_) / p;
     std::string hint = binding_name_;
     return wrap([&] {
-      return make_constant(load_constant_file(written, resolved.lexically_normal().string()), hint);
+      return make_constant(load_constant_file(written, resolved.lexically_normal().string(), base_dir_), hint);
     });
   }
   if (fn == "shape") {

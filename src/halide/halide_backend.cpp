@@ -70,12 +70,17 @@ class HalideStep : public CompiledStep {
     entry_ = compiled_entry(p, t, &mine_);
     // |otf|² of each circulant solve's kernel, from this program's data.
     for (const auto& [k, dims] : mine_.spectra_sources) {
-      Array a;
-      a.shape = dims;
-      a.shape.back() = dims.back() / 2 + 1;
-      for (const auto& z : fft::kernel_otf(k->constant->array, dims)) a.data.push_back(static_cast<float>(std::norm(z)));
-      spectra_.push_back(std::move(a));
+      spectra_.push_back(spectrum(k->constant->array, dims));
+      spectra_from_.push_back(&k->constant->array);
     }
+  }
+
+  static Array spectrum(const Array& kernel, const Shape& dims) {
+    Array a;
+    a.shape = dims;
+    a.shape.back() = dims.back() / 2 + 1;
+    for (const auto& z : fft::kernel_otf(kernel, dims)) a.data.push_back(static_cast<float>(std::norm(z)));
+    return a;
   }
 
   StepOutputs run(const StepInputs& in) override {
@@ -89,6 +94,7 @@ class HalideStep : public CompiledStep {
     }
     for (auto& [name, param] : L.params) param.set(in.params.at(name));
     for (size_t i = 0; i < L.scalars.size(); ++i) L.scalars[i].set(static_cast<float>(mine_.scalar_values[i]));
+    for (size_t i = 0; i < L.extents.size(); ++i) L.extents[i].set(static_cast<int>(mine_.extent_values[i]));
     for (size_t i = 0; i < L.data.size(); ++i) {
       const ExprNode* node = mine_.data_nodes[i];
       auto it = in.data.find(node);
@@ -96,6 +102,13 @@ class HalideStep : public CompiledStep {
       L.data[i].set(keep.back());
     }
     for (size_t i = 0; i < L.spectra.size(); ++i) {
+      // Replacement kernel data changes the spectrum: recompute it (once per array).
+      const auto& [kernel, dims] = mine_.spectra_sources[i];
+      auto it = in.data.find(kernel);
+      if (it != in.data.end() && spectra_from_[i] != it->second) {
+        spectra_[i] = spectrum(*it->second, dims);
+        spectra_from_[i] = it->second;
+      }
       keep.push_back(wrap(spectra_[i]));
       L.spectra[i].set(keep.back());
     }
@@ -124,6 +137,7 @@ class HalideStep : public CompiledStep {
   hl::Lowered mine_;
   std::shared_ptr<Entry> entry_;
   std::vector<Array> spectra_;
+  std::vector<const Array*> spectra_from_;  // the kernel data each spectrum was computed from
 };
 
 class HalideBackend : public Backend {
@@ -156,6 +170,7 @@ std::string halide_emit(const StepProgram& program, const std::string& kind, con
   for (auto& ip : L.data) args.push_back(ip);
   for (auto& ip : L.spectra) args.push_back(ip);
   for (auto& p : L.scalars) args.push_back(p);
+  for (auto& p : L.extents) args.push_back(p);
   std::string tmp = (std::filesystem::temp_directory_path() / ("proxc_emit_" + std::to_string(::getpid()))).string();
   std::string path = tmp + (kind == "stmt" ? ".stmt" : kind == "c" ? ".c" : ".html");
   if (kind == "stmt") L.pipeline.compile_to_lowered_stmt(path, args, Halide::Text, t);

@@ -189,7 +189,14 @@ class Lowerer {
     return p;
   }
 
-  Expr extent_slot(int64_t value) { return cast<int>(scalar_slot(static_cast<double>(value))); }
+  Expr extent_slot(int64_t value) {
+    internal_assert(value > 0 && value < (int64_t{1} << 31)) << "extent " << value << " out of Halide's int range";
+    HParam<int> p("e" + std::to_string(out_.extents.size()));
+    out_.extents.push_back(p);
+    out_.extent_values.push_back(value);
+    key_ << "e";
+    return p;
+  }
 
   std::vector<Expr> extents(const Shape& s) {
     std::vector<Expr> e;
@@ -722,7 +729,7 @@ class Lowerer {
     std::vector<Expr> i = domain_point(r, vv.ext.size());
     Expr x = cast<double>(call(u, i));
     Expr inf = cast<double>(scalar_slot(std::numeric_limits<double>::infinity()));
-    const double slack = 1e-3;
+    const double slack = kIndicatorSlack;
     Expr f;
     switch (t.kind) {
       case FunctionKind::SumSquares:

@@ -42,6 +42,9 @@ struct Lowered {
   /// Scalar slots and this program's values for them.
   std::vector<Halide::Param<float>> scalars;
   std::vector<double> scalar_values;
+  /// Extent slots (array sizes) and this program's values for them.
+  std::vector<Halide::Param<int>> extents;
+  std::vector<int64_t> extent_values;
 };
 
 /// Lowers `p` with the default schedule for the host CPU.

@@ -136,8 +136,9 @@ constexpr png_uint_32 kMaxDimension = 0x7fffffff;
 
 }  // namespace
 
-Array read_png(const std::string& path) {
-  const std::string bytes = read_file(path);
+Array read_png(const std::string& path) { return decode_png(read_file(path), path); }
+
+Array decode_png(const std::string& bytes, const std::string& path) {
   user_assert(!bytes.empty()) << path << ": malformed PNG: the file is empty";
   user_assert(bytes.size() >= 8 && png_sig_cmp(reinterpret_cast<png_const_bytep>(bytes.data()), 0, 8) == 0)
       << path << ": malformed PNG: not a PNG file (bad signature)";

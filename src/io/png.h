@@ -21,6 +21,10 @@ namespace proxc::io {
 /// Limits::max_array_bytes() (checked before allocating the image).
 Array read_png(const std::string& path);
 
+/// Decodes PNG `bytes` (as read_png does with a file's bytes); `path` names
+/// them in messages.
+Array decode_png(const std::string& bytes, const std::string& path);
+
 /// Writes `a` to `path` as a PNG image of `bit_depth` 8 or 16 bits per sample:
 /// grayscale for shape (H, W) or (H, W, 1), RGB for (H, W, 3). Values are
 /// clamped to [0, 1], scaled and rounded to the nearest integer. The file is

@@ -171,8 +171,9 @@ std::string describe_sample(uint16_t format, uint16_t bits) {
 
 }  // namespace
 
-Array read_tiff(const std::string& path) {
-  const std::string bytes = read_file(path);
+Array read_tiff(const std::string& path) { return decode_tiff(read_file(path), path); }
+
+Array decode_tiff(const std::string& bytes, const std::string& path) {
   user_assert(!bytes.empty()) << path << ": malformed TIFF: the file is empty";
   begin_tiff_call();
   MemFile mf;

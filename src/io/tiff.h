@@ -24,6 +24,10 @@ namespace proxc::io {
 /// Limits::max_array_bytes() (checked before allocating the image).
 Array read_tiff(const std::string& path);
 
+/// Decodes TIFF `bytes` (as read_tiff does with a file's bytes); `path`
+/// names them in messages.
+Array decode_tiff(const std::string& bytes, const std::string& path);
+
 /// Writes `a` to `path` as an uncompressed float32 TIFF: one sample per pixel
 /// for shape (H, W) or (H, W, 1), RGB for (H, W, 3). The image is written to a
 /// temporary file in the same folder, which is renamed over `path` on success

@@ -8,7 +8,9 @@ namespace proxc {
 
 std::shared_ptr<const ConstantData> load_constant_file(const std::string& written_path,
                                                        const std::string& resolved_path,
+                                                       const std::string& base_dir,
                                                        const std::string& expected_hash) {
+  PathPolicy::check(resolved_path, base_dir, written_path);
   auto data = std::make_shared<ConstantData>();
   data->source.type = ConstantSource::Type::File;
   data->source.path = written_path;

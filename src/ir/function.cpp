@@ -50,10 +50,18 @@ bool function_kind_from_string(const std::string& s, FunctionKind* kind) {
   return false;
 }
 
+Expr strip_scalings(const Expr& e, double* factor) {
+  Expr n = e;
+  while (n->kind == ExprKind::Scale || n->kind == ExprKind::Neg) {
+    *factor *= n->kind == ExprKind::Scale ? n->scalar : -1.0;
+    n = n->args[0];
+  }
+  return n;
+}
+
 bool is_direct_least_squares_operator(const Expr& e) {
-  const ExprNode* n = e.get();
-  // Scalings are diagonal: look through them.
-  while (n->kind == ExprKind::Scale || n->kind == ExprKind::Neg) n = n->args[0].get();
+  double unused = 1;
+  Expr n = strip_scalings(e, &unused);  // scalings are diagonal
   if (n->is_variable()) return true;
   if (n->kind == ExprKind::MulElemwise || n->kind == ExprKind::Conv) return n->args[1]->is_variable();
   return false;

@@ -86,6 +86,14 @@ struct FunctionTerm {
   TermRole role = TermRole::Unassigned;
 };
 
+/// Indicator functions (nonneg, box, the domain of poisson_norm) count a point
+/// within this slack as feasible when their value is evaluated (ProxImaL's rule).
+constexpr double kIndicatorSlack = 1e-3;
+
+/// `e` with its outermost scalings and negations removed; their product is
+/// multiplied into *factor.
+Expr strip_scalings(const Expr& e, double* factor);
+
 /// True when `e` is a variable, mul_elemwise(w, x), conv(k, x), or a scaling
 /// or negation of one of these (x a variable): an operator whose Gram matrix
 /// is diagonal or circulant.

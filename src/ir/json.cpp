@@ -153,7 +153,7 @@ class JsonReader {
     Json root;
     try {
       root = Json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // syntax errors, and numbers out of range
       user_error << path_ << ": invalid JSON: " << e.what();
     }
     user_assert(root.is_object()) << path_ << ": expected a JSON object at the top level";
@@ -317,7 +317,8 @@ class JsonReader {
       std::filesystem::path resolved = std::filesystem::path(written).is_absolute()
                                            ? std::filesystem::path(written)
                                            : std::filesystem::path(base_dir_) / written;
-      auto data = load_constant_file(written, resolved.lexically_normal().string(), string(src, "hash", ctx));
+      auto data = load_constant_file(written, resolved.lexically_normal().string(), base_dir_,
+                                     string(src, "hash", ctx));
       user_assert(data->array.shape == shape)
           << resolved.string() << ": the file holds an array of shape " << shape_to_string(data->array.shape)
           << ", the problem recorded " << shape_to_string(shape);
@@ -397,7 +398,12 @@ std::string print_json(const Problem& p, const JsonPrintOptions& options) {
 }
 
 Problem parse_json(const std::string& text, const std::string& path, const std::string& base_dir) {
-  return JsonReader(path, base_dir).read(text);
+  try {
+    return JsonReader(path, base_dir).read(text);
+  } catch (const nlohmann::json::exception& e) {
+    // Every field is type-checked before use; this is the net under those checks.
+    throw UserError(path + ": malformed problem: " + e.what());
+  }
 }
 
 }  // namespace proxc

@@ -65,6 +65,9 @@ void verify_passes_invariants(const Problem& p) {
   }
   internal_assert(omega <= 1) << omega << " omega terms";
   internal_assert(split == !p.solver.empty()) << "a solver is recorded exactly when the problem is split";
+  bool scaled = false;
+  for (const std::string& s : p.passes_run) scaled = scaled || s == "scale";
+  internal_assert(scaled == (p.knorm > 0)) << "knorm is recorded exactly when the problem is scaled";
 }
 
 namespace {

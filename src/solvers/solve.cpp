@@ -37,6 +37,8 @@ void SolverOptions::validate() const {
   user_assert(eps_rel >= 0 && std::isfinite(eps_rel)) << "SolverOptions.eps_rel must be finite and >= 0";
   user_assert(time_limit_s >= 0) << "SolverOptions.time_limit_s must be >= 0";
   user_assert(fuse >= 1 && fuse <= 64) << "SolverOptions.fuse must be in 1..64, got " << fuse;
+  user_assert(fuse == 1 || solver == "pc" || solver == "ladmm")
+      << "SolverOptions.fuse: only pc and ladmm unroll iterations (" << solver << " takes fuse = 1)";
   user_assert(cg_max_iters >= 1) << "SolverOptions.cg_max_iters must be >= 1";
   user_assert(cg_tol > 0) << "SolverOptions.cg_tol must be > 0";
   user_assert(checkpoint_every >= 0) << "SolverOptions.checkpoint_every must be >= 0";
@@ -109,11 +111,7 @@ class Builder {
     const FunctionTerm& t = *l_.omega;
     // Q = s · base, base ∈ {x, mul_elemwise(w, x), conv(k, x)}.
     double s = 1;
-    Expr base = t.arg;
-    while (base->kind == ExprKind::Scale || base->kind == ExprKind::Neg) {
-      s *= base->kind == ExprKind::Scale ? base->scalar : -1.0;
-      base = base->args[0];
-    }
+    Expr base = strip_scalings(t.arg, &s);
     // (2αβ² + 2γ)s²·baseᵀbase x + ρ x = 2αβs·baseᵀb − s·baseᵀc + ρ v
     const double a = (2 * t.alpha * t.beta * t.beta + 2 * t.gamma) * s * s;
     auto data_or_fill = [&](const Param& p) {
@@ -168,7 +166,8 @@ std::vector<Expr> psi_args(const Layout& l) {
 // r = ‖Kx − z‖, s = ρ‖Kᵀ(z − z_prev)‖, eps_pri = √m·eps_abs + eps_rel·max(‖Kx‖, ‖z‖),
 // eps_dual = √n·eps_abs + eps_rel·ρ‖Kᵀu‖.
 void admm_residuals(const Builder& b, const std::vector<Step>& kx, const std::vector<Step>& z,
-                    const std::vector<Step>& z_prev, const std::vector<Step>& u, double rho, StepProgram* p) {
+                    const std::vector<Step>& z_prev, const std::vector<Step>& u, const Step& rho, StepProgram* p) {
+  const Step rho2 = step_binary(StepKind::Mul, rho, rho);
   p->outputs.push_back({"r2", Builder::norm2(Builder::diff(kx, z))});
   std::vector<Step> dz = Builder::diff(z, z_prev);
   std::vector<Step> ktdz, ktu;
@@ -176,10 +175,10 @@ void admm_residuals(const Builder& b, const std::vector<Step>& kx, const std::ve
     ktdz.push_back(b.KT(v, dz));
     ktu.push_back(b.KT(v, u));
   }
-  p->outputs.push_back({"s2", step_binary(StepKind::Mul, scalar(rho * rho), Builder::norm2(ktdz))});
+  p->outputs.push_back({"s2", step_binary(StepKind::Mul, rho2, Builder::norm2(ktdz))});
   p->outputs.push_back({"kx2", Builder::norm2(kx)});
   p->outputs.push_back({"z2", Builder::norm2(z)});
-  p->outputs.push_back({"ktu2", step_binary(StepKind::Mul, scalar(rho * rho), Builder::norm2(ktu))});
+  p->outputs.push_back({"ktu2", step_binary(StepKind::Mul, rho2, Builder::norm2(ktu))});
 }
 
 // ADMM's x-update solves KᵀK x = Kᵀ(z − u). When every psi operand is a
@@ -196,11 +195,7 @@ bool direct_gram(const Layout& l, DirectGram* g) {
   if (l.vars.size() != 1 || l.omega) return false;
   for (const FunctionTerm* t : l.psi) {
     double s = 1;
-    Expr e = t->arg;
-    while (e->kind == ExprKind::Scale || e->kind == ExprKind::Neg) {
-      s *= e->kind == ExprKind::Scale ? e->scalar : -1.0;
-      e = e->args[0];
-    }
+    Expr e = strip_scalings(t->arg, &s);
     if (e->is_variable()) {
       g->identity += s * s;
     } else if (e->kind == ExprKind::MulElemwise && e->args[1]->is_variable()) {
@@ -306,7 +301,7 @@ StepProgram iteration_program(const Problem& p, const SolverOptions& o) {
         z1.push_back(step_prox(*l.psi[i], step_binary(StepKind::Add, kx1[i], u[i]), one));
         u1.push_back(step_binary(StepKind::Sub, step_binary(StepKind::Add, u[i], kx1[i]), z1[i]));
       }
-      if (f + 1 == o.fuse) admm_residuals(b, kx1, z1, z, u1, 1.0, &prog);
+      if (f + 1 == o.fuse) admm_residuals(b, kx1, z1, z, u1, one, &prog);  // rho = 1/lambda
       x = x1;
       z = z1;
       u = u1;
@@ -350,7 +345,7 @@ StepProgram iteration_program(const Problem& p, const SolverOptions& o) {
       u1.push_back(u[i]);
     }
   }
-  admm_residuals(b, kx, z1, z, u1, 1.0, &prog);
+  admm_residuals(b, kx, z1, z, u1, rho, &prog);
   for (size_t i = 0; i < l.psi.size(); ++i) {
     prog.outputs.push_back({"z" + std::to_string(i), z1[i]});
     prog.outputs.push_back({"u" + std::to_string(i), u1[i]});
@@ -461,13 +456,24 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
   nlohmann::json h;
   try {
     h = nlohmann::json::parse(bytes.substr(18, len));
-  } catch (const std::exception& e) {
+    user_assert(h.is_object() && h.contains("solver") && h["solver"].is_string() && h.contains("signature") &&
+                h["signature"].is_string() && h.contains("iteration") && h["iteration"].is_number_integer() &&
+                h.contains("arrays") && h["arrays"].is_array())
+        << path << ": corrupt checkpoint header";
+    for (const auto& a : h["arrays"]) {
+      user_assert(a.is_object() && a.contains("name") && a["name"].is_string() && a.contains("shape") &&
+                  a["shape"].is_array())
+          << path << ": corrupt checkpoint header";
+    }
+  } catch (const nlohmann::json::exception& e) {
     user_error << path << ": corrupt checkpoint header: " << e.what();
   }
   user_assert(h.value("solver", "") == solver) << path << ": the checkpoint is of the solver '" << h.value("solver", "")
                                                << "', not '" << solver << "'";
   user_assert(h.value("signature", "") == signature) << path << ": the checkpoint belongs to another problem";
   size_t off = 18 + len;
+  user_assert(h["arrays"].size() == state->size()) << path << ": the checkpoint holds " << h["arrays"].size()
+                                                   << " arrays, the solver state " << state->size();
   for (const auto& a : h.at("arrays")) {
     std::string name = a.at("name");
     auto it = state->find(name);
@@ -480,7 +486,9 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
     off += n;
   }
   user_assert(off == bytes.size()) << path << ": trailing bytes after the checkpoint data";
-  return h.at("iteration").get<int>();
+  int iteration = h.at("iteration").get<int>();
+  user_assert(iteration >= 0) << path << ": negative iteration count";
+  return iteration;
 }
 
 }  // namespace
@@ -501,10 +509,24 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   PassManagerOptions po;
   po.pass.solver = options.solver;
   Problem p = run_passes(problem, po);
+  try {
+    verify_passes_invariants(p);
+  } catch (const InternalError& e) {
+    // A hand-edited or corrupt dump, not a bug of the passes that made it.
+    user_error << "the problem's record of passes is inconsistent (" << e.what() << ")";
+  }
   sum.passes_s = since(t0);
   sum.knorm = p.variable_scale() * p.variable_scale();
   Layout l = layout_of(p);
   user_assert(!l.vars.empty()) << "the problem has no variable";
+  {
+    // Refuse before allocating: the state (x and its companions, z/u or y per
+    // psi term) and the pipelines' temporaries, about 4 buffers of each.
+    double bytes = 4.0 * sizeof(float) * static_cast<double>(total_size(l.vars) + total_size(psi_args(l)));
+    user_assert(bytes <= static_cast<double>(Limits::max_array_bytes()))
+        << "solve: the solver's buffers need about " << format_bytes(bytes) << ", more than the limit of "
+        << format_bytes(static_cast<double>(Limits::max_array_bytes())) << " (the machine's memory, or --max-memory)";
+  }
 
   // Compile.
   t0 = Clock::now();
@@ -526,7 +548,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   std::vector<std::string> var_names;
   for (size_t v = 0; v < l.vars.size(); ++v) {
     Array x(l.vars[v]->shape);
-    auto it = options.x0.find(l.vars[v]->name_hint);
+    auto it = options.x0.find(PrintPlan(p).name(l.vars[v].get()));
     if (it != options.x0.end()) {
       user_assert(it->second.shape == x.shape) << "x0 for '" << l.vars[v]->name_hint << "' has shape "
                                                << shape_to_string(it->second.shape) << ", the variable "
@@ -564,12 +586,14 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     if (!options.checkpoint_path.empty()) save_checkpoint(options.checkpoint_path, options.solver, signature, iteration, state);
   };
   int last_checkpoint = it;
+  int ran = it;  // iterations run (HQS skips the rest of a level once it converges there)
   auto start = Clock::now();
   sum.termination = Termination::MaxIterations;
   while (it < options.max_iters) {
     double rho = 1;
+    size_t level = 0;
     if (options.solver == "hqs") {
-      size_t level = std::min(hqs_rhos.size() - 1, static_cast<size_t>(it) * hqs_rhos.size() / options.max_iters);
+      level = std::min(hqs_rhos.size() - 1, static_cast<size_t>(it) * hqs_rhos.size() / options.max_iters);
       rho = hqs_rhos[level];
     }
     if (host_cg) {
@@ -615,15 +639,22 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
         }
         rr = rr1;
       }
-      for (size_t v = 0; v < l.vars.size(); ++v) state[l.name(v)] = x[v];
+      std::map<std::string, Array> xs_new;
+      for (size_t v = 0; v < l.vars.size(); ++v) xs_new[l.name(v)] = x[v];
+      if (!all_finite(xs_new)) {
+        sum.termination = Termination::Diverged;  // the CG solve broke down: keep the last finite state
+        break;
+      }
+      for (auto& [k, a] : xs_new) state[k] = std::move(a);
     }
     StepInputs in;
     for (auto& [k, a] : state) in.buffers[k] = &a;
     if (options.solver == "admm" || options.solver == "hqs") in.params["rho"] = rho;
     StepOutputs out = step->run(in);
-    const int done = it + (host_cg ? 1 : options.fuse);
+    const int done = it + options.fuse;  // fuse is 1 except for pc and ladmm
+    ran += options.fuse;
     IterationInfo info;
-    info.iteration = std::min(done, options.max_iters);
+    info.iteration = std::min(ran, options.max_iters);
     info.r = std::sqrt(out.scalars.at("r2"));
     info.s = std::sqrt(out.scalars.at("s2"));
     if (options.solver == "pc") {
@@ -648,6 +679,12 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     sum.iterations = info.iteration;
     const bool check = options.eps_abs > 0 || options.eps_rel > 0;
     if (check && info.r <= info.eps_pri && info.s <= info.eps_dual) {
+      if (options.solver == "hqs" && level + 1 < hqs_rhos.size()) {
+        // Converged for this rho: continue with the next, larger one.
+        it = static_cast<int>(((level + 1) * static_cast<size_t>(options.max_iters) + hqs_rhos.size() - 1) /
+                              hqs_rhos.size());
+        continue;
+      }
       sum.termination = Termination::Converged;
       break;
     }
@@ -671,16 +708,17 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   sum.iterate_s = since(start);
   if (!options.checkpoint_path.empty()) checkpoint(it);
 
-  // Back to the user's units, and the user's objective there.
+  // Back to the user's units, and the user's objective there. The passes keep
+  // the variable nodes, so they are the user's; results are named as the
+  // printer names them (unique even when two variables share a hint).
   std::map<const ExprNode*, const Array*> xs;
-  std::vector<Expr> user_vars = problem.variables();
+  PrintPlan names(p);
   for (size_t v = 0; v < l.vars.size(); ++v) {
     Array x = state.at(l.name(v));
     for (float& f : x.data) f = static_cast<float>(f / scale);
-    result.x[l.vars[v]->name_hint] = std::move(x);
-  }
-  for (size_t v = 0; v < user_vars.size() && v < l.vars.size(); ++v) {
-    xs[user_vars[v].get()] = &result.x.at(l.vars[v]->name_hint);
+    const std::string& name = names.name(l.vars[v].get());
+    result.x[name] = std::move(x);
+    xs[l.vars[v].get()] = &result.x.at(name);
   }
   auto emulator = make_emulate_backend();
   ObjectiveReport obj = evaluate_objective(*emulator, problem, xs);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "support/error.h"
 
@@ -51,6 +52,39 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
     std::remove(tmp.c_str());
     user_error << path << ": cannot write file: " << std::strerror(err);
   }
+}
+
+namespace {
+std::vector<std::filesystem::path>& allowed_roots() {
+  static std::vector<std::filesystem::path> roots;
+  return roots;
+}
+
+bool under(const std::filesystem::path& p, const std::filesystem::path& root) {
+  std::filesystem::path rel = p.lexically_relative(root);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+std::filesystem::path canonical_or_lexical(const std::string& p) {
+  std::error_code ec;
+  std::filesystem::path c = std::filesystem::weakly_canonical(std::filesystem::absolute(p), ec);
+  return ec ? std::filesystem::absolute(p).lexically_normal() : c;
+}
+}  // namespace
+
+void PathPolicy::allow(const std::string& dir) { allowed_roots().push_back(canonical_or_lexical(dir)); }
+
+void PathPolicy::clear() { allowed_roots().clear(); }
+
+void PathPolicy::check(const std::string& path, const std::string& base_dir, const std::string& written) {
+  std::filesystem::path p = canonical_or_lexical(path);
+  if (under(p, canonical_or_lexical(base_dir.empty() ? "." : base_dir))) return;
+  for (const auto& root : allowed_roots()) {
+    if (under(p, root)) return;
+  }
+  user_error << "\"" << written << "\" resolves to " << p.string() << ", outside the problem's folder "
+             << canonical_or_lexical(base_dir.empty() ? "." : base_dir).string()
+             << "; a problem reads data only from its own folder unless --allow-path DIR allows another";
 }
 
 std::string content_hash(const std::string& bytes) {

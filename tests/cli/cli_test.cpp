@@ -55,7 +55,9 @@ TEST(Cli, JsonOutputLoadsBackToTheSameText) {
     std::string text2 = dir + "/b.prox";
     ASSERT_EQ(proxc("parse " + example(name) + " --emit json -o " + shell_quote(json)).exit_code, 0);
     ASSERT_EQ(proxc("parse " + example(name) + " -o " + shell_quote(text1)).exit_code, 0);
-    auto r = proxc("parse " + shell_quote(json) + " --verify-roundtrip -o " + shell_quote(text2));
+    // The dump lives in a temporary folder and refers to the examples' data: allow it.
+    auto r = proxc("--allow-path " + example("") + " parse " + shell_quote(json) + " --verify-roundtrip -o " +
+                   shell_quote(text2));
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_EQ(read_file(text1), read_file(text2));
   }
@@ -123,10 +125,42 @@ TEST(CliOpt, DumpsEveryPassAndResumesFromAnyDump) {
     EXPECT_TRUE(std::filesystem::exists(dir + "/full/" + f + ".json")) << f;
   }
   EXPECT_THAT(read_file(dir + "/final.prox"), HasSubstr("knorm = 3.0000000000000004"));
-  auto resumed = proxc("opt " + shell_quote(dir + "/full/02_merge.json") + " --dump-ir " + shell_quote(dir + "/again"));
+  auto resumed = proxc("--allow-path " + example("") + " opt " + shell_quote(dir + "/full/02_merge.json") +
+                       " --dump-ir " + shell_quote(dir + "/again"));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
   EXPECT_EQ(read_file(dir + "/again/04_scale.json"), read_file(dir + "/full/04_scale.json"));
   EXPECT_FALSE(std::filesystem::exists(dir + "/again/01_absorb.json"));
+}
+
+TEST(CliSafety, DataOutsideTheProblemsFolderNeedsAllowPath) {
+  std::string dir = test::temp_dir();
+  std::filesystem::create_directories(dir + "/problem");
+  std::filesystem::copy_file(test::source_dir() + "/examples/data/noisy.npy", dir + "/secret.npy");
+  test::write_text(dir + "/problem/p.prox",
+                   "b = load(\"../secret.npy\")\nx = variable(shape(b))\nminimize sum_squares(x - b)\n");
+  auto refused = proxc("parse " + shell_quote(dir + "/problem/p.prox"));
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.out, HasSubstr("p.prox:1:5: error: \"../secret.npy\" resolves to"));
+  EXPECT_THAT(refused.out, HasSubstr("outside the problem's folder"));
+  auto allowed = proxc("--allow-path " + shell_quote(dir) + " parse " + shell_quote(dir + "/problem/p.prox"));
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.out;
+  // Absolute paths and symbolic links are held to the same rule.
+  std::filesystem::create_symlink(dir + "/secret.npy", dir + "/problem/link.npy");
+  test::write_text(dir + "/problem/q.prox",
+                   "b = load(\"link.npy\")\nx = variable(shape(b))\nminimize sum_squares(x - b)\n");
+  EXPECT_EQ(proxc("parse " + shell_quote(dir + "/problem/q.prox")).exit_code, 2);
+  test::write_text(dir + "/problem/r.prox", "b = load(\"/etc/passwd\")\nx = variable(3)\nminimize sum_squares(x)\n");
+  auto abs = proxc("parse " + shell_quote(dir + "/problem/r.prox"));
+  EXPECT_EQ(abs.exit_code, 2);
+  EXPECT_THAT(abs.out, HasSubstr("outside the problem's folder"));
+}
+
+TEST(CliSafety, SolveRefusesBuffersBeyondTheMemoryLimitBeforeAllocating) {
+  // Every single array fits in 200 KiB, but the solver's state does not.
+  auto r = proxc("--max-memory 200K solve " + example("denoise_tv_iso.prox") + " --backend emulate --iters 3");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("solve: the solver's buffers need about"));
+  EXPECT_THAT(r.out, HasSubstr("more than the limit of 200.0 KiB"));
 }
 
 TEST(CliOpt, BadPassesAreUserErrors) {
@@ -208,9 +242,11 @@ TEST(CliSolve, BadOptionsAreUserErrors) {
 TEST(CliSolve, AcceptsAJsonDump) {
   std::string dir = test::temp_dir();
   ASSERT_EQ(proxc("opt " + example("deconv_tv.prox") + " --dump-ir " + shell_quote(dir)).exit_code, 0);
-  auto r = proxc("solve " + shell_quote(dir + "/02_merge.json") + " --backend emulate --iters 10");
+  auto r = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/02_merge.json") +
+                 " --backend emulate --iters 10");
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  auto split = proxc("solve " + shell_quote(dir + "/04_scale.json") + " --backend emulate --iters 10 --solver admm");
+  auto split = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/04_scale.json") +
+                     " --backend emulate --iters 10 --solver admm");
   EXPECT_EQ(split.exit_code, 2);
   EXPECT_THAT(split.out, HasSubstr("was split for the solver 'pc'"));
 }

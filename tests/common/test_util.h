@@ -16,7 +16,9 @@ namespace proxc::test {
 inline std::string source_dir() { return PROXC_SOURCE_DIR; }
 inline std::string shared_dir() { return PROXC_SHARED_DIR; }
 inline std::string conformance_dir() { return shared_dir() + "/conformance"; }
+#ifdef PROXC_BINARY
 inline std::string proxc_binary() { return PROXC_BINARY; }
+#endif
 
 /// A fresh empty folder under the test temp dir, named after the running test.
 inline std::string temp_dir() {

@@ -135,6 +135,7 @@ TEST_F(RandomProblems, TheObjectiveCheckCatchesAWrongRewrite) {
 TEST(Passes, ResumingFromAnyDumpGivesTheSameFinalDump) {
   namespace fs = std::filesystem;
   std::string root = test::temp_dir();
+  PathPolicy::allow(test::source_dir() + "/examples");  // the dumps refer to the examples' data
   for (const char* example : {"deconv_tv.prox", "superres/superres.prox", "demosaic.prox"}) {
     SCOPED_TRACE(example);
     Problem p = parse_program_file(test::source_dir() + "/examples/" + example).problem;

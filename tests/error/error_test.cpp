@@ -13,6 +13,7 @@
 #include "ir/json.h"
 #include "ir/printer.h"
 #include "support/array.h"
+#include "support/file_util.h"
 #include "test_util.h"
 
 namespace proxc {
@@ -223,6 +224,31 @@ TEST(BadJson, ReportsPathAndField) {
   EXPECT_THAT(err("{\"format\": \"proxc.problem\", \"version\": 1, \"nodes\": [{\"id\": 0, \"kind\": \"variable\", "
                   "\"shape\": [2]}], \"terms\": [{\"function\": \"norm2\"}]}"),
               HasSubstr("terms[0]: unknown function \"norm2\""));
+}
+
+// Every input a fuzzer once crashed on (fuzz/regressions/<target>/) now gives
+// a UserError or a problem, never a crash or an InternalError.
+TEST(FuzzRegressions, EveryFoundInputIsHandled) {
+  namespace fs = std::filesystem;
+  int checked = 0;
+  for (const auto& target : fs::directory_iterator(test::source_dir() + "/fuzz/regressions")) {
+    for (const auto& f : fs::directory_iterator(target.path())) {
+      SCOPED_TRACE(f.path().string());
+      std::string bytes = read_file(f.path().string());
+      std::string kind = target.path().filename().string();
+      try {
+        if (kind == "json") parse_json(bytes, "fuzz.json", "/nonexistent-fuzz-dir");
+        else if (kind == "prox") parse_program(bytes, "fuzz.prox", "/nonexistent-fuzz-dir");
+        else if (kind == "npy") io::parse_npy(bytes, "fuzz.npy");
+        else ADD_FAILURE() << "unknown regression folder " << kind;
+      } catch (const UserError&) {
+      } catch (const InternalError& e) {
+        ADD_FAILURE() << e.what();
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
 }
 
 TEST(BadJson, ChangedDataFileIsDetectedByHash) {

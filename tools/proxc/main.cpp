@@ -35,6 +35,7 @@ constexpr int kExitInternalError = 3;
 
 struct CommonOptions {
   std::string max_memory;
+  std::vector<std::string> allow_paths;
 };
 
 // "4G", "512M", "100000" -> bytes.
@@ -50,7 +51,9 @@ int64_t parse_bytes(const std::string& s) {
   double mult = unit.empty() || unit == "B" ? 1 : unit == "K" || unit == "KiB" ? 1024.0
                 : unit == "M" || unit == "MiB" ? 1024.0 * 1024 : unit == "G" || unit == "GiB" ? 1024.0 * 1024 * 1024
                 : -1;
-  if (mult < 0 || !(v > 0)) throw proxc::UserError("--max-memory: expected a size such as 4G or 512M, got '" + s + "'");
+  if (mult < 0 || !(v > 0) || !std::isfinite(v) || v * mult > 9.0e18) {
+    throw proxc::UserError("--max-memory: expected a size such as 4G or 512M, got '" + s + "'");
+  }
   return static_cast<int64_t>(v * mult);
 }
 
@@ -292,6 +295,7 @@ struct SolveCommand {
                                                   << proxc::shape_to_string(e->shape);
       data->source.resolved_path = path;
       data->source.path = path;
+      data->source.hash = proxc::content_hash(proxc::read_file(path));
       return rebind(p, e, proxc::make_constant(data, e->name_hint));
     }
     throw proxc::UserError("--set: the problem has no constant named '" + name + "'");
@@ -314,6 +318,7 @@ struct SolveCommand {
       t.arg = go(t.arg);
       for (proxc::Param* prm : {&t.b, &t.c, &t.lower, &t.upper}) prm->array = go(prm->array);
       t.counts = go(t.counts);
+      t = proxc::make_term(t);  // the new data must satisfy the term's rules too (counts >= 0, ...)
     }
     return q;
   }
@@ -383,6 +388,8 @@ int main(int argc, char** argv) {
   CommonOptions common;
   app.add_option("--max-memory", common.max_memory,
                  "Refuse any array larger than this (e.g. 4G, 512M); default: the machine's memory");
+  app.add_option("--allow-path", common.allow_paths,
+                 "Let problems read data from this folder too (default: only the problem's own folder)");
 
   ParseCommand parse;
   CLI::App* parse_cmd = app.add_subcommand("parse", "Parse a problem (.prox or .json) and print it in a chosen form");
@@ -470,6 +477,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (!common.max_memory.empty()) proxc::Limits::set_max_array_bytes(parse_bytes(common.max_memory));
+    for (const std::string& d : common.allow_paths) proxc::PathPolicy::allow(d);
     if (parse_cmd->parsed()) return parse.run();
     if (check_cmd->parsed()) return check.run();
     if (opt_cmd->parsed()) return opt.run();
