@@ -8,6 +8,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 packages=(
   build-essential cmake ninja-build pkg-config git
+  clang libclang-rt-14-dev
   libhalide14-0-dev
   libfftw3-dev
   nlohmann-json3-dev

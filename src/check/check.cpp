@@ -222,8 +222,10 @@ double norm_bound(const Expr& k) {
         emulate::Tensor ones(var->shape);
         std::fill(ones.data.begin(), ones.data.end(), 1.0);
         double rows = 0, cols = 0;
-        for (double r : emulate::forward(w, {{var.get(), &ones}}, false).data) rows = std::max(rows, r);
-        for (double c : emulate::adjoint(w, ones).at(var.get()).data) cols = std::max(cols, c);
+        const emulate::Tensor row_sums = emulate::forward(w, {{var.get(), &ones}}, false);
+        const auto col_sums = emulate::adjoint(w, ones);
+        for (double r : row_sums.data) rows = std::max(rows, r);
+        for (double c : col_sums.at(var.get()).data) cols = std::max(cols, c);
         v = std::sqrt(rows * cols) * b(0);
         break;
       }

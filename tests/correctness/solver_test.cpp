@@ -9,6 +9,8 @@
 #include <cmath>
 #include <random>
 
+#include <unistd.h>
+
 #include "check/check.h"
 #include "emulate/emulate_backend.h"
 #include "emulate/linop.h"
@@ -275,6 +277,38 @@ TEST(Checkpoint, ResumingGivesTheUninterruptedResult) {
   c.resume_path = dir + "/state.ckpt";  // written by hqs last
   EXPECT_THAT(test::user_error_of([&] { solve(problem(kProblems[2]), c, emulator()); }),
               ::testing::HasSubstr("the checkpoint is of the solver 'hqs'"));
+}
+
+// Resident memory in bytes (Linux).
+double rss_bytes() {
+  long pages = 0, resident = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+  std::fclose(f);
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+TEST(Endurance, ThousandCompileAndSolveCyclesDoNotGrowMemory) {
+  // Each cycle parses the problem again, runs the passes, compiles (a cache hit
+  // after the first), solves 3 iterations on halide and evaluates the objective.
+  // Bound: resident memory may grow by at most 16 MiB between cycle 100 and 1000
+  // (a leak of one 16×16 float image per cycle would already be 1 MiB).
+  const char* text = "b = load(\"noisy.npy\")\nx = variable(shape(b))\n"
+                     "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)\n";
+  double at100 = 0;
+  for (int cycle = 1; cycle <= 1000; ++cycle) {
+    Problem p = parse_program(text, "endurance.prox", data_dir()).problem;
+    SolverOptions o;
+    o.max_iters = 3;
+    o.eps_abs = o.eps_rel = 0;
+    SolveResult r = solve(p, o, halide());
+    ASSERT_EQ(r.summary.iterations, 3);
+    if (cycle == 100) at100 = rss_bytes();
+  }
+  double at1000 = rss_bytes();
+  std::printf("endurance: RSS %.1f MiB after 100 cycles, %.1f MiB after 1000\n", at100 / 1048576, at1000 / 1048576);
+  EXPECT_LE(at1000 - at100, 16.0 * 1048576);
 }
 
 TEST(Options, ValidateNamesTheField) {
