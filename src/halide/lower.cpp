@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "fft/fft.h"
+#include "step/partition.h"
 #include "support/error.h"
 
 namespace proxc::hl {
@@ -93,15 +94,28 @@ class Lowerer {
       for (const Step& a : n->args) ++uses[a.get()];
     }
     for (const auto& [name, s] : p_.outputs) ++uses[s.get()];
+    // Fusable regions between the nodes Halide cannot express (the FFT solves,
+    // which become extern stages): values crossing a region boundary are
+    // computed at root, everything else may fuse into its users.
+    std::vector<std::vector<int>> operands(nodes.size());
+    std::set<const StepNode*> outputs;
+    for (const auto& [name, s] : p_.outputs) outputs.insert(s.get());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      for (const Step& a : nodes[i]->args) operands[i].push_back(index.at(a.get()));
+    }
+    Partition part = partition_graph(
+        operands, [&](int i) { return nodes[static_cast<size_t>(i)]->kind == StepKind::CirculantSolve; },
+        [&](int i) { return outputs.count(nodes[static_cast<size_t>(i)].get()) > 0; });
     for (size_t i = 0; i < nodes.size(); ++i) {
       const StepNode& n = *nodes[i];
       key_ << "N" << to_string(n.kind) << "/" << n.shape.size() << "(";
       for (const Step& a : n.args) key_ << index.at(a.get()) << ",";
       key_ << ")";
       Val v = lower_node(n);
-      bool pointwise = is_pointwise(n.kind);
-      if (!(pointwise && uses[&n] <= 1) && n.kind != StepKind::Input && n.kind != StepKind::Param &&
-          n.kind != StepKind::Constant) {
+      // Pointwise nodes used once fuse into their user; anything else — stencils,
+      // reductions, shared values, region boundaries — is computed once.
+      const bool fuse = is_pointwise(n.kind) && uses[&n] <= 1 && !part.boundary[i];
+      if (!fuse && n.kind != StepKind::Input && n.kind != StepKind::Param && n.kind != StepKind::Constant) {
         materialize(v);
       }
       vals_[&n] = v;

@@ -251,6 +251,26 @@ TEST(CliSolve, AcceptsAJsonDump) {
   EXPECT_THAT(split.out, HasSubstr("was split for the solver 'pc'"));
 }
 
+TEST(CliCompile, PrintsTheStepProgramAndHalidesForms) {
+  auto step = proxc("compile " + example("deconv_tv.prox") + " --emit step");
+  ASSERT_EQ(step.exit_code, 0) << step.out;
+  EXPECT_THAT(step.out, HasSubstr("step pc_iteration {"));
+  EXPECT_THAT(step.out, HasSubstr("circulant_solve"));
+  auto stmt = proxc("compile " + example("inpaint.prox") + " --solver ladmm --emit stmt");
+  ASSERT_EQ(stmt.exit_code, 0) << stmt.out;
+  EXPECT_THAT(stmt.out, HasSubstr("produce"));
+  auto jit = proxc("compile " + example("denoise_tv_iso.prox"));
+  ASSERT_EQ(jit.exit_code, 0) << jit.out;
+  EXPECT_THAT(jit.out, HasSubstr("compiled pc_iteration"));
+  std::string dir = test::temp_dir();
+  ASSERT_EQ(proxc("opt " + example("deconv_tv.prox") + " --passes absorb,merge --emit json -o " +
+                  shell_quote(dir + "/d.json"))
+                .exit_code,
+            0);
+  auto from_dump = proxc("--allow-path " + example("") + " compile " + shell_quote(dir + "/d.json") + " --emit step");
+  EXPECT_EQ(from_dump.exit_code, 0) << from_dump.out;
+}
+
 TEST(CliCheck, EveryExamplePasses) {
   for (const char* name : {"denoise_tv_aniso.prox", "denoise_tv_iso.prox", "deconv_tv.prox", "inpaint.prox",
                            "demosaic.prox", "deblur_photo/deblur.prox", "superres/superres.prox"}) {

@@ -335,6 +335,44 @@ struct SolveCommand {
   }
 };
 
+struct CompileCommand {
+  std::string file;
+  std::string solver = "pc";
+  std::string emit_kind;
+  std::string target = "host";
+  std::string output;
+  int fuse = 1;
+
+  int run() const {
+    proxc::Problem p = proxc::load_problem(file);
+    proxc::check_solver_name(solver);
+    proxc::PassManagerOptions po;
+    po.pass.solver = solver;
+    proxc::Problem split = proxc::run_passes(p, po);
+    proxc::SolverOptions so;
+    so.solver = solver;
+    so.fuse = fuse;
+    so.validate();
+    proxc::StepProgram prog = proxc::iteration_program(split, so);
+    proxc::HalideOptions ho;
+    ho.target = target;
+    if (emit_kind == "step") {
+      emit(proxc::print_step_program(prog), output);
+    } else if (!emit_kind.empty()) {
+      emit(proxc::halide_emit(prog, emit_kind, ho), output);
+    } else {
+      auto t0 = std::chrono::steady_clock::now();
+      int before = proxc::halide_compile_count();
+      proxc::make_halide_backend(ho)->compile(prog);
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("compiled %s (%zu outputs) for %s in %.3f s (%d JIT compile%s)\n", prog.name.c_str(),
+                  prog.outputs.size(), target.c_str(), secs, proxc::halide_compile_count() - before,
+                  proxc::halide_compile_count() - before == 1 ? "" : "s");
+    }
+    return kExitOk;
+  }
+};
+
 struct MetricsCommand {
   std::string image, reference;
   int run() const {
@@ -450,6 +488,21 @@ int main(int argc, char** argv) {
   solve_cmd->add_flag("--json", solve.json, "Print the summary as one JSON object");
   solve_cmd->add_flag("--full", solve.full, "Print the full report");
 
+  CompileCommand compile;
+  CLI::App* compile_cmd = app.add_subcommand(
+      "compile", "Lower one solver iteration to a step program and a fused Halide pipeline; JIT-compile or print it");
+  compile_cmd->fallthrough();
+  compile_cmd->add_option("FILE", compile.file, "Problem file (.prox text or .json dump)")->required();
+  compile_cmd->add_option("--solver", compile.solver, "pc, ladmm, admm or hqs")
+      ->check(CLI::IsMember({"pc", "ladmm", "admm", "hqs"}));
+  compile_cmd->add_option("--fuse", compile.fuse, "Iterations unrolled into the pipeline (pc, ladmm)");
+  compile_cmd->add_option("--emit", compile.emit_kind,
+                          "Print instead of compiling: step (the step program), stmt (Halide's lowered statement), "
+                          "c (Halide's C output), html")
+      ->check(CLI::IsMember({"step", "stmt", "c", "html"}));
+  compile_cmd->add_option("--target", compile.target, "Halide target string (host, host-cuda, ...)");
+  compile_cmd->add_option("-o,--output", compile.output, "Write the printed form here");
+
   MetricsCommand metrics;
   CLI::App* metrics_cmd = app.add_subcommand("metrics", "PSNR and SSIM of an image against a reference");
   metrics_cmd->add_option("IMAGE", metrics.image, "Image (.npy, .png, .tif)")->required();
@@ -483,6 +536,7 @@ int main(int argc, char** argv) {
     if (opt_cmd->parsed()) return opt.run();
     if (solve_cmd->parsed()) return solve.run();
     if (metrics_cmd->parsed()) return metrics.run();
+    if (compile_cmd->parsed()) return compile.run();
   } catch (const proxc::UserError& e) {
     std::cerr << e.what() << "\n";
     return kExitUserError;
