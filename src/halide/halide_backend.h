@@ -22,6 +22,26 @@ std::unique_ptr<Backend> make_halide_backend(const HalideOptions& options = {});
 /// How many pipelines this process has JIT-compiled (for tests of the cache).
 int halide_compile_count();
 
+/// |otf|² of `kernel` for signals of extents `dims` in FFTW's r2c layout: the
+/// "spectrum" argument a circulant solve takes (the caller of an AOT library
+/// computes it; the JIT path does so itself).
+Array kernel_spectrum(const Array& kernel, const Shape& dims);
+
+/// What compile_aot wrote.
+struct AotArtifacts {
+  std::string library;   ///< lib<name>.a: the pipeline and the Halide runtime
+  std::string header;    ///< <name>.h: Halide's declaration of the function
+  std::string wrapper;   ///< <name>_call.h: calls it with this program's scalars and sizes
+  std::string manifest;  ///< <name>.json: every argument in order (inputs, params, data, outputs)
+  bool needs_fft_runtime = false;  ///< link libproxc_runtime.a and -lfftw3f too
+};
+
+/// Compiles `program` ahead of time into `dir` as a static library + header
+/// that a plain C++ program links and calls without proxc or LLVM (plus
+/// libproxc_runtime.a and FFTW when the program has circulant solves).
+AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& dir, const std::string& name,
+                                const HalideOptions& options = {});
+
 /// Halide's lowered statement (`stmt`), C code (`c`) or HTML (`html`) of the
 /// pipeline of `program`, for reading.
 std::string halide_emit(const StepProgram& program, const std::string& kind, const HalideOptions& options = {});

@@ -341,6 +341,8 @@ struct CompileCommand {
   std::string emit_kind;
   std::string target = "host";
   std::string output;
+  std::string aot_dir;
+  std::string aot_name = "proxc_step";
   int fuse = 1;
 
   int run() const {
@@ -356,6 +358,13 @@ struct CompileCommand {
     proxc::StepProgram prog = proxc::iteration_program(split, so);
     proxc::HalideOptions ho;
     ho.target = target;
+    if (!aot_dir.empty()) {
+      proxc::AotArtifacts a = proxc::halide_compile_aot(prog, aot_dir, aot_name, ho);
+      std::printf("wrote %s, %s, %s and %s\n", a.library.c_str(), a.header.c_str(), a.wrapper.c_str(),
+                  a.manifest.c_str());
+      if (a.needs_fft_runtime) std::printf("the pipeline has FFT solves: link libproxc_runtime.a and -lfftw3f too\n");
+      return kExitOk;
+    }
     if (emit_kind == "step") {
       emit(proxc::print_step_program(prog), output);
     } else if (!emit_kind.empty()) {
@@ -502,6 +511,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"step", "stmt", "c", "html"}));
   compile_cmd->add_option("--target", compile.target, "Halide target string (host, host-cuda, ...)");
   compile_cmd->add_option("-o,--output", compile.output, "Write the printed form here");
+  compile_cmd->add_option("--aot", compile.aot_dir,
+                          "Compile ahead of time into this folder: lib<name>.a, <name>.h, <name>_call.h, <name>.json");
+  compile_cmd->add_option("--name", compile.aot_name, "Function name for --aot (default proxc_step)");
 
   MetricsCommand metrics;
   CLI::App* metrics_cmd = app.add_subcommand("metrics", "PSNR and SSIM of an image against a reference");

@@ -1,0 +1,113 @@
+// Ahead-of-time compilation: the static library + header of a step program,
+// linked into a plain C++ program with no proxc and no LLVM, gives the JIT's
+// results.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "halide/halide_backend.h"
+#include "io/npy.h"
+#include "ir/expr.h"
+#include "step/step.h"
+#include "support/file_util.h"
+#include "test_util.h"
+
+namespace proxc {
+namespace {
+
+TEST(Aot, LinkedLibraryMatchesTheJit) {
+  std::string dir = test::temp_dir();
+  // A program with a stencil, a prox, a reduction and an FFT solve.
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> u(0, 1);
+  auto kd = std::make_shared<ConstantData>();
+  kd->array = Array(Shape{3, 3});
+  for (float& v : kd->array.data) v = u(rng);
+  kd->source.type = ConstantSource::Type::Inline;
+  Expr k = make_constant(kd, "k");
+  Expr x = make_variable({12, 10}, "x");
+  FunctionTerm t;
+  t.kind = FunctionKind::Norm1;
+  t.arg = make_grad(x);
+  t.alpha = 0.3;
+  t = make_term(t);
+  Step in = step_input("x", {12, 10});
+  StepProgram p;
+  p.name = "aot";
+  Step z = step_prox(t, step_forward(t.arg, {in}), step_param("rho"));
+  p.outputs = {{"z", z},
+               {"n", step_reduce(StepKind::SumSquares, z)},
+               {"s", step_circulant_solve(k, in, step_constant(0.5), step_param("rho"))}};
+  AotArtifacts a = halide_compile_aot(p, dir, "proxc_aot_test");
+  EXPECT_TRUE(a.needs_fft_runtime);
+
+  Array xv(Shape{12, 10});
+  for (float& v : xv.data) v = u(rng) - 0.5f;
+  StepInputs inputs;
+  inputs.buffers["x"] = &xv;
+  inputs.params["rho"] = 1.7;
+  StepOutputs jit = make_halide_backend()->compile(p)->run(inputs);
+
+  // A plain C++ program: HalideBuffer.h (header only), the library, the FFT runtime.
+  test::write_text(dir + "/main.cpp", R"(
+#include <cstdio>
+#include <cstring>
+#include <vector>
+#include "HalideBuffer.h"
+#include "proxc_aot_test_call.h"
+int main(int argc, char** argv) {
+  std::vector<float> x(120), spec(12 * 6);
+  FILE* f = std::fopen(argv[1], "rb");
+  if (!f || std::fread(x.data(), 4, 120, f) != 120 || std::fread(spec.data(), 4, 72, f) != 72) return 2;
+  std::fclose(f);
+  Halide::Runtime::Buffer<float> in(x.data(), 10, 12), sp(spec.data(), 6, 12), z(2, 10, 12), s(10, 12);
+  Halide::Runtime::Buffer<double> n = Halide::Runtime::Buffer<double>::make_scalar();
+  if (proxc_aot_test_call(in, 1.7, sp, z, n, s) != 0) return 3;
+  FILE* o = std::fopen(argv[2], "wb");
+  std::fwrite(z.data(), 4, 240, o);
+  std::fwrite(s.data(), 4, 120, o);
+  double nv = n();
+  std::fwrite(&nv, 8, 1, o);
+  std::fclose(o);
+  return 0;
+}
+)");
+  // Its inputs: x, then the kernel's |otf|² spectrum (the manifest's "spectrum" argument).
+  std::string inbin(reinterpret_cast<const char*>(xv.data.data()), 120 * 4);
+  Array spectrum = kernel_spectrum(kd->array, {12, 10});
+  ASSERT_EQ(spectrum.shape, Shape({12, 6}));
+  inbin.append(reinterpret_cast<const char*>(spectrum.data.data()), 72 * 4);
+  test::write_text(dir + "/in.bin", inbin);
+  std::string cmd = "g++ -std=c++17 -O1 -o " + test::shell_quote(dir + "/main") + " " +
+                    test::shell_quote(dir + "/main.cpp") + " -I" + test::shell_quote(dir) + " -I" PROXC_HALIDE_INCLUDE " " +
+                    test::shell_quote(a.library) + " " PROXC_RUNTIME_LIB " -lfftw3f -lpthread -ldl 2>&1";
+  auto build = test::run_command(cmd);
+  ASSERT_EQ(build.exit_code, 0) << cmd << "\n" << build.out;
+  // The program links no proxc library but the FFT runtime, and no LLVM.
+  auto ldd = test::run_command("ldd " + test::shell_quote(dir + "/main"));
+  EXPECT_THAT(ldd.out, ::testing::Not(::testing::HasSubstr("LLVM")));
+  EXPECT_THAT(ldd.out, ::testing::Not(::testing::HasSubstr("Halide")));
+  auto run = test::run_command(test::shell_quote(dir + "/main") + " " + test::shell_quote(dir + "/in.bin") + " " +
+                               test::shell_quote(dir + "/out.bin") + " 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  std::string out = read_file(dir + "/out.bin");
+  ASSERT_EQ(out.size(), 360u * 4 + 8);
+  const float* zo = reinterpret_cast<const float*>(out.data());
+  for (size_t i = 0; i < 240; ++i) EXPECT_EQ(zo[i], jit.arrays.at("z").data[i]) << "z " << i;
+  for (size_t i = 0; i < 120; ++i) EXPECT_NEAR(zo[240 + i], jit.arrays.at("s").data[i], 1e-6) << "s " << i;
+  double nv;
+  std::memcpy(&nv, out.data() + 360 * 4, 8);
+  EXPECT_DOUBLE_EQ(nv, jit.scalars.at("n"));
+  // The manifest lists every argument in order.
+  std::string manifest = read_file(a.manifest);
+  EXPECT_THAT(manifest, ::testing::HasSubstr("\"kind\": \"spectrum\""));
+  EXPECT_THAT(manifest, ::testing::HasSubstr("\"name\": \"rho\", \"kind\": \"param\""));
+}
+
+}  // namespace
+}  // namespace proxc
