@@ -44,6 +44,7 @@ struct Val {
   Func f;
   std::vector<Expr> ext;
   std::vector<Var> vars;  // numpy order; empty for scalars and inputs
+  bool small_inner = false;  // the last axis is short (grad components, colour channels)
   int rank() const { return static_cast<int>(ext.size()); }
 };
 
@@ -128,7 +129,7 @@ class Lowerer {
       std::vector<Var> vars = make_vars(v.rank());
       if (vars.empty()) f() = call(v, {});
       else f(reversed(exprs(vars))) = call(v, exprs(vars));
-      schedule_root(f, vars, /*has_updates=*/false);
+      schedule_root(f, vars, v.small_inner);
       out_.outputs.push_back({name, f, v.rank(), s->shape});
       outs.push_back(f);
       out_.key += "O" + name + ";";
@@ -171,20 +172,27 @@ class Lowerer {
     return v;
   }
 
-  static void schedule_root(Func f, const std::vector<Var>& vars, bool has_updates) {
+  static Val small(Val v) {
+    v.small_inner = true;
+    return v;
+  }
+
+  static void schedule_root(Func f, const std::vector<Var>& vars, bool small_inner) {
     f.compute_root();
     if (vars.empty()) return;
-    Var inner = vars.back();
+    // Vectorize along the innermost image axis. A small trailing axis (the
+    // components of grad, colour channels) is unrolled-size: vectorize the
+    // axis before it instead, so the vectors run along the image rows.
+    Var inner = small_inner && vars.size() >= 2 ? vars[vars.size() - 2] : vars.back();
     f.vectorize(inner, 8, TailStrategy::GuardWithIf);
-    if (vars.size() >= 2) f.parallel(vars.front());
-    (void)has_updates;
+    if (vars.size() >= 2 && !(small_inner && vars.size() == 2)) f.parallel(vars.front());
   }
 
   void materialize(const Val& v) {
     if (v.vars.empty() && !v.ext.empty()) return;  // an input wrapper: already a buffer
     if (materialized_.count(v.f.name())) return;
     materialized_.insert(v.f.name());
-    schedule_root(v.f, v.vars, v.f.has_update_definition());
+    schedule_root(v.f, v.vars, v.small_inner);
   }
 
   // A value read at other positions than its own (a stencil): compute it once.
@@ -297,7 +305,7 @@ class Lowerer {
       case ExprKind::Grad: {
         Val x = stencil_input(go(a[0]));
         int64_t d = n->ints[0];
-        return define("grad", ext, [&](const std::vector<Expr>& v) {
+        return small(define("grad", ext, [&](const std::vector<Expr>& v) {
           Expr out = 0.0f;
           for (int64_t ax = d - 1; ax >= 0; --ax) {
             std::vector<Expr> next(v.begin(), v.end() - 1);
@@ -307,7 +315,7 @@ class Lowerer {
             out = ax == d - 1 ? diff : select(v.back() == static_cast<int>(ax), diff, out);
           }
           return out;
-        });
+        }));
       }
       case ExprKind::Conv: return conv(data(a[0].get()), stencil_input(go(a[1])), false, ext);
       case ExprKind::MulElemwise: {
@@ -397,7 +405,11 @@ class Lowerer {
         Expr ri = r[kr - 1 - i];
         ki[static_cast<size_t>(i)] = ri;
         Expr o = adjoint ? v[i] + ri - k.ext[i] / 2 : v[i] - ri + k.ext[i] / 2;
-        src[static_cast<size_t>(i)] = o % x.ext[i];  // Halide's % is Euclidean: never negative
+        // Circular wrap. The kernel is no larger than the image, so o lies in
+        // [−n, 2n): two selects instead of an integer division per tap.
+        // (The clamp changes no value; it tells bounds inference the range.)
+        src[static_cast<size_t>(i)] =
+            clamp(select(o < 0, o + x.ext[i], o >= x.ext[i], o - x.ext[i], o), 0, x.ext[i] - 1);
       }
       return sum(call(k, ki) * call(x, src));
     });

@@ -163,7 +163,7 @@ Problem run_passes(const Problem& p, const PassManagerOptions& o, std::vector<Pa
           << "pass " << pass.name << " changed the objective: relative difference " << rec.objective_error
           << " > " << kObjectiveTolerance;
     }
-    char num[8];
+    char num[24];
     std::snprintf(num, sizeof num, "%02zu", i + 1);
     if (!o.dump_dir.empty()) {
       std::string stem = (std::filesystem::path(o.dump_dir) / (std::string(num) + "_" + pass.name)).string();

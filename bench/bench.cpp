@@ -1,0 +1,234 @@
+// proxc_bench: figures for the notes — memory bandwidth (STREAM-style triad on
+// all cores), each operator's forward+adjoint at 2048² against the bytes it
+// must move, solver iterations per problem and size (halide, fused and not,
+// and the emulator), JIT compile times, peak RSS. Writes a Markdown table and
+// JSON:  build/release/bench/proxc_bench [--quick] [--out DIR]
+//
+// Times are the best of several runs after a warm-up, on the release build.
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "emulate/emulate_backend.h"
+#include "frontend/parser.h"
+#include "halide/halide_backend.h"
+#include "io/npy.h"
+#include "passes/pass_manager.h"
+#include "solvers/solver.h"
+#include "support/file_util.h"
+
+using namespace proxc;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_of(const std::function<void()>& f, int repeats) {
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = Clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return best;
+}
+
+// STREAM triad a = b + s·c on every core, in GB/s (3 arrays × 4 bytes per element).
+double triad_gbs() {
+  const size_t n = size_t{1} << 25;
+  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  auto run = [&] {
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < threads; ++t) {
+      ts.emplace_back([&, t] {
+        size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+        for (size_t i = lo; i < hi; ++i) a[i] = b[i] + 3.0f * c[i];
+      });
+    }
+    for (auto& t : ts) t.join();
+  };
+  run();
+  double s = seconds_of(run, 5);
+  return 3.0 * 4.0 * static_cast<double>(n) / s / 1e9;
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+Array image(int64_t h, int64_t w, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> noise(0.0f, 0.1f);
+  Array a(Shape{h, w});
+  for (int64_t i = 0; i < h; ++i) {
+    for (int64_t j = 0; j < w; ++j) {
+      float v = 0.3f * static_cast<float>(j) / static_cast<float>(w) + ((i > h / 4 && i < h / 2 && j > w / 5 && j < w / 2) ? 0.5f : 0.0f);
+      a.data[static_cast<size_t>(i * w + j)] = v + noise(rng);
+    }
+  }
+  return a;
+}
+
+struct Row {
+  std::string what;
+  std::map<std::string, double> figures;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::string out_dir = "out/bench";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--quick") quick = true;
+    else if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s [--quick] [--out DIR]\n", argv[0]);
+      return 2;
+    }
+  }
+  try {
+    std::filesystem::create_directories(out_dir);
+    std::string data_dir = out_dir + "/data";
+    std::filesystem::create_directories(data_dir);
+    auto halide = make_halide_backend();
+    auto emulate = make_emulate_backend();
+    nlohmann::ordered_json json;
+    std::ostringstream md;
+
+    const double bw = triad_gbs();
+    json["triad_gbs"] = bw;
+    md << "# proxc benchmark\n\nMachine: " << std::thread::hardware_concurrency() << " cores; STREAM triad "
+       << bw << " GB/s.\n\n";
+    std::printf("triad: %.2f GB/s\n", bw);
+
+    // ---- Operators: forward + adjoint at 2048² (1024² with --quick) ----
+    const int64_t n = quick ? 1024 : 2048;
+    md << "## Operators, forward + adjoint, " << n << "x" << n << "\n\n"
+       << "| operator | halide ms | GB/s | % of triad | emulate ms | speed-up |\n|---|---|---|---|---|---|\n";
+    std::mt19937_64 rng(1);
+    Expr x = make_variable({n, n}, "x");
+    auto kd = std::make_shared<ConstantData>();
+    kd->array = Array(Shape{7, 7});
+    for (float& v : kd->array.data) v = 1.0f / 49;
+    kd->source.type = ConstantSource::Type::Inline;
+    auto wd = std::make_shared<ConstantData>();
+    wd->array = image(n, n, 2);
+    wd->source.type = ConstantSource::Type::Inline;
+    struct Op {
+      std::string name;
+      Expr k;
+      double bytes;  // the least traffic: read x, write Kx, read y, write Kᵀy (+ weights)
+    };
+    const double px = static_cast<double>(n * n) * 4;
+    std::vector<Op> ops = {
+        {"grad", make_grad(x), px * (1 + 2 + 2 + 1)},
+        {"conv 7x7", make_conv(make_constant(kd, "k"), x), px * 4},
+        {"mul_elemwise", make_mul_elemwise(make_constant(wd, "w"), x), px * 6},
+        {"subsample 2x2", make_subsample(x, {2, 2}), px * (1 + 0.25 + 0.25 + 1)},
+    };
+    Array xv = image(n, n, 3);
+    for (const Op& op : ops) {
+      StepProgram p;
+      p.name = "op";
+      Step in = step_input("x", {n, n});
+      Step y = step_forward(op.k, {in});
+      p.outputs = {{"y", y}, {"xt", step_adjoint(op.k, 0, y)}};
+      StepInputs inputs;
+      inputs.buffers["x"] = &xv;
+      auto compiled = halide->compile(p);
+      compiled->run(inputs);
+      double th = seconds_of([&] { compiled->run(inputs); }, 5);
+      double te = -1;
+      if (op.name != "conv 7x7" || quick) {
+        auto ce = emulate->compile(p);
+        te = seconds_of([&] { ce->run(inputs); }, 1);
+      }
+      double gbs = op.bytes / th / 1e9;
+      char line[256];
+      std::snprintf(line, sizeof line, "| %s | %.2f | %.1f | %.0f%% | %s | %s |\n", op.name.c_str(), th * 1e3, gbs,
+                    100 * gbs / bw, te > 0 ? std::to_string(te * 1e3).substr(0, 7).c_str() : "-",
+                    te > 0 ? (std::to_string(static_cast<int>(te / th)) + "x").c_str() : "-");
+      md << line;
+      std::printf("%s", line);
+      json["operators"][op.name] = {{"halide_ms", th * 1e3}, {"gbs", gbs}, {"emulate_ms", te * 1e3}};
+    }
+
+    // ---- Solvers: ms per iteration ----
+    md << "\n## Solver iterations (ms per iteration; the bound is the traffic model at triad bandwidth)\n\n"
+       << "| problem | size | solver | halide fuse 1 | halide fuse 4 | emulate | compile s | cached compile s |\n"
+       << "|---|---|---|---|---|---|---|---|\n";
+    std::vector<int64_t> sizes = quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{512, 1024, 2048};
+    const char* problems[][2] = {
+        {"tv_iso", "b = load(\"b.npy\")\nx = variable(shape(b))\nminimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)\n"},
+        {"deconv", "b = load(\"b.npy\")\nk = gaussian(7, 1.5)\nx = variable(shape(b))\nminimize sum_squares(conv(k, x) - b) + 0.001 * group_norm1(grad(x), [2]) + nonneg(x)\n"},
+        {"inpaint", "b = load(\"b.npy\")\nm = load(\"m.npy\")\nx = variable(shape(b))\nminimize sum_squares(mul_elemwise(m, x) - b) + 0.05 * group_norm1(grad(x), [2])\n"},
+    };
+    for (int64_t s : sizes) {
+      Array b = image(s, s, 4), m(Shape{s, s});
+      for (size_t i = 0; i < m.data.size(); ++i) m.data[i] = (i * 2654435761u) % 2 ? 1.0f : 0.0f;
+      io::write_npy(data_dir + "/b.npy", b);
+      io::write_npy(data_dir + "/m.npy", m);
+      for (auto& pr : problems) {
+        Problem prob = parse_program(pr[1], "bench.prox", data_dir).problem;
+        for (const char* solver : {"pc", "ladmm"}) {
+          SolverOptions o;
+          o.solver = solver;
+          o.eps_abs = o.eps_rel = 0;
+          const int iters = s >= 2048 ? 20 : 50;
+          o.max_iters = iters;
+          SolveResult r1 = solve(prob, o, *halide);
+          double compile_cold = r1.summary.compile_s;
+          SolveResult r1b = solve(prob, o, *halide);
+          double compile_cached = r1b.summary.compile_s;
+          double t1 = r1b.summary.iterate_s / iters;
+          o.fuse = 4;
+          o.max_iters = iters;
+          solve(prob, o, *halide);
+          double t4 = solve(prob, o, *halide).summary.iterate_s / iters;
+          double te = -1;
+          if (s <= 512) {
+            SolverOptions oe = o;
+            oe.fuse = 1;
+            oe.max_iters = 3;
+            te = solve(prob, oe, *emulate).summary.iterate_s / 3;
+          }
+          char line[320];
+          std::snprintf(line, sizeof line, "| %s | %lld² | %s | %.2f | %.2f | %s | %.2f | %.3f |\n", pr[0],
+                        static_cast<long long>(s), solver, t1 * 1e3, t4 * 1e3,
+                        te > 0 ? std::to_string(te * 1e3).substr(0, 7).c_str() : "-", compile_cold, compile_cached);
+          md << line;
+          std::printf("%s", line);
+          json["solvers"].push_back({{"problem", pr[0]}, {"size", s}, {"solver", solver}, {"halide_ms", t1 * 1e3},
+                                     {"halide_fuse4_ms", t4 * 1e3}, {"emulate_ms", te * 1e3},
+                                     {"compile_s", compile_cold}, {"cached_compile_s", compile_cached}});
+        }
+      }
+    }
+    json["peak_rss_mib"] = peak_rss_mib();
+    md << "\nPeak RSS: " << peak_rss_mib() << " MiB.\n";
+    write_file_atomic(out_dir + "/results.md", md.str());
+    write_file_atomic(out_dir + "/results.json", json.dump(1) + "\n");
+    std::printf("wrote %s/results.md and results.json\n", out_dir.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
