@@ -29,7 +29,7 @@ Array kernel_spectrum(const Array& kernel, const Shape& dims);
 
 /// What compile_aot wrote.
 struct AotArtifacts {
-  std::string library;   ///< lib<name>.a: the pipeline and the Halide runtime
+  std::string library;   ///< <name>.a: the pipeline and the Halide runtime
   std::string header;    ///< <name>.h: Halide's declaration of the function
   std::string wrapper;   ///< <name>_call.h: calls it with this program's scalars and sizes
   std::string manifest;  ///< <name>.json: every argument in order (inputs, params, data, outputs)

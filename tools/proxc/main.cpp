@@ -436,7 +436,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-memory", common.max_memory,
                  "Refuse any array larger than this (e.g. 4G, 512M); default: the machine's memory");
   app.add_option("--allow-path", common.allow_paths,
-                 "Let problems read data from this folder too (default: only the problem's own folder)");
+                 "Let problems read data from this folder too (default: only the problem's own folder); repeatable")
+      ->expected(1);
 
   ParseCommand parse;
   CLI::App* parse_cmd = app.add_subcommand("parse", "Parse a problem (.prox or .json) and print it in a chosen form");
@@ -490,7 +491,8 @@ int main(int argc, char** argv) {
   solve_cmd->add_option("--log", solve.log, "Write one CSV row per convergence check");
   solve_cmd->add_option("--reference", solve.reference, "Ground truth: print PSNR and SSIM");
   solve_cmd->add_option("--x0", solve.x0, "Start from this array (user units)");
-  solve_cmd->add_option("--set", solve.sets, "NAME=FILE: replace a constant's data without recompiling");
+  solve_cmd->add_option("--set", solve.sets, "NAME=FILE: replace a constant's data without recompiling; repeatable")
+      ->expected(1);
   solve_cmd->add_option("--checkpoint", solve.options.checkpoint_path, "Save the whole solver state to this file");
   solve_cmd->add_option("--checkpoint-every", solve.options.checkpoint_every, "... every N iterations (and at the end)");
   solve_cmd->add_option("--resume", solve.options.resume_path, "Continue from a checkpoint of the same problem and solver");
@@ -512,7 +514,7 @@ int main(int argc, char** argv) {
   compile_cmd->add_option("--target", compile.target, "Halide target string (host, host-cuda, ...)");
   compile_cmd->add_option("-o,--output", compile.output, "Write the printed form here");
   compile_cmd->add_option("--aot", compile.aot_dir,
-                          "Compile ahead of time into this folder: lib<name>.a, <name>.h, <name>_call.h, <name>.json");
+                          "Compile ahead of time into this folder: <name>.a, <name>.h, <name>_call.h, <name>.json");
   compile_cmd->add_option("--name", compile.aot_name, "Function name for --aot (default proxc_step)");
 
   MetricsCommand metrics;
