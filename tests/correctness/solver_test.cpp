@@ -175,6 +175,29 @@ INSTANTIATE_TEST_SUITE_P(Canonical, Optimum,
                            return std::string(kProblems[std::get<0>(info.param)].name) + "_" + std::get<1>(info.param);
                          });
 
+TEST(MultiVariable, SolversAgreeOnTheOptimumWithTwoVariables) {
+  // Two variables coupled by a term of both: every solver splits it and
+  // reaches the same objective.
+  Problem p = parse_program("b = load(\"noisy.npy\")\nx = variable(shape(b))\ny = variable(shape(b))\n"
+                            "minimize sum_squares(x - b) + sum_squares(y - 0.5) + 0.5 * norm1(x - y)"
+                            " + 0.1 * group_norm1(grad(x), [2])\n",
+                            "two.prox", data_dir())
+                  .problem;
+  std::map<std::string, double> obj;
+  for (const char* solver : {"pc", "ladmm", "admm"}) {
+    SolverOptions o;
+    o.solver = solver;
+    o.max_iters = 3000;
+    o.eps_abs = o.eps_rel = 1e-8;
+    SolveResult r = solve(p, o, emulator());
+    ASSERT_EQ(r.x.size(), 2u);
+    EXPECT_TRUE(r.x.count("x") && r.x.count("y"));
+    obj[solver] = r.summary.objective;
+  }
+  EXPECT_NEAR(obj["ladmm"], obj["pc"], 1e-3 * obj["pc"]);
+  EXPECT_NEAR(obj["admm"], obj["pc"], 1e-3 * obj["pc"]);
+}
+
 TEST(Trajectory, HalideFollowsTheEmulator) {
   // The same algorithm on float state: after 10 iterations the iterates agree
   // to 1e-4 of the image's scale (a few float roundings per iteration).
