@@ -9,6 +9,7 @@
 #include <sstream>
 #include <cstdio>
 #include <filesystem>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -42,6 +43,52 @@ Halide::Buffer<float> wrap(const Array& a) {
   return Halide::Buffer<float>(p, halide_dims(a.shape));
 }
 
+// Root buffers of a pipeline are allocated on every run; fresh pages cost a
+// page fault each, which dominated the per-iteration time. This allocator
+// keeps freed blocks (by size, up to 1 GiB in all) for the next run.
+struct BlockCache {
+  std::mutex m;
+  std::multimap<size_t, void*> free_blocks;
+  size_t cached_bytes = 0;
+};
+BlockCache& block_cache() {
+  static BlockCache c;
+  return c;
+}
+constexpr size_t kHeader = 128;  // keeps Halide's alignment and stores the size
+
+void* cached_malloc(Halide::JITUserContext*, size_t n) {
+  BlockCache& c = block_cache();
+  {
+    std::lock_guard<std::mutex> lock(c.m);
+    auto it = c.free_blocks.find(n);
+    if (it != c.free_blocks.end()) {
+      void* p = it->second;
+      c.free_blocks.erase(it);
+      c.cached_bytes -= n;
+      return static_cast<char*>(p) + kHeader;
+    }
+  }
+  void* p = std::aligned_alloc(kHeader, ((n + kHeader + kHeader - 1) / kHeader) * kHeader);
+  if (!p) return nullptr;
+  *static_cast<size_t*>(p) = n;
+  return static_cast<char*>(p) + kHeader;
+}
+
+void cached_free(Halide::JITUserContext*, void* ptr) {
+  if (!ptr) return;
+  void* p = static_cast<char*>(ptr) - kHeader;
+  size_t n = *static_cast<size_t*>(p);
+  BlockCache& c = block_cache();
+  std::lock_guard<std::mutex> lock(c.m);
+  if (c.cached_bytes + n > (size_t{1} << 30)) {
+    std::free(p);
+    return;
+  }
+  c.free_blocks.emplace(n, p);
+  c.cached_bytes += n;
+}
+
 // A compiled pipeline shared by every program with the same structural key.
 struct Entry {
   hl::Lowered lowered;
@@ -62,6 +109,8 @@ std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const Halide::Target
   std::map<std::string, Halide::JITExtern> externs = {
       {"proxc_circulant_solve", Halide::JITExtern(proxc_circulant_solve)}};
   e->lowered.pipeline.set_jit_externs(externs);
+  e->lowered.pipeline.jit_handlers().custom_malloc = cached_malloc;
+  e->lowered.pipeline.jit_handlers().custom_free = cached_free;
   e->lowered.pipeline.compile_jit(target);
   ++g_compiles;
   g_cache[key] = e;

@@ -180,12 +180,21 @@ class Lowerer {
   static void schedule_root(Func f, const std::vector<Var>& vars, bool small_inner) {
     f.compute_root();
     if (vars.empty()) return;
-    // Vectorize along the innermost image axis. A small trailing axis (the
-    // components of grad, colour channels) is unrolled-size: vectorize the
-    // axis before it instead, so the vectors run along the image rows.
-    Var inner = small_inner && vars.size() >= 2 ? vars[vars.size() - 2] : vars.back();
-    f.vectorize(inner, 8, TailStrategy::GuardWithIf);
-    if (vars.size() >= 2 && !(small_inner && vars.size() == 2)) f.parallel(vars.front());
+    // Vectorize along the image rows. Arrays of rank 3 and more are images
+    // with short trailing axes (grad components, colour channels): vectorizing
+    // those would waste most lanes, so the vectors run along axis 1 (the
+    // columns) with the short axes looped outside it.
+    if (vars.size() >= 3 || small_inner) {
+      std::vector<Halide::VarOrRVar> order;  // innermost first
+      order.push_back(vars[1]);
+      for (size_t i = vars.size(); i-- > 2;) order.push_back(vars[i]);
+      order.push_back(vars[0]);
+      if (vars.size() >= 3) f.reorder(order);
+      f.vectorize(vars[1], 8, TailStrategy::GuardWithIf);
+    } else {
+      f.vectorize(vars.back(), 8, TailStrategy::GuardWithIf);
+    }
+    if (vars.size() >= 2) f.parallel(vars.front());
   }
 
   void materialize(const Val& v) {
