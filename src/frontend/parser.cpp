@@ -580,12 +580,8 @@ Value Parser::builtin(Args& a) {
     if (a.pos[0].type != Value::Type::String) fail(a.pos[0].loc, "load: the path must be a string in double quotes");
     std::string written = a.pos[0].str;
     if (written.empty()) fail(a.pos[0].loc, "load: the path is empty");
-    std::filesystem::path p(written);
-    std::filesystem::path resolved = p.is_absolute() ? p : std::filesystem::path(base_dir_) / p;
     std::string hint = binding_name_;
-    return wrap([&] {
-      return make_constant(load_constant_file(written, resolved.lexically_normal().string(), base_dir_), hint);
-    });
+    return wrap([&] { return make_constant(load_constant_file(written, base_dir_), hint); });
   }
   if (fn == "shape") {
     a.arity(1, 1, "shape(b)");

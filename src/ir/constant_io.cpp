@@ -1,15 +1,17 @@
 #include "ir/constant_io.h"
 
+#include <filesystem>
+
 #include "io/array_io.h"
 #include "support/error.h"
 #include "support/file_util.h"
 
 namespace proxc {
 
-std::shared_ptr<const ConstantData> load_constant_file(const std::string& written_path,
-                                                       const std::string& resolved_path,
-                                                       const std::string& base_dir,
+std::shared_ptr<const ConstantData> load_constant_file(const std::string& written_path, const std::string& base_dir,
                                                        const std::string& expected_hash) {
+  std::filesystem::path p(written_path);
+  const std::string resolved_path = (p.is_absolute() ? p : std::filesystem::path(base_dir) / p).lexically_normal().string();
   PathPolicy::check(resolved_path, base_dir, written_path);
   auto data = std::make_shared<ConstantData>();
   data->source.type = ConstantSource::Type::File;

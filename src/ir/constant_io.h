@@ -10,14 +10,12 @@
 
 namespace proxc {
 
-/// Reads `resolved_path` (.npy, .png, .tif/.tiff) into a constant whose
-/// source records `written_path` (as the user wrote it) and the content hash.
-/// The path must lie under `base_dir` (the problem's folder) or a folder
-/// allowed by PathPolicy. When `expected_hash` is not empty the file's hash
-/// must equal it.
-std::shared_ptr<const ConstantData> load_constant_file(const std::string& written_path,
-                                                       const std::string& resolved_path,
-                                                       const std::string& base_dir,
+/// Reads the file `written_path` (.npy, .png, .tif/.tiff; relative paths
+/// resolve against `base_dir`, the problem's folder) into a constant whose
+/// source records the path as written, the resolved path and the content
+/// hash. The file must lie under `base_dir` or a folder allowed by
+/// PathPolicy. When `expected_hash` is not empty the file's hash must equal it.
+std::shared_ptr<const ConstantData> load_constant_file(const std::string& written_path, const std::string& base_dir,
                                                        const std::string& expected_hash = "");
 
 }  // namespace proxc

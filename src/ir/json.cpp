@@ -314,13 +314,9 @@ class JsonReader {
     std::string type = string(src, "type", ctx);
     if (type == "file") {
       std::string written = string(src, "path", ctx);
-      std::filesystem::path resolved = std::filesystem::path(written).is_absolute()
-                                           ? std::filesystem::path(written)
-                                           : std::filesystem::path(base_dir_) / written;
-      auto data = load_constant_file(written, resolved.lexically_normal().string(), base_dir_,
-                                     string(src, "hash", ctx));
+      auto data = load_constant_file(written, base_dir_, string(src, "hash", ctx));
       user_assert(data->array.shape == shape)
-          << resolved.string() << ": the file holds an array of shape " << shape_to_string(data->array.shape)
+          << data->source.resolved_path << ": the file holds an array of shape " << shape_to_string(data->array.shape)
           << ", the problem recorded " << shape_to_string(shape);
       return make_constant(data, name);
     }
