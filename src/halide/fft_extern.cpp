@@ -43,10 +43,10 @@ std::mutex& exec_mutex() {
 
 }  // namespace
 
-extern "C" int proxc_circulant_solve(halide_buffer_t* rhs, halide_buffer_t* otf2, halide_buffer_t* a_buf,
-                                     halide_buffer_t* c_buf, int spatial_rank, halide_buffer_t* out) {
+extern "C" int proxc_circulant_solve(halide_buffer_t* rhs, halide_buffer_t* otf2, double a_in, double c_in,
+                                     int spatial_rank, halide_buffer_t* out) {
   const int dims = out->dimensions;
-  if (rhs->is_bounds_query() || otf2->is_bounds_query() || a_buf->is_bounds_query() || c_buf->is_bounds_query()) {
+  if (rhs->is_bounds_query() || otf2->is_bounds_query()) {
     // The whole rhs (same region as the output) and the whole spectrum.
     if (rhs->is_bounds_query()) {
       for (int i = 0; i < dims; ++i) rhs->dim[i] = out->dim[i];
@@ -63,8 +63,8 @@ extern "C" int proxc_circulant_solve(halide_buffer_t* rhs, halide_buffer_t* otf2
     }
     return 0;
   }
-  const float a = static_cast<float>(*reinterpret_cast<const double*>(a_buf->host));
-  const float c = static_cast<float>(*reinterpret_cast<const double*>(c_buf->host));
+  const float a = static_cast<float>(a_in);
+  const float c = static_cast<float>(c_in);
   const int first = dims - spatial_rank;
   std::vector<int> spatial;  // numpy order
   for (int i = dims - 1; i >= first; --i) spatial.push_back(out->dim[i].extent);

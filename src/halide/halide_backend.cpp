@@ -13,6 +13,9 @@
 #include <map>
 #include <mutex>
 
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include "fft/fft.h"
 #include "halide/fft_extern.h"
 #include "halide/lower.h"
@@ -24,6 +27,7 @@ namespace proxc {
 namespace {
 
 std::atomic<int> g_compiles{0};
+std::atomic<int> g_cache_loads{0};
 
 Halide::Target parse_target(const std::string& s) {
   if (s == "host") return Halide::get_jit_target_from_environment();
@@ -89,90 +93,321 @@ void cached_free(Halide::JITUserContext*, void* ptr) {
   c.cached_bytes += n;
 }
 
-// A compiled pipeline shared by every program with the same structural key.
+void* raw_malloc(void*, size_t n) { return cached_malloc(nullptr, n); }
+void raw_free(void*, void* p) { cached_free(nullptr, p); }
+
+// ---- Schedules ----
+
+struct Autoscheduler {
+  const char* option;  // --schedule value
+  const char* name;    // its registered name
+  const char* plugin;  // its library ("" when this build has none)
+};
+
+#ifndef PROXC_PLUGIN_MULLAPUDI2016
+#define PROXC_PLUGIN_MULLAPUDI2016 ""
+#endif
+#ifndef PROXC_PLUGIN_ADAMS2019
+#define PROXC_PLUGIN_ADAMS2019 ""
+#endif
+#ifndef PROXC_PLUGIN_LI2018
+#define PROXC_PLUGIN_LI2018 ""
+#endif
+
+const Autoscheduler kAutoschedulers[] = {
+    {"mullapudi2016", "Mullapudi2016", PROXC_PLUGIN_MULLAPUDI2016},
+    {"adams2019", "Adams2019", PROXC_PLUGIN_ADAMS2019},
+    {"li2018", "Li2018", PROXC_PLUGIN_LI2018},
+};
+
+const Autoscheduler* find_autoscheduler(const std::string& s) {
+  for (const Autoscheduler& a : kAutoschedulers) {
+    if (s == a.option) return &a;
+  }
+  return nullptr;
+}
+
+void warn(const std::string& what) { std::fprintf(stderr, "proxc: warning: %s\n", what.c_str()); }
+
+// The plugin library of an autoscheduler: in $PROXC_HALIDE_PLUGIN_DIR when
+// set (a Halide built elsewhere), else where Debian's Halide put it.
+std::string plugin_path(const Autoscheduler& a) {
+  const char* dir = std::getenv("PROXC_HALIDE_PLUGIN_DIR");
+  if (dir && *dir) return std::string(dir) + "/libautoschedule_" + a.option + ".so";
+  return a.plugin;
+}
+
+// Lowers `p` with the schedule asked for. An autoscheduler that fails (or is
+// missing) leaves the default schedule and a warning; *used says which ran.
+hl::Lowered lower_scheduled(const StepProgram& p, const std::string& schedule, const Halide::Target& t,
+                            std::string* used) {
+  *used = "default";
+  const Autoscheduler* as = find_autoscheduler(schedule);
+  if (!as) return hl::lower(p);
+  std::string why;
+  const std::string plugin = plugin_path(*as);
+  bool has_extern = false;
+  for (const Step& n : p.nodes()) has_extern = has_extern || n->kind == StepKind::CirculantSolve;
+  if (has_extern) {
+    why = "Halide 14's autoschedulers cannot schedule around the FFT extern stage of this pipeline";
+  } else if (plugin.empty() || !std::filesystem::exists(plugin)) {
+    why = "its plugin " + (plugin.empty() ? std::string("libautoschedule_") + as->option + ".so" : plugin) +
+          " is not installed (libhalide14-0-dev ships it)";
+  } else {
+    // Adams2019's beam search takes minutes per pipeline; greedy (beam 1)
+    // unless the user sets HL_BEAM_SIZE.
+    if (std::string(as->option) == "adams2019") ::setenv("HL_BEAM_SIZE", "1", 0);
+    try {
+      hl::Lowered L = hl::lower(p, halide_ops::Schedule::None);
+      L.graph->set_estimates(L.extent_values, L.scalar_values);
+      L.graph->auto_schedule(plugin, as->name, t);
+      L.pipeline = L.graph->pipeline();
+      *used = schedule;
+      return L;
+    } catch (const Halide::Error& e) {
+      why = e.what();
+      while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
+    }
+  }
+  warn("--schedule " + schedule + " failed for " + (p.name.empty() ? "a step program" : p.name) + " (" + why +
+       "); using the default schedule");
+  return hl::lower(p);
+}
+
+// ---- The on-disk cache ----
+
+constexpr const char* kBuildId = "proxc " __DATE__ " " __TIME__ " halide " PROXC_HALIDE_LIBRARY;
+
+Halide::Target aot_target(const std::string& s) {
+  if (s == "host") return Halide::get_host_target();
+  return parse_target(s);
+}
+
+using ArgvFunction = int (*)(void**);
+
+struct LoadedLibrary {
+  void* handle = nullptr;
+  ArgvFunction fn = nullptr;
+  int num_arguments = 0;
+};
+
+thread_local std::string g_halide_error;
+void record_halide_error(void*, const char* msg) { g_halide_error += msg; }
+
+// Opens a cached pipeline; nothing (and a warning) when it is unusable.
+bool load_library(const std::string& path, int expected_args, LoadedLibrary* out) {
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    warn(std::string("cannot load the cached pipeline ") + path + ": " + ::dlerror());
+    return false;
+  }
+  auto fn = reinterpret_cast<ArgvFunction>(::dlsym(h, "proxc_cached_argv"));
+  auto meta = reinterpret_cast<const halide_filter_metadata_t* (*)()>(::dlsym(h, "proxc_cached_metadata"));
+  auto set_malloc = reinterpret_cast<halide_malloc_t (*)(halide_malloc_t)>(::dlsym(h, "halide_set_custom_malloc"));
+  auto set_free = reinterpret_cast<halide_free_t (*)(halide_free_t)>(::dlsym(h, "halide_set_custom_free"));
+  auto set_error =
+      reinterpret_cast<halide_error_handler_t (*)(halide_error_handler_t)>(::dlsym(h, "halide_set_error_handler"));
+  if (!fn || !meta || !set_malloc || !set_free || !set_error || meta()->num_arguments != expected_args) {
+    warn("the cached pipeline " + path + " does not have the expected entry points; compiling again");
+    ::dlclose(h);
+    return false;
+  }
+  set_malloc(raw_malloc);
+  set_free(raw_free);
+  set_error(record_halide_error);
+  out->handle = h;
+  out->fn = fn;
+  out->num_arguments = meta()->num_arguments;
+  return true;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
+// Compiles L into <dir>/<hash>.so (written whole or not at all). False and a
+// warning when it cannot (no C++ compiler, a read-only folder).
+bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path) {
+  namespace fs = std::filesystem;
+  std::string tmp = so_path + ".tmp" + std::to_string(::getpid());
+  // Halide errors propagate: the JIT would fail the same way.
+  L.pipeline.compile_to_object(tmp + ".o", L.graph->arguments(), "proxc_cached", t);
+  const char* cxx = std::getenv("CXX");
+  std::string cmd = std::string(cxx && *cxx ? cxx : "c++") + " -shared -Wl,-Bsymbolic -o " + shell_quote(tmp + ".so") +
+                    " " + shell_quote(tmp + ".o") + " -lpthread -ldl 2>&1";
+  std::string log;
+  int rc = -1;
+  if (FILE* f = ::popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, f)) log += buf;
+    rc = ::pclose(f);
+  }
+  std::error_code ec;
+  fs::remove(tmp + ".o", ec);
+  if (rc != 0) {
+    fs::remove(tmp + ".so", ec);
+    warn("cannot link a cached pipeline (" + cmd + "): " + log);
+    return false;
+  }
+  fs::rename(tmp + ".so", so_path, ec);
+  if (ec) {
+    fs::remove(tmp + ".so", ec);
+    return false;
+  }
+  return true;
+}
+
+// A compiled pipeline shared by every program with the same structural key:
+// JIT-compiled, or a shared object from the on-disk cache.
 struct Entry {
-  hl::Lowered lowered;
+  hl::Lowered lowered;  // the JIT pipeline (when `library` is not loaded)
+  LoadedLibrary library;
+  std::string schedule_used = "default";
   std::mutex mutex;  // binding parameters and running are not reentrant
 };
 
 std::mutex g_cache_mutex;
 std::map<std::string, std::shared_ptr<Entry>> g_cache;
 
-std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const Halide::Target& target, hl::Lowered* mine) {
+std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions& o, const Halide::Target& target,
+                                      hl::Lowered* mine) {
   *mine = hl::lower(p);
-  std::string key = target.to_string() + "|" + mine->key;
+  std::string key = target.to_string() + "|" + o.schedule + "|" + mine->key;
   std::lock_guard<std::mutex> lock(g_cache_mutex);
   auto it = g_cache.find(key);
   if (it != g_cache.end()) return it->second;
   auto e = std::make_shared<Entry>();
-  e->lowered = *mine;
-  std::map<std::string, Halide::JITExtern> externs = {
-      {"proxc_circulant_solve", Halide::JITExtern(proxc_circulant_solve)}};
-  e->lowered.pipeline.set_jit_externs(externs);
-  e->lowered.pipeline.jit_handlers().custom_malloc = cached_malloc;
-  e->lowered.pipeline.jit_handlers().custom_free = cached_free;
-  e->lowered.pipeline.compile_jit(target);
+  const int nargs = static_cast<int>(mine->graph->arguments().size() + mine->outputs.size());
+  std::string dir = halide_cache_dir(o);
+  std::string stem;
+  if (!dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    stem = (std::filesystem::path(dir) / content_hash(std::string(kBuildId) + "|" + key)).string();
+    if (std::filesystem::exists(stem + ".so") && load_library(stem + ".so", nargs, &e->library)) {
+      std::string used = std::filesystem::exists(stem + ".schedule") ? read_file(stem + ".schedule") : "default";
+      e->schedule_used = used;
+      ++g_cache_loads;
+      g_cache[key] = e;
+      return e;
+    }
+  }
+  e->lowered = o.schedule == "default" ? *mine : lower_scheduled(p, o.schedule, target, &e->schedule_used);
   ++g_compiles;
+  auto build = [&] {
+    // A fallback is not cached: the autoscheduler may work next time.
+    if (!stem.empty() && e->schedule_used == o.schedule && compile_to_cache(e->lowered, aot_target(o.target), stem + ".so")) {
+      write_file_atomic(stem + ".schedule", e->schedule_used);
+      if (load_library(stem + ".so", nargs, &e->library)) return;
+    }
+    std::map<std::string, Halide::JITExtern> externs = {
+        {"proxc_circulant_solve", Halide::JITExtern(proxc_circulant_solve)}};
+    e->lowered.pipeline.set_jit_externs(externs);
+    e->lowered.pipeline.jit_handlers().custom_malloc = cached_malloc;
+    e->lowered.pipeline.jit_handlers().custom_free = cached_free;
+    e->lowered.pipeline.compile_jit(target);
+  };
+  try {
+    build();
+  } catch (const Halide::Error& err) {
+    // An autoscheduler's schedule that does not compile (say, one that
+    // unrolls a loop whose extent is a run-time size) falls back too.
+    if (e->schedule_used == "default") throw;
+    std::string why = err.what();
+    while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
+    warn("the " + e->schedule_used + " schedule of " + (p.name.empty() ? "a step program" : p.name) +
+         " does not compile (" + why + "); using the default schedule");
+    e->lowered = hl::lower(p);
+    e->schedule_used = "default";
+    build();
+  }
   g_cache[key] = e;
   return e;
 }
 
 class HalideStep : public CompiledStep {
  public:
-  HalideStep(const StepProgram& p, const Halide::Target& t) : program_(p) {
-    entry_ = compiled_entry(p, t, &mine_);
+  HalideStep(const StepProgram& p, const HalideOptions& o, const Halide::Target& t, std::string* schedule_used)
+      : program_(p) {
+    entry_ = compiled_entry(p, o, t, &mine_);
+    *schedule_used = entry_->schedule_used;
     // |otf|² of each circulant solve's kernel, from this program's data.
     for (const auto& [k, dims] : mine_.spectra_sources) {
-      spectra_.push_back(spectrum(k->constant->array, dims));
+      spectra_.push_back(kernel_spectrum(k->constant->array, dims));
       spectra_from_.push_back(&k->constant->array);
     }
   }
 
-  static Array spectrum(const Array& kernel, const Shape& dims) { return kernel_spectrum(kernel, dims); }
-
   StepOutputs run(const StepInputs& in) override {
     check_step_inputs(program_, in);
-    hl::Lowered& L = entry_->lowered;
-    std::lock_guard<std::mutex> lock(entry_->mutex);
-    std::vector<Halide::Buffer<float>> keep;
-    for (auto& [name, ip] : L.inputs) {
-      keep.push_back(wrap(*in.buffers.at(name)));
-      ip.set(keep.back());
+    halide_ops::Graph& G = *mine_.graph;
+    // Every argument in the pipeline's order (Graph::arguments), then the outputs.
+    std::vector<Halide::Buffer<>> keep;
+    std::vector<void*> argv;
+    std::vector<double> doubles;
+    std::vector<float> floats;
+    std::vector<int> ints;
+    doubles.reserve(G.params().size() + mine_.outputs.size());
+    floats.reserve(G.scalars().size());
+    ints.reserve(G.extent_slots().size());
+    auto buffer = [&](Halide::Buffer<> b) {
+      keep.push_back(b);
+      argv.push_back(keep.back().raw_buffer());
+    };
+    keep.reserve(G.inputs().size() + G.data().size() + G.spectra().size() + mine_.outputs.size());
+    for (auto& [name, ip] : G.inputs()) buffer(wrap(*in.buffers.at(name)));
+    for (auto& [name, param] : G.params()) {
+      doubles.push_back(in.params.at(name));
+      argv.push_back(&doubles.back());
     }
-    for (auto& [name, param] : L.params) param.set(in.params.at(name));
-    for (size_t i = 0; i < L.scalars.size(); ++i) L.scalars[i].set(static_cast<float>(mine_.scalar_values[i]));
-    for (size_t i = 0; i < L.extents.size(); ++i) L.extents[i].set(static_cast<int>(mine_.extent_values[i]));
-    for (size_t i = 0; i < L.data.size(); ++i) {
-      const ExprNode* node = mine_.data_nodes[i];
+    for (auto& [i, ip] : G.data()) {
+      const ExprNode* node = mine_.data_nodes[static_cast<size_t>(i)];
       auto it = in.data.find(node);
-      keep.push_back(wrap(it != in.data.end() ? *it->second : node->constant->array));
-      L.data[i].set(keep.back());
+      buffer(wrap(it != in.data.end() ? *it->second : node->constant->array));
     }
-    for (size_t i = 0; i < L.spectra.size(); ++i) {
+    for (auto& [i, ip] : G.spectra()) {
       // Replacement kernel data changes the spectrum: recompute it (once per array).
-      const auto& [kernel, dims] = mine_.spectra_sources[i];
+      const size_t k = static_cast<size_t>(i);
+      const auto& [kernel, dims] = mine_.spectra_sources[k];
       auto it = in.data.find(kernel);
-      if (it != in.data.end() && spectra_from_[i] != it->second) {
-        spectra_[i] = spectrum(*it->second, dims);
-        spectra_from_[i] = it->second;
+      if (it != in.data.end() && spectra_from_[k] != it->second) {
+        spectra_[k] = kernel_spectrum(*it->second, dims);
+        spectra_from_[k] = it->second;
       }
-      keep.push_back(wrap(spectra_[i]));
-      L.spectra[i].set(keep.back());
+      buffer(wrap(spectra_[k]));
     }
+    for (auto& [i, p] : G.scalars()) {
+      floats.push_back(static_cast<float>(mine_.scalar_values[static_cast<size_t>(i)]));
+      argv.push_back(&floats.back());
+    }
+    for (auto& [i, p] : G.extent_slots()) {
+      ints.push_back(static_cast<int>(mine_.extent_values[static_cast<size_t>(i)]));
+      argv.push_back(&ints.back());
+    }
+    const size_t first_output = keep.size();
     StepOutputs out;
-    std::vector<Halide::Buffer<>> bufs;
     std::vector<double> scalars(mine_.outputs.size());
     for (size_t i = 0; i < mine_.outputs.size(); ++i) {
       const hl::LoweredOutput& o = mine_.outputs[i];
       if (o.rank == 0) {
-        bufs.push_back(Halide::Buffer<double>::make_scalar(&scalars[i]));
+        buffer(Halide::Buffer<double>::make_scalar(&scalars[i]));
       } else {
         Array& a = out.arrays[o.name];
         a = Array(o.shape);
-        bufs.push_back(wrap(a));
+        buffer(wrap(a));
       }
     }
-    L.pipeline.realize(Halide::Realization(bufs));
+    std::lock_guard<std::mutex> lock(entry_->mutex);
+    if (entry_->library.fn) {
+      g_halide_error.clear();
+      int rc = entry_->library.fn(argv.data());
+      internal_assert(rc == 0) << "the cached pipeline of " << program_.name << " failed (" << rc
+                               << "): " << g_halide_error;
+    } else {
+      run_jit(argv, first_output);
+    }
     for (size_t i = 0; i < mine_.outputs.size(); ++i) {
       if (mine_.outputs[i].rank == 0) out.scalars[mine_.outputs[i].name] = scalars[i];
     }
@@ -180,6 +415,23 @@ class HalideStep : public CompiledStep {
   }
 
  private:
+  // Binds the arguments to the shared pipeline's parameters and realizes it.
+  void run_jit(const std::vector<void*>& argv, size_t first_output) {
+    halide_ops::Graph& G = *entry_->lowered.graph;
+    size_t k = 0;
+    auto next_buffer = [&]() { return Halide::Buffer<>(*static_cast<halide_buffer_t*>(argv[k++])); };
+    for (auto& [name, ip] : G.inputs()) ip.set(next_buffer());
+    for (auto& [name, p] : G.params()) p.set(*static_cast<double*>(argv[k++]));
+    for (auto& [i, ip] : G.data()) ip.set(next_buffer());
+    for (auto& [i, ip] : G.spectra()) ip.set(next_buffer());
+    for (auto& [i, p] : G.scalars()) p.set(*static_cast<float*>(argv[k++]));
+    for (auto& [i, p] : G.extent_slots()) p.set(*static_cast<int*>(argv[k++]));
+    std::vector<Halide::Buffer<>> outs;
+    while (k < argv.size()) outs.push_back(next_buffer());
+    (void)first_output;
+    entry_->lowered.pipeline.realize(Halide::Realization(outs));
+  }
+
   StepProgram program_;
   hl::Lowered mine_;
   std::shared_ptr<Entry> entry_;
@@ -189,15 +441,26 @@ class HalideStep : public CompiledStep {
 
 class HalideBackend : public Backend {
  public:
-  explicit HalideBackend(const HalideOptions& o) : target_(parse_target(o.target)) {}
+  explicit HalideBackend(const HalideOptions& o) : options_(o), target_(parse_target(o.target)) {
+    check_schedule_name(o.schedule);
+  }
   std::string name() const override { return "halide"; }
   double epsilon() const override { return 1.1920928955078125e-07; }
   std::unique_ptr<CompiledStep> compile(const StepProgram& program) override {
-    return std::make_unique<HalideStep>(program, target_);
+    std::string used;
+    auto s = std::make_unique<HalideStep>(program, options_, target_, &used);
+    // One fallback among several pipelines makes the whole "default".
+    schedule_used_ = compiles_++ == 0 || used == schedule_used_ ? used : "default";
+    return s;
   }
+  std::string schedule_requested() const override { return options_.schedule; }
+  std::string schedule_used() const override { return compiles_ ? schedule_used_ : options_.schedule; }
 
  private:
+  HalideOptions options_;
   Halide::Target target_;
+  int compiles_ = 0;
+  std::string schedule_used_ = "default";
 };
 
 }  // namespace
@@ -207,6 +470,38 @@ std::unique_ptr<Backend> make_halide_backend(const HalideOptions& options) {
 }
 
 int halide_compile_count() { return g_compiles.load(); }
+int halide_cache_load_count() { return g_cache_loads.load(); }
+
+const std::vector<std::string>& halide_schedules() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const Autoscheduler& a : kAutoschedulers) n.push_back(a.option);
+    return n;
+  }();
+  return names;
+}
+
+void check_schedule_name(const std::string& schedule) {
+  if (schedule == "default" || find_autoscheduler(schedule)) return;
+  std::string all = "default";
+  for (const std::string& n : halide_schedules()) all += ", " + n;
+  throw UserError("--schedule: unknown schedule '" + schedule + "' (one of: " + all + ")");
+}
+
+std::string halide_cache_dir(const HalideOptions& options) {
+  std::string d = options.cache_dir;
+  if (d.empty()) {
+    const char* env = std::getenv("PROXC_CACHE_DIR");
+    if (env && *env) {
+      d = env;
+    } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+      d = std::string(xdg) + "/proxc";
+    } else if (const char* home = std::getenv("HOME"); home && *home) {
+      d = std::string(home) + "/.cache/proxc";
+    }
+  }
+  return d == "off" ? "" : d;
+}
 
 Array kernel_spectrum(const Array& kernel, const Shape& dims) {
   Array a;
@@ -217,19 +512,6 @@ Array kernel_spectrum(const Array& kernel, const Shape& dims) {
 }
 
 namespace {
-// The arguments of an ahead-of-time function, in order: inputs (by name),
-// params (by name), data, spectra, scalar slots, extent slots.
-std::vector<Halide::Argument> pipeline_arguments(hl::Lowered& L) {
-  std::vector<Halide::Argument> args;
-  for (auto& [name, ip] : L.inputs) args.push_back(ip);
-  for (auto& [name, p] : L.params) args.push_back(p);
-  for (auto& ip : L.data) args.push_back(ip);
-  for (auto& ip : L.spectra) args.push_back(ip);
-  for (auto& p : L.scalars) args.push_back(p);
-  for (auto& p : L.extents) args.push_back(p);
-  return args;
-}
-
 const ExprNode* mine_or(const hl::Lowered& L, size_t i) { return L.data_nodes[i]; }
 
 std::string float_literal(double v) {
@@ -247,16 +529,17 @@ AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& d
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   user_assert(!ec) << dir << ": cannot create the output folder: " << ec.message();
-  hl::Lowered L = hl::lower(program);
-  Halide::Target t = parse_target(options.target);
-  if (options.target == "host") t = Halide::get_host_target();
-  std::vector<Halide::Argument> args = pipeline_arguments(L);
+  check_schedule_name(options.schedule);
+  Halide::Target t = aot_target(options.target);
+  std::string used;
+  hl::Lowered L = lower_scheduled(program, options.schedule, t, &used);
+  std::vector<Halide::Argument> args = L.graph->arguments();
   std::string stem = (std::filesystem::path(dir) / name).string();
   L.pipeline.compile_to_static_library(stem, args, name, t);
   AotArtifacts a;
   a.library = stem + ".a";
   a.header = stem + ".h";
-  a.needs_fft_runtime = !L.spectra.empty();
+  a.needs_fft_runtime = !L.graph->spectra().empty();
   // The wrapper: every run-time argument the caller provides, the scalar and
   // extent slots filled in with this program's values.
   std::ostringstream w, m;
@@ -269,18 +552,19 @@ AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& d
   auto manifest = [&](const std::string& n, const std::string& kind, const std::string& extra) {
     m << (call.empty() ? "" : ",\n") << "  {\"name\": \"" << n << "\", \"kind\": \"" << kind << "\"" << extra << "}";
   };
-  for (auto& [n, ip] : L.inputs) {
+  halide_ops::Graph& G = *L.graph;
+  for (auto& [n, ip] : G.inputs()) {
     manifest(n, "input", "");
     params.push_back("halide_buffer_t* in_" + n);
     call.push_back("in_" + n);
   }
-  for (auto& [n, p] : L.params) {
+  for (auto& [n, p] : G.params()) {
     manifest(n, "param", "");
     params.push_back("double p_" + n);
     call.push_back("p_" + n);
   }
-  for (size_t i = 0; i < L.data.size(); ++i) {
-    const ExprNode* node = mine_or(L, i);
+  for (auto& [i, ip] : G.data()) {
+    const ExprNode* node = mine_or(L, static_cast<size_t>(i));
     std::string extra = ", \"constant\": \"" + node->name_hint + "\"";
     if (node->constant->source.type == ConstantSource::Type::File) {
       extra += ", \"path\": \"" + node->constant->source.path + "\"";
@@ -289,14 +573,14 @@ AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& d
     params.push_back("halide_buffer_t* data" + std::to_string(i));
     call.push_back("data" + std::to_string(i));
   }
-  for (size_t i = 0; i < L.spectra.size(); ++i) {
+  for (auto& [i, ip] : G.spectra()) {
     manifest("spectrum" + std::to_string(i), "spectrum",
-             ", \"kernel\": \"" + L.spectra_sources[i].first->name_hint + "\"");
+             ", \"kernel\": \"" + L.spectra_sources[static_cast<size_t>(i)].first->name_hint + "\"");
     params.push_back("halide_buffer_t* spectrum" + std::to_string(i));
     call.push_back("spectrum" + std::to_string(i));
   }
-  for (double v : L.scalar_values) call.push_back(float_literal(v));
-  for (int64_t v : L.extent_values) call.push_back(std::to_string(v));
+  for (auto& [i, p] : G.scalars()) call.push_back(float_literal(L.scalar_values[static_cast<size_t>(i)]));
+  for (auto& [i, p] : G.extent_slots()) call.push_back(std::to_string(L.extent_values[static_cast<size_t>(i)]));
   for (const auto& o : L.outputs) {
     manifest(o.name, "output", o.rank == 0 ? ", \"type\": \"float64\", \"rank\": 0" : ", \"type\": \"float32\"");
     params.push_back("halide_buffer_t* out_" + o.name);
@@ -315,9 +599,18 @@ AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& d
 }
 
 std::string halide_emit(const StepProgram& program, const std::string& kind, const HalideOptions& options) {
-  hl::Lowered L = hl::lower(program);
+  check_schedule_name(options.schedule);
+  user_assert(kind == "stmt" || kind == "c" || kind == "html" || kind == "source")
+      << "--emit: unknown form '" << kind << "' (step, source, stmt, c or html)";
+  if (kind == "source") {
+    const Autoscheduler* as = find_autoscheduler(options.schedule);
+    if (!as) return hl::generator_source(program, hl::lower(program));
+    return hl::generator_source(program, hl::lower(program, halide_ops::Schedule::None), plugin_path(*as), as->name);
+  }
   Halide::Target t = parse_target(options.target);
-  std::vector<Halide::Argument> args = pipeline_arguments(L);
+  std::string used;
+  hl::Lowered L = lower_scheduled(program, options.schedule, t, &used);
+  std::vector<Halide::Argument> args = L.graph->arguments();
   std::string tmp = (std::filesystem::temp_directory_path() / ("proxc_emit_" + std::to_string(::getpid()))).string();
   std::string path = tmp + (kind == "stmt" ? ".stmt" : kind == "c" ? ".c" : ".html");
   if (kind == "stmt") L.pipeline.compile_to_lowered_stmt(path, args, Halide::Text, t);

@@ -1,21 +1,25 @@
 /// \file
-/// Lowering of a step program to ONE Halide pipeline with all its outputs.
-/// The only code besides the backend that includes Halide.h.
+/// Lowering of a step program to ONE Halide pipeline with all its outputs,
+/// through proxc's Halide-op library (include/proxc/halide_ops.h). Besides
+/// the backend, the only code that includes Halide.h.
 ///
-/// Every shape is symbolic: extents come from the input and data buffers, so
-/// a pipeline compiled once runs for any image size. Data arrays (b, kernels,
-/// masks) are ImageParams and every scalar from the problem (scales, alpha,
-/// beta, gamma, d, scalar b and c, bounds) is a Param, so changing them never
-/// recompiles. `key` is a structural hash input: two programs with equal keys
-/// share a compiled pipeline.
+/// Every shape is symbolic: extents are run-time slots, so a pipeline
+/// compiled once runs for any image size. Data arrays (b, kernels, masks) are
+/// ImageParams and every scalar from the problem (scales, alpha, beta, gamma,
+/// d, scalar b and c, bounds) is a Param, so changing them never recompiles.
+///
+/// The Graph records every op call as C++ while lowering: that text is both
+/// the structural key of the pipeline (two programs with equal text share a
+/// compiled pipeline; it holds no size, data or scalar value) and the body of
+/// the standalone generator program `generator_source` prints.
 #pragma once
 
-#include <Halide.h>
-
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "proxc/halide_ops.h"
 #include "step/step.h"
 
 namespace proxc::hl {
@@ -28,26 +32,29 @@ struct LoweredOutput {
 };
 
 struct Lowered {
-  std::string key;
+  std::string key;   ///< the recorded op calls: the pipeline's structure
+  std::shared_ptr<halide_ops::Graph> graph;
   Halide::Pipeline pipeline;
   std::vector<LoweredOutput> outputs;
-  std::map<std::string, Halide::ImageParam> inputs;
-  std::map<std::string, Halide::Param<double>> params;
-  /// Data slots, in lowering order, and this program's constants for them.
-  std::vector<Halide::ImageParam> data;
+  /// This program's values for the graph's slots, by slot index.
   std::vector<const ExprNode*> data_nodes;
-  /// Circulant-solve spectra |otf|², computed on the host from the kernels.
-  std::vector<Halide::ImageParam> spectra;
   std::vector<std::pair<const ExprNode*, Shape>> spectra_sources;  ///< kernel, spatial dims
-  /// Scalar slots and this program's values for them.
-  std::vector<Halide::Param<float>> scalars;
   std::vector<double> scalar_values;
-  /// Extent slots (array sizes) and this program's values for them.
-  std::vector<Halide::Param<int>> extents;
   std::vector<int64_t> extent_values;
+  /// Every input buffer's shape, by name.
+  std::map<std::string, Shape> input_shapes;
 };
 
-/// Lowers `p` with the default schedule for the host CPU.
-Lowered lower(const StepProgram& p);
+/// Lowers `p`. Schedule::None leaves every Func unscheduled (for an autoscheduler).
+Lowered lower(const StepProgram& p, halide_ops::Schedule schedule = halide_ops::Schedule::Default);
+
+/// A standalone C++ program that builds the same pipeline through
+/// proxc/halide_ops.h and, run as `PROGRAM OUT_DIR NAME [TARGET]`, compiles it
+/// to OUT_DIR/NAME.a + NAME.h like a Halide generator. `L` must come from
+/// lower(p, Schedule::None) when `autoscheduler` (Mullapudi2016, ...; its
+/// plugin library at `plugin`) is not empty: the program then applies it,
+/// with `L`'s sizes and scalars as estimates.
+std::string generator_source(const StepProgram& p, const Lowered& L, const std::string& plugin = "",
+                             const std::string& autoscheduler = "");
 
 }  // namespace proxc::hl

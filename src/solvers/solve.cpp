@@ -500,6 +500,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   sum.solver = options.solver;
   sum.backend_requested = backend.name();
   sum.backend_used = backend.name();
+  sum.schedule_requested = backend.schedule_requested();
 
   // Passes: continue the default pipeline, split for this solver.
   auto t0 = Clock::now();
@@ -541,6 +542,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     cg_rhs = backend.compile(cg.rhs);
   }
   sum.compile_s = since(t0);
+  sum.schedule_used = backend.schedule_used();
 
   // State, in the scaled units s = sqrt(knorm)·x.
   const double scale = p.variable_scale();

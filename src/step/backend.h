@@ -50,6 +50,10 @@ class Backend {
   /// their tolerances by it).
   virtual double epsilon() const = 0;
   virtual std::unique_ptr<CompiledStep> compile(const StepProgram& program) = 0;
+  /// The schedule asked for, and the one the last compile used ("default"
+  /// unless an autoscheduler was asked for and succeeded).
+  virtual std::string schedule_requested() const { return "default"; }
+  virtual std::string schedule_used() const { return "default"; }
 };
 
 /// Checks that `inputs` has every buffer and param `program` needs with the

@@ -1,6 +1,7 @@
 // Ahead-of-time compilation: the static library + header of a step program,
 // linked into a plain C++ program with no proxc and no LLVM, gives the JIT's
-// results.
+// results; so does the library that the printed generator source (built with
+// the system compiler against Halide and proxc/halide_ops.h) writes.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <random>
 
 #include "halide/halide_backend.h"
@@ -20,41 +22,41 @@
 namespace proxc {
 namespace {
 
-TEST(Aot, LinkedLibraryMatchesTheJit) {
+// A program with a stencil, a prox, a reduction and an FFT solve; its JIT
+// results; and a tiny C++ driver that calls an AOT library of it.
+struct AotCase {
   std::string dir = test::temp_dir();
-  // A program with a stencil, a prox, a reduction and an FFT solve.
-  std::mt19937_64 rng(5);
-  std::uniform_real_distribution<float> u(0, 1);
-  auto kd = std::make_shared<ConstantData>();
-  kd->array = Array(Shape{3, 3});
-  for (float& v : kd->array.data) v = u(rng);
-  kd->source.type = ConstantSource::Type::Inline;
-  Expr k = make_constant(kd, "k");
-  Expr x = make_variable({12, 10}, "x");
-  FunctionTerm t;
-  t.kind = FunctionKind::Norm1;
-  t.arg = make_grad(x);
-  t.alpha = 0.3;
-  t = make_term(t);
-  Step in = step_input("x", {12, 10});
+  std::shared_ptr<ConstantData> kd = std::make_shared<ConstantData>();
   StepProgram p;
-  p.name = "aot";
-  Step z = step_prox(t, step_forward(t.arg, {in}), step_param("rho"));
-  p.outputs = {{"z", z},
-               {"n", step_reduce(StepKind::SumSquares, z)},
-               {"s", step_circulant_solve(k, in, step_constant(0.5), step_param("rho"))}};
-  AotArtifacts a = halide_compile_aot(p, dir, "proxc_aot_test");
-  EXPECT_TRUE(a.needs_fft_runtime);
+  Array xv{Shape{12, 10}};
+  StepOutputs jit;
 
-  Array xv(Shape{12, 10});
-  for (float& v : xv.data) v = u(rng) - 0.5f;
-  StepInputs inputs;
-  inputs.buffers["x"] = &xv;
-  inputs.params["rho"] = 1.7;
-  StepOutputs jit = make_halide_backend()->compile(p)->run(inputs);
+  AotCase() {
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<float> u(0, 1);
+    kd->array = Array(Shape{3, 3});
+    for (float& v : kd->array.data) v = u(rng);
+    kd->source.type = ConstantSource::Type::Inline;
+    Expr k = make_constant(kd, "k");
+    Expr x = make_variable({12, 10}, "x");
+    FunctionTerm t;
+    t.kind = FunctionKind::Norm1;
+    t.arg = make_grad(x);
+    t.alpha = 0.3;
+    t = make_term(t);
+    Step in = step_input("x", {12, 10});
+    p.name = "aot";
+    Step z = step_prox(t, step_forward(t.arg, {in}), step_param("rho"));
+    p.outputs = {{"z", z},
+                 {"n", step_reduce(StepKind::SumSquares, z)},
+                 {"s", step_circulant_solve(k, in, step_constant(0.5), step_param("rho"))}};
+    for (float& v : xv.data) v = u(rng) - 0.5f;
+    StepInputs inputs;
+    inputs.buffers["x"] = &xv;
+    inputs.params["rho"] = 1.7;
+    jit = make_halide_backend()->compile(p)->run(inputs);
 
-  // A plain C++ program: HalideBuffer.h (header only), the library, the FFT runtime.
-  test::write_text(dir + "/main.cpp", R"(
+    test::write_text(dir + "/main.cpp", R"(
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -77,36 +79,83 @@ int main(int argc, char** argv) {
   return 0;
 }
 )");
-  // Its inputs: x, then the kernel's |otf|² spectrum (the manifest's "spectrum" argument).
-  std::string inbin(reinterpret_cast<const char*>(xv.data.data()), 120 * 4);
-  Array spectrum = kernel_spectrum(kd->array, {12, 10});
-  ASSERT_EQ(spectrum.shape, Shape({12, 6}));
-  inbin.append(reinterpret_cast<const char*>(spectrum.data.data()), 72 * 4);
-  test::write_text(dir + "/in.bin", inbin);
-  std::string cmd = "g++ -std=c++17 -O1 -o " + test::shell_quote(dir + "/main") + " " +
-                    test::shell_quote(dir + "/main.cpp") + " -I" + test::shell_quote(dir) + " -I" PROXC_HALIDE_INCLUDE " " +
-                    test::shell_quote(a.library) + " " PROXC_RUNTIME_LIB " -lfftw3f -lpthread -ldl 2>&1";
-  auto build = test::run_command(cmd);
-  ASSERT_EQ(build.exit_code, 0) << cmd << "\n" << build.out;
-  // The program links no proxc library but the FFT runtime, and no LLVM.
-  auto ldd = test::run_command("ldd " + test::shell_quote(dir + "/main"));
-  EXPECT_THAT(ldd.out, ::testing::Not(::testing::HasSubstr("LLVM")));
-  EXPECT_THAT(ldd.out, ::testing::Not(::testing::HasSubstr("Halide")));
-  auto run = test::run_command(test::shell_quote(dir + "/main") + " " + test::shell_quote(dir + "/in.bin") + " " +
-                               test::shell_quote(dir + "/out.bin") + " 2>&1");
-  ASSERT_EQ(run.exit_code, 0) << run.out;
-  std::string out = read_file(dir + "/out.bin");
-  ASSERT_EQ(out.size(), 360u * 4 + 8);
-  const float* zo = reinterpret_cast<const float*>(out.data());
-  for (size_t i = 0; i < 240; ++i) EXPECT_EQ(zo[i], jit.arrays.at("z").data[i]) << "z " << i;
-  for (size_t i = 0; i < 120; ++i) EXPECT_NEAR(zo[240 + i], jit.arrays.at("s").data[i], 1e-6) << "s " << i;
-  double nv;
-  std::memcpy(&nv, out.data() + 360 * 4, 8);
-  EXPECT_DOUBLE_EQ(nv, jit.scalars.at("n"));
+    // Its inputs: x, then the kernel's |otf|² spectrum (the manifest's "spectrum" argument).
+    std::string inbin(reinterpret_cast<const char*>(xv.data.data()), 120 * 4);
+    Array spectrum = kernel_spectrum(kd->array, {12, 10});
+    EXPECT_EQ(spectrum.shape, Shape({12, 6}));
+    inbin.append(reinterpret_cast<const char*>(spectrum.data.data()), 72 * 4);
+    test::write_text(dir + "/in.bin", inbin);
+  }
+
+  // Builds the driver against `library` (with the headers in `include_dirs`),
+  // runs it and compares with the JIT.
+  void link_run_and_compare(const std::string& library, const std::string& include_dirs) {
+    std::string cmd = "g++ -std=c++17 -O1 -o " + test::shell_quote(dir + "/main") + " " +
+                      test::shell_quote(dir + "/main.cpp") + " " + include_dirs + " -I" PROXC_HALIDE_INCLUDE " " +
+                      test::shell_quote(library) + " " PROXC_RUNTIME_LIB " -lfftw3f -lpthread -ldl 2>&1";
+    auto build = test::run_command(cmd);
+    ASSERT_EQ(build.exit_code, 0) << cmd << "\n" << build.out;
+    // The program links no proxc library but the FFT runtime, and no LLVM.
+    auto ldd = test::run_command("ldd " + test::shell_quote(dir + "/main"));
+    EXPECT_THAT(ldd.out, ::testing::Not(::testing::HasSubstr("LLVM")));
+    EXPECT_THAT(ldd.out, ::testing::Not(::testing::HasSubstr("Halide")));
+    auto run = test::run_command(test::shell_quote(dir + "/main") + " " + test::shell_quote(dir + "/in.bin") + " " +
+                                 test::shell_quote(dir + "/out.bin") + " 2>&1");
+    ASSERT_EQ(run.exit_code, 0) << run.out;
+    std::string out = read_file(dir + "/out.bin");
+    ASSERT_EQ(out.size(), 360u * 4 + 8);
+    const float* zo = reinterpret_cast<const float*>(out.data());
+    // The same pipeline for the same CPU: the same bits, but for the FFT
+    // solve, whose FFTW plans may differ between processes.
+    for (size_t i = 0; i < 240; ++i) EXPECT_EQ(zo[i], jit.arrays.at("z").data[i]) << "z " << i;
+    for (size_t i = 0; i < 120; ++i) EXPECT_NEAR(zo[240 + i], jit.arrays.at("s").data[i], 1e-6) << "s " << i;
+    double nv;
+    std::memcpy(&nv, out.data() + 360 * 4, 8);
+    EXPECT_DOUBLE_EQ(nv, jit.scalars.at("n"));
+  }
+};
+
+TEST(Aot, LinkedLibraryMatchesTheJit) {
+  AotCase c;
+  AotArtifacts a = halide_compile_aot(c.p, c.dir, "proxc_aot_test");
+  EXPECT_TRUE(a.needs_fft_runtime);
+  c.link_run_and_compare(a.library, "-I" + test::shell_quote(c.dir));
   // The manifest lists every argument in order.
   std::string manifest = read_file(a.manifest);
   EXPECT_THAT(manifest, ::testing::HasSubstr("\"kind\": \"spectrum\""));
   EXPECT_THAT(manifest, ::testing::HasSubstr("\"name\": \"rho\", \"kind\": \"param\""));
+}
+
+TEST(Aot, GeneratorSourceBuildsTheSamePipeline) {
+  AotCase c;
+  std::string src = halide_emit(c.p, "source");
+  // The file says how to build it, and builds through proxc's op library.
+  EXPECT_THAT(src, ::testing::StartsWith("// aot: "));
+  EXPECT_THAT(src, ::testing::HasSubstr("c++ -std=c++17"));
+  EXPECT_THAT(src, ::testing::HasSubstr("#include \"proxc/halide_ops.h\""));
+  EXPECT_THAT(src, ::testing::HasSubstr("g.grad("));
+  EXPECT_THAT(src, ::testing::HasSubstr("g.circulant_solve("));
+  std::string gen_dir = c.dir + "/gen";
+  std::filesystem::create_directories(gen_dir);
+  test::write_text(gen_dir + "/aot_generator.cpp", src);
+  std::string cmd = "g++ -std=c++17 -O0 -o " + test::shell_quote(gen_dir + "/generator") + " " +
+                    test::shell_quote(gen_dir + "/aot_generator.cpp") + " -I" PROXC_SOURCE_DIR "/include -I" PROXC_HALIDE_INCLUDE
+                    " " PROXC_HALIDE_LIBRARY " -lpthread -ldl 2>&1";
+  auto build = test::run_command(cmd);
+  ASSERT_EQ(build.exit_code, 0) << cmd << "\n" << build.out;
+  auto gen = test::run_command(test::shell_quote(gen_dir + "/generator") + " " + test::shell_quote(gen_dir) +
+                               " proxc_aot_test 2>&1");
+  ASSERT_EQ(gen.exit_code, 0) << gen.out;
+  // The wrapper that binds the scalars and sizes comes from compile_aot (in
+  // its own folder); the library and its header from the generator.
+  std::string aot_dir = c.dir + "/aot";
+  halide_compile_aot(c.p, aot_dir, "proxc_aot_test");
+  std::remove((aot_dir + "/proxc_aot_test.h").c_str());
+  c.link_run_and_compare(gen_dir + "/proxc_aot_test.a", "-I" + test::shell_quote(gen_dir) + " -I" + test::shell_quote(aot_dir));
+  // Without arguments the generator says how to call it.
+  auto usage = test::run_command(test::shell_quote(gen_dir + "/generator") + " 2>&1");
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_THAT(usage.out, ::testing::HasSubstr("usage:"));
 }
 
 }  // namespace

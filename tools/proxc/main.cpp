@@ -200,6 +200,8 @@ struct SolveCommand {
   std::string file;
   std::string backend = "halide";
   std::string target = "host";
+  std::string schedule = "default";
+  std::string cache_dir;
   proxc::SolverOptions options;
   std::string output;
   std::string log;
@@ -223,8 +225,11 @@ struct SolveCommand {
     if (backend == "halide") {
       proxc::HalideOptions ho;
       ho.target = target;
+      ho.schedule = schedule;
+      ho.cache_dir = cache_dir;
       b = proxc::make_halide_backend(ho);
     } else {
+      user_assert(schedule == "default") << "--schedule needs --backend halide";
       b = proxc::make_emulate_backend();
     }
     std::signal(SIGINT, on_sigint);
@@ -340,6 +345,8 @@ struct CompileCommand {
   std::string solver = "pc";
   std::string emit_kind;
   std::string target = "host";
+  std::string schedule = "default";
+  std::string cache_dir;
   std::string output;
   std::string aot_dir;
   std::string aot_name = "proxc_step";
@@ -358,6 +365,9 @@ struct CompileCommand {
     proxc::StepProgram prog = proxc::iteration_program(split, so);
     proxc::HalideOptions ho;
     ho.target = target;
+    ho.schedule = schedule;
+    ho.cache_dir = cache_dir;
+    proxc::check_schedule_name(schedule);
     if (!aot_dir.empty()) {
       proxc::AotArtifacts a = proxc::halide_compile_aot(prog, aot_dir, aot_name, ho);
       std::printf("wrote %s, %s, %s and %s\n", a.library.c_str(), a.header.c_str(), a.wrapper.c_str(),
@@ -371,12 +381,17 @@ struct CompileCommand {
       emit(proxc::halide_emit(prog, emit_kind, ho), output);
     } else {
       auto t0 = std::chrono::steady_clock::now();
-      int before = proxc::halide_compile_count();
-      proxc::make_halide_backend(ho)->compile(prog);
+      int before = proxc::halide_compile_count(), loads_before = proxc::halide_cache_load_count();
+      auto backend = proxc::make_halide_backend(ho);
+      backend->compile(prog);
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::printf("compiled %s (%zu outputs) for %s in %.3f s (%d JIT compile%s)\n", prog.name.c_str(),
-                  prog.outputs.size(), target.c_str(), secs, proxc::halide_compile_count() - before,
-                  proxc::halide_compile_count() - before == 1 ? "" : "s");
+      const int compiled = proxc::halide_compile_count() - before;
+      const int loaded = proxc::halide_cache_load_count() - loads_before;
+      std::string cache = proxc::halide_cache_dir(ho);
+      std::printf("compiled %s (%zu outputs) for %s, schedule %s, in %.3f s: %d pipeline%s compiled, %d loaded from "
+                  "the on-disk cache (%s)\n",
+                  prog.name.c_str(), prog.outputs.size(), target.c_str(), backend->schedule_used().c_str(), secs,
+                  compiled, compiled == 1 ? "" : "s", loaded, cache.empty() ? "off" : cache.c_str());
     }
     return kExitOk;
   }
@@ -480,6 +495,11 @@ int main(int argc, char** argv) {
   solve_cmd->add_option("--backend", solve.backend, "halide (compiled) or emulate (reference interpreter)")
       ->check(CLI::IsMember({"halide", "emulate"}));
   solve_cmd->add_option("--target", solve.target, "Halide target string (host, host-cuda, ...)");
+  solve_cmd->add_option("--schedule", solve.schedule,
+                        "default, or an autoscheduler: mullapudi2016, adams2019, li2018 (falls back to the default "
+                        "with a warning)");
+  solve_cmd->add_option("--cache-dir", solve.cache_dir,
+                        "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR or ~/.cache/proxc; off: none)");
   solve_cmd->add_option("--iters", solve.options.max_iters, "Most iterations (default 1000)");
   solve_cmd->add_option("--eps-abs", solve.options.eps_abs, "Absolute tolerance (default 1e-3; 0 with --eps-rel 0: "
                                                              "run exactly --iters)");
@@ -508,10 +528,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"pc", "ladmm", "admm", "hqs"}));
   compile_cmd->add_option("--fuse", compile.fuse, "Iterations unrolled into the pipeline (pc, ladmm)");
   compile_cmd->add_option("--emit", compile.emit_kind,
-                          "Print instead of compiling: step (the step program), stmt (Halide's lowered statement), "
+                          "Print instead of compiling: step (the step program), source (a standalone C++ Halide "
+                          "generator program building the same pipeline), stmt (Halide's lowered statement), "
                           "c (Halide's C output), html")
-      ->check(CLI::IsMember({"step", "stmt", "c", "html"}));
+      ->check(CLI::IsMember({"step", "source", "stmt", "c", "html"}));
   compile_cmd->add_option("--target", compile.target, "Halide target string (host, host-cuda, ...)");
+  compile_cmd->add_option("--schedule", compile.schedule,
+                          "default, or an autoscheduler: mullapudi2016, adams2019, li2018 (falls back to the default "
+                          "with a warning)");
+  compile_cmd->add_option("--cache-dir", compile.cache_dir,
+                          "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR or ~/.cache/proxc; off: none)");
   compile_cmd->add_option("-o,--output", compile.output, "Write the printed form here");
   compile_cmd->add_option("--aot", compile.aot_dir,
                           "Compile ahead of time into this folder: <name>.a, <name>.h, <name>_call.h, <name>.json");

@@ -1,0 +1,905 @@
+/// \file
+/// proxc's Halide-op library: the functions that build every operator, its
+/// adjoint, every prox function, value and step-program node as Halide Funcs.
+///
+/// This header is the whole of it, and it needs nothing but Halide.h. proxc's
+/// JIT lowering (src/halide/lower.cpp) builds its pipelines only through a
+/// `Graph`, and while it does so the Graph writes each call it receives as a
+/// line of C++. That text, wrapped in `main()`, is `Module::source()`: a
+/// standalone program that makes the same calls on the same functions and so
+/// builds the same pipeline, which is why the two cannot drift.
+///
+///     Graph g;
+///     Val x = g.input("x", {0, 1});
+///     Val d = g.grad(x, 2, {2, 3, 4});
+///     g.output("dx", d);
+///     return g.generate(argc, argv);   // writes NAME.a and NAME.h
+///
+/// Conventions. Arrays use numpy axis order (the last axis varies fastest);
+/// Funcs take their arguments reversed (Halide's first dimension is the
+/// innermost). Every size is a run-time `Param<int>` "extent slot" named
+/// e<i>; every scalar of the problem is a `Param<float>` "scalar slot" s<i>;
+/// data arrays are ImageParams data<i>; so one compiled pipeline serves any
+/// image size, data or scalar values. An `Ext` lists extent slots.
+#pragma once
+
+#include <Halide.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace proxc::halide_ops {
+
+/// Extent slots of an array, numpy order.
+using Ext = std::vector<int>;
+
+/// A lowered value: a Func over numpy-order coordinates and its extents.
+/// Rank 0 values are scalars (float for scalar slots, double otherwise).
+struct Val {
+  std::string id;  ///< its variable in the recorded source ("v12"); empty inside ops
+  Halide::Func f;
+  std::vector<Halide::Expr> ext;
+  std::vector<Halide::Var> vars;  ///< numpy order
+  bool small_inner = false;       ///< the last axis is short (grad components, colour channels)
+  bool is_buffer = false;         ///< a wrapper over an input or data buffer
+  int rank() const { return static_cast<int>(ext.size()); }
+  bool defined() const { return f.defined(); }
+};
+
+/// Default: proxc's hand-written CPU schedule (vectorized, parallel, values
+/// that are read at several places computed at root). None: no schedule at
+/// all, for an autoscheduler.
+enum class Schedule { Default, None };
+
+class Graph {
+ public:
+  explicit Graph(Schedule schedule = Schedule::Default, std::ostream* record = nullptr)
+      : schedule_(schedule), record_(record) {}
+
+  // ---- Slots and buffers ----
+
+  /// Extent slot i (created on first use).
+  Halide::Expr extent(int i) { return slot(extents_, i, "e"); }
+  std::vector<Halide::Expr> extents(const Ext& e) {
+    std::vector<Halide::Expr> out;
+    for (int i : e) out.push_back(extent(i));
+    return out;
+  }
+  /// Scalar slot i as a float Expr.
+  Halide::Expr scalar_expr(int i) { return slot(scalars_, i, "s"); }
+
+  /// A float scalar (scalar slot i).
+  Val scalar(int i) {
+    Halide::Expr s = scalar_expr(i);
+    return rec(define0("scalar", s), "scalar", i);
+  }
+  /// A double scalar holding scalar slot i (a step program's constant).
+  Val constant(int i) {
+    Halide::Expr s = scalar_expr(i);
+    return rec(define0("const", Halide::cast<double>(s)), "constant", i);
+  }
+  /// A double run-time parameter (named p_<name>).
+  Val param(const std::string& name) {
+    auto it = params_.find(name);
+    if (it == params_.end()) it = params_.emplace(name, Halide::Param<double>("p_" + name)).first;
+    Halide::Expr e = it->second;
+    return rec(define0("param", e), "param", name);
+  }
+  /// A float32 input buffer (named in_<name>).
+  Val input(const std::string& name, const Ext& ext) {
+    auto it = inputs_.find(name);
+    if (it == inputs_.end()) {
+      it = inputs_.emplace(name, Halide::ImageParam(Halide::Float(32), static_cast<int>(ext.size()), "in_" + name)).first;
+    }
+    buffer_ext_[it->second.name()] = ext;
+    return rec(buffer("input_" + name, it->second, ext), "input", name, ext);
+  }
+  /// Data array slot i (a constant of the problem: b, a kernel, a mask).
+  Val data(int i, const Ext& ext) {
+    auto it = data_.find(i);
+    if (it == data_.end()) {
+      it = data_.emplace(i, Halide::ImageParam(Halide::Float(32), static_cast<int>(ext.size()), "data" + std::to_string(i)))
+               .first;
+    }
+    buffer_ext_[it->second.name()] = ext;
+    return rec(buffer("data_f" + std::to_string(i), it->second, ext), "data", i, ext);
+  }
+
+  // ---- Pointwise ----
+
+  Val zeros(const Ext& ext) {
+    return rec(define("zero", extents(ext), [](const Coords&) { return Halide::Expr(0.0f); }), "zeros", ext);
+  }
+  /// Every entry equal to the float scalar s.
+  Val fill(const Val& s, const Ext& ext) {
+    return rec(define("fill", extents(ext), [&](const Coords&) { return at(s, {}); }), "fill", s, ext);
+  }
+  /// add, sub, mul, div, min, max; a rank-0 operand is broadcast.
+  Val binary(const std::string& op, const Val& a, const Val& b, const Ext& ext) {
+    std::function<Halide::Expr(Halide::Expr, Halide::Expr)> fn;
+    if (op == "add") fn = [](Halide::Expr x, Halide::Expr y) { return x + y; };
+    else if (op == "sub") fn = [](Halide::Expr x, Halide::Expr y) { return x - y; };
+    else if (op == "mul") fn = [](Halide::Expr x, Halide::Expr y) { return x * y; };
+    else if (op == "div") fn = [](Halide::Expr x, Halide::Expr y) { return x / y; };
+    else if (op == "min") fn = [](Halide::Expr x, Halide::Expr y) { return Halide::min(x, y); };
+    else if (op == "max") fn = [](Halide::Expr x, Halide::Expr y) { return Halide::max(x, y); };
+    else fail("binary: unknown operation " + op);
+    return rec(define(op, extents(ext), [&](const Coords& i) { return fn(at(a, i), at(b, i)); }), "binary", op, a, b, ext);
+  }
+  /// neg, abs, sqrt, sign.
+  Val unary(const std::string& op, const Val& a, const Ext& ext) {
+    std::function<Halide::Expr(Halide::Expr)> fn;
+    if (op == "neg") fn = [](Halide::Expr x) { return -x; };
+    else if (op == "abs") fn = [](Halide::Expr x) { return Halide::abs(x); };
+    else if (op == "sqrt") fn = [](Halide::Expr x) { return Halide::sqrt(x); };
+    else if (op == "sign") fn = [](Halide::Expr x) { return Halide::select(x > 0, 1.0f, x < 0, -1.0f, 0.0f); };
+    else fail("unary: unknown operation " + op);
+    return rec(define(op, extents(ext), [&](const Coords& i) { return fn(at(a, i)); }), "unary", op, a, ext);
+  }
+  /// a·x + b·y with double scalars a, b.
+  Val axpby(const Val& a, const Val& x, const Val& b, const Val& y, const Ext& ext) {
+    return rec(define("axpby", extents(ext),
+                      [&](const Coords& i) {
+                        return Halide::cast<float>(at(a, i)) * at(x, i) + Halide::cast<float>(at(b, i)) * at(y, i);
+                      }),
+               "axpby", a, x, b, y, ext);
+  }
+  /// The sum of several arrays of one shape, left to right.
+  Val sum(const std::vector<Val>& parts, const Ext& ext) {
+    return rec(define("acc", extents(ext),
+                      [&](const Coords& i) {
+                        Halide::Expr s = call(parts[0], i);
+                        for (size_t k = 1; k < parts.size(); ++k) s = s + call(parts[k], i);
+                        return s;
+                      }),
+               "sum", parts, ext);
+  }
+
+  // ---- Linear operators and their adjoints ----
+
+  /// Forward differences along the first d axes, stacked on a new last axis
+  /// of extent d; zero at the far border.
+  Val grad(const Val& x0, int d, const Ext& ext) {
+    Val x = stencil(x0);
+    Val v = define("grad", extents(ext), [&](const Coords& c) {
+      Halide::Expr out = 0.0f;
+      for (int ax = d - 1; ax >= 0; --ax) {
+        Coords here(c.begin(), c.end() - 1), next = here;
+        next[ax] = Halide::min(next[ax] + 1, x.ext[ax] - 1);
+        Halide::Expr diff = Halide::select(c[ax] < x.ext[ax] - 1, call(x, next) - call(x, here), 0.0f);
+        out = ax == d - 1 ? diff : Halide::select(c.back() == ax, diff, out);
+      }
+      return out;
+    });
+    v.small_inner = true;
+    return rec(v, "grad", x0, d, ext);
+  }
+  /// The adjoint of grad: minus the divergence.
+  Val grad_t(const Val& p0, int d, const Ext& ext) {
+    Val p = stencil(p0);
+    std::vector<Halide::Expr> xe = extents(ext);
+    return rec(define("div", xe,
+                      [&](const Coords& c) {
+                        Halide::Expr s = 0.0f;
+                        for (int ax = 0; ax < d; ++ax) {
+                          Coords prev = c, here = c;
+                          prev[ax] = Halide::max(c[ax] - 1, 0);
+                          prev.push_back(ax);
+                          here.push_back(ax);
+                          s = s + Halide::select(c[ax] > 0, call(p, prev), 0.0f) -
+                              Halide::select(c[ax] < xe[ax] - 1, call(p, here), 0.0f);
+                        }
+                        return s;
+                      }),
+               "grad_t", p0, d, ext);
+  }
+  /// Circular convolution with kernel k centred at k.ext/2 (adjoint: correlation).
+  Val conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext) {
+    Val x = stencil(x0);
+    std::vector<Halide::Expr> e = extents(ext);
+    const std::vector<Halide::Expr>& wrap = adjoint ? e : x.ext;
+    const int kr = k.rank();
+    Halide::Region ranges;
+    for (int i = kr - 1; i >= 0; --i) ranges.push_back(Halide::Range(0, k.ext[i]));
+    Halide::RDom r(ranges);
+    return rec(define(adjoint ? "corr" : "conv", e,
+                      [&](const Coords& c) {
+                        Coords ki(kr), src = c;
+                        for (int i = 0; i < kr; ++i) {
+                          Halide::Expr ri = r[kr - 1 - i];
+                          ki[i] = ri;
+                          Halide::Expr o = adjoint ? c[i] + ri - k.ext[i] / 2 : c[i] - ri + k.ext[i] / 2;
+                          // Circular wrap. The kernel is no larger than the image,
+                          // so o lies in [−n, 2n): two selects instead of an integer
+                          // division per tap (the clamp changes no value; it tells
+                          // bounds inference the range).
+                          src[i] = Halide::clamp(Halide::select(o < 0, o + wrap[i], o >= wrap[i], o - wrap[i], o), 0,
+                                                 wrap[i] - 1);
+                        }
+                        return Halide::sum(call(k, ki) * call(x, src));
+                      }),
+               "conv", k, x0, adjoint, ext);
+  }
+  /// x[::f0, ::f1, ...].
+  Val subsample(const Val& x0, const std::vector<int>& factors, const Ext& ext) {
+    Val x = stencil(x0);
+    return rec(define("subsample", extents(ext),
+                      [&](const Coords& c) {
+                        Coords src;
+                        for (size_t i = 0; i < c.size(); ++i) src.push_back(c[i] * factors[i]);
+                        return call(x, src);
+                      }),
+               "subsample", x0, factors, ext);
+  }
+  /// The adjoint of subsample: y at multiples of the factors, zero elsewhere.
+  Val upsample(const Val& y0, const std::vector<int>& factors, const Ext& ext) {
+    Val y = stencil(y0);
+    return rec(define("upsample", extents(ext),
+                      [&](const Coords& c) {
+                        Halide::Expr on = Halide::Internal::const_true();
+                        Coords src;
+                        for (size_t i = 0; i < c.size(); ++i) {
+                          on = on && c[i] % factors[i] == 0;
+                          src.push_back(Halide::clamp(c[i] / factors[i], 0, y.ext[i] - 1));
+                        }
+                        return Halide::select(on, call(y, src), 0.0f);
+                      }),
+               "upsample", y0, factors, ext);
+  }
+  /// The flattened parts one after another (a 1-D array).
+  Val stack(const std::vector<Val>& parts0, const Ext& ext) {
+    std::vector<Val> parts;
+    for (const Val& p : parts0) parts.push_back(stencil(p));
+    return rec(define("vstack", extents(ext),
+                      [&](const Coords& c) {
+                        Halide::Expr out = 0.0f, offset = 0;
+                        std::vector<std::pair<Halide::Expr, Halide::Expr>> pieces;
+                        for (const Val& p : parts) {
+                          Halide::Expr size = flat_size(p.ext);
+                          Halide::Expr local = Halide::clamp(c[0] - offset, 0, size - 1);
+                          pieces.push_back({c[0] < offset + size, call(p, unravel(local, p.ext))});
+                          offset = offset + size;
+                        }
+                        for (size_t i = pieces.size(); i-- > 0;) {
+                          out = i + 1 == pieces.size() ? pieces[i].second : Halide::select(pieces[i].first, pieces[i].second, out);
+                        }
+                        return out;
+                      }),
+               "stack", parts0, ext);
+  }
+  /// Part k of a stacked 1-D array whose parts have extents `parts`.
+  Val unstack(const Val& y0, const std::vector<Ext>& parts, int k) {
+    Val y = stencil(y0);
+    Halide::Expr offset = 0;
+    for (int i = 0; i < k; ++i) offset = offset + flat_size(extents(parts[i]));
+    std::vector<Halide::Expr> pe = extents(parts[k]);
+    return rec(define("unstack", pe, [&](const Coords& c) { return call(y, {offset + ravel(c, pe)}); }), "unstack", y0,
+               parts, k);
+  }
+  /// The same entries in C order with extents ext.
+  Val reshape(const Val& x0, const Ext& ext) {
+    Val x = stencil(x0);
+    std::vector<Halide::Expr> e = extents(ext);
+    return rec(define("reshape", e, [&](const Coords& c) { return call(x, unravel(ravel(c, e), x.ext)); }), "reshape",
+               x0, ext);
+  }
+  /// out axis i = x axis perm[i] (adjoint: the inverse permutation).
+  Val transpose(const Val& x0, const std::vector<int>& perm, bool adjoint, const Ext& ext) {
+    Val x = stencil(x0);
+    return rec(define(adjoint ? "transpose_t" : "transpose", extents(ext),
+                      [&](const Coords& c) {
+                        Coords src(c.size());
+                        for (size_t i = 0; i < c.size(); ++i) {
+                          if (adjoint) src[i] = c[static_cast<size_t>(perm[i])];
+                          else src[static_cast<size_t>(perm[i])] = c[i];
+                        }
+                        return call(x, src);
+                      }),
+               "transpose", x0, perm, adjoint, ext);
+  }
+  /// x[o0:o0+n0, ...].
+  Val crop(const Val& x0, const std::vector<int>& offsets, const Ext& ext) {
+    Val x = stencil(x0);
+    return rec(define("crop", extents(ext),
+                      [&](const Coords& c) {
+                        Coords src;
+                        for (size_t i = 0; i < c.size(); ++i) src.push_back(c[i] + offsets[i]);
+                        return call(x, src);
+                      }),
+               "crop", x0, offsets, ext);
+  }
+  /// The adjoint of crop: y placed at the offsets, zero around it.
+  Val pad(const Val& y0, const std::vector<int>& offsets, const Ext& ext) {
+    Val y = stencil(y0);
+    return rec(define("pad", extents(ext),
+                      [&](const Coords& c) {
+                        Halide::Expr in = Halide::Internal::const_true();
+                        Coords src;
+                        for (size_t i = 0; i < c.size(); ++i) {
+                          Halide::Expr o = c[i] - offsets[i];
+                          in = in && o >= 0 && o < y.ext[i];
+                          src.push_back(Halide::clamp(o, 0, y.ext[i] - 1));
+                        }
+                        return Halide::select(in, call(y, src), 0.0f);
+                      }),
+               "pad", y0, offsets, ext);
+  }
+  /// A 3×3 colour transform of the last axis, by a 3×3 data array
+  /// (adjoint: by its transpose).
+  Val color(const Val& x0, const Val& matrix, bool adjoint, const Ext& ext) {
+    std::vector<Halide::Expr> m;
+    for (int i = 0; i < 9; ++i) m.push_back(call(matrix, {i / 3, i % 3}));
+    return rec(color_impl(stencil(x0), m, adjoint, ext), "color", x0, matrix, adjoint, ext);
+  }
+  /// The same with the matrix in scalar slots first..first+8 (row major).
+  Val color_slots(const Val& x0, int first, bool adjoint, const Ext& ext) {
+    std::vector<Halide::Expr> m;
+    for (int i = 0; i < 9; ++i) m.push_back(scalar_expr(first + i));
+    return rec(color_impl(stencil(x0), m, adjoint, ext), "color_slots", x0, first, adjoint, ext);
+  }
+  /// Bilinear warp of the first two axes by the 3×3 homography h (output
+  /// pixel (i, j) samples x at h·(j, i, 1)); zero outside.
+  Val warp(const Val& h, const Val& x0, const Ext& ext) {
+    Val x = stencil(x0);
+    std::vector<Halide::Expr> hh = homography(h);
+    return rec(define("warp", extents(ext),
+                      [&](const Coords& c) {
+                        Taps t = warp_taps(hh, c[0], c[1], x.ext[0], x.ext[1]);
+                        Halide::Expr s = 0.0f;
+                        for (int k = 0; k < 4; ++k) {
+                          Coords src = c;
+                          src[0] = Halide::clamp(t.r[k], 0, x.ext[0] - 1);
+                          src[1] = Halide::clamp(t.c[k], 0, x.ext[1] - 1);
+                          s = s + t.w[k] * call(x, src);
+                        }
+                        return s;
+                      }),
+               "warp", h, x0, ext);
+  }
+  /// The adjoint of warp: a scatter over the output pixels.
+  Val warp_t(const Val& h, const Val& y0, const Ext& ext) {
+    Val y = stencil(y0);
+    std::vector<Halide::Expr> hh = homography(h);
+    std::vector<Halide::Expr> e = extents(ext);
+    Val out;
+    out.f = Halide::Func("warp_t" + std::to_string(counter_++));
+    out.ext = e;
+    out.vars = make_vars(static_cast<int>(e.size()));
+    Coords c(out.vars.begin(), out.vars.end());
+    out.f(reversed(c)) = 0.0f;
+    Halide::Region ranges = {Halide::Range(0, e[1]), Halide::Range(0, e[0])};
+    Halide::RDom r(ranges);
+    Taps t = warp_taps(hh, r[1], r[0], e[0], e[1]);
+    for (int k = 0; k < 4; ++k) {
+      Coords dst = c, src = c;
+      dst[0] = Halide::clamp(t.r[k], 0, e[0] - 1);
+      dst[1] = Halide::clamp(t.c[k], 0, e[1] - 1);
+      src[0] = r[1];
+      src[1] = r[0];
+      out.f(reversed(dst)) += t.w[k] * call(y, src);
+    }
+    schedule_at_root(out);
+    return rec(out, "warp_t", h, y0, ext);
+  }
+
+  // ---- Prox functions and values ----
+
+  /// The operands of a function term f(x) = alpha·φ(beta·x − b) + cᵀx +
+  /// gamma·‖x‖² + d: rank-0 float scalars or arrays of x's shape.
+  struct Term {
+    std::string kind;  ///< sum_squares, least_squares, norm1, group_norm1, nonneg, poisson_norm, sum_entries, box
+    Val alpha, beta, gamma, d, b, c, lower, upper;
+    Val counts;             ///< poisson_norm only
+    std::vector<int> axes;  ///< group_norm1 only
+    std::string id;         ///< its variable in the recorded source
+  };
+  Term term(const std::string& kind, const Val& alpha, const Val& beta, const Val& gamma, const Val& d, const Val& b,
+            const Val& c, const Val& lower, const Val& upper, const Val& counts, const std::vector<int>& axes) {
+    Term t{kind, alpha, beta, gamma, d, b, c, lower, upper, counts, axes, "t" + std::to_string(term_ids_++)};
+    if (record_) {
+      *record_ << "  Graph::Term " << t.id << " = g.term("
+               << args(kind, alpha, beta, gamma, d, b, c, lower, upper, counts, axes) << ");\n";
+    }
+    return t;
+  }
+  /// prox_{f/rho}(v) for the term t (SEMANTICS.md's formula with the
+  /// affine argument folded in); rho is a double scalar.
+  Val prox(const Term& t, const Val& v, const Val& rho_val) {
+    Halide::Expr rho = Halide::cast<float>(at(rho_val, {}));
+    Halide::Expr alpha = at(t.alpha, {}), beta = at(t.beta, {}), gamma = at(t.gamma, {});
+    Halide::Expr denom = rho + 2.0f * gamma;
+    Halide::Expr r = denom / (alpha * beta * beta);
+    const std::vector<Halide::Expr>& ext = v.ext;
+    // u = (rho·v − c)·beta/denom − b
+    Val u = define("u", ext, [&](const Coords& i) { return (rho * call(v, i) - at(t.c, i)) * beta / denom - at(t.b, i); });
+    if (t.kind == "group_norm1") schedule_at_root(u);
+    Val p = define("prox", ext, [&](const Coords& i) {
+      Halide::Expr x = call(u, i);
+      Halide::Expr out;
+      const std::string& k = t.kind;
+      if (k == "sum_squares" || k == "least_squares") {
+        out = Halide::select(alpha == 0.0f, x, r * x / (r + 2.0f));
+      } else if (k == "norm1") {
+        out = Halide::select(x > 0.0f, 1.0f, x < 0.0f, -1.0f, 0.0f) * Halide::max(Halide::abs(x) - 1.0f / r, 0.0f);
+      } else if (k == "group_norm1") {
+        Halide::Expr g = Halide::sqrt(group_sum_squares(u, t.axes, i));
+        out = Halide::select(g == 0.0f, 0.0f, x * Halide::max(0.0f, 1.0f - 1.0f / (r * g)));
+      } else if (k == "nonneg") {
+        out = Halide::max(x, 0.0f);
+      } else if (k == "poisson_norm") {
+        Halide::Expr cv = at(t.counts, i);
+        Halide::Expr w = x - 1.0f / r;
+        out = Halide::select(alpha == 0.0f, x, 0.5f * (w + Halide::sqrt(w * w + 4.0f * cv / r)));
+      } else if (k == "sum_entries") {
+        out = Halide::select(alpha == 0.0f, x, x - 1.0f / r);
+      } else if (k == "box") {
+        out = Halide::min(Halide::max(x, at(t.lower, i)), at(t.upper, i));
+      } else {
+        fail("prox: unknown function " + k);
+      }
+      return (out + at(t.b, i)) / beta;
+    });
+    return rec(p, "prox", RawArg{t.id}, v, rho_val);
+  }
+  /// f(v) in double; indicators are 0 within `slack` of their set and inf
+  /// (the scalar `inf`) outside.
+  Val value(const Term& t, const Val& v0, const Val& inf_val, double slack) {
+    Halide::Expr alpha = Halide::cast<double>(at(t.alpha, {})), beta = at(t.beta, {});
+    Halide::Expr gamma = Halide::cast<double>(at(t.gamma, {})), d = Halide::cast<double>(at(t.d, {}));
+    Val vv = stencil(v0);
+    Val u = define("uv", vv.ext, [&](const Coords& i) { return beta * call(vv, i) - at(t.b, i); });
+    schedule_at_root(u);
+    Halide::RDom r = full_domain(vv.ext);
+    Coords i = domain_point(r, vv.ext.size());
+    Halide::Expr x = Halide::cast<double>(call(u, i));
+    Halide::Expr inf = Halide::cast<double>(at(inf_val, {}));
+    Halide::Expr f;
+    const std::string& k = t.kind;
+    if (k == "sum_squares" || k == "least_squares") {
+      f = alpha * Halide::sum(x * x);
+    } else if (k == "norm1") {
+      f = alpha * Halide::sum(Halide::abs(x));
+    } else if (k == "group_norm1") {
+      // Each group once: at its entry where the group axes are 0. The group
+      // sums are a Func of their own (an inline reduction cannot nest).
+      Val g2 = define("gsq", vv.ext, [&](const Coords& j) { return group_sum_squares(u, t.axes, j); });
+      schedule_at_root(g2);
+      Halide::Expr first = Halide::Internal::const_true();
+      for (int ax : t.axes) first = first && i[static_cast<size_t>(ax)] == 0;
+      f = alpha * Halide::sum(Halide::select(first, Halide::sqrt(Halide::cast<double>(call(g2, i))), f64(0)));
+    } else if (k == "nonneg") {
+      f = Halide::select(Halide::minimum(x) > f64(-slack), f64(0), inf);
+    } else if (k == "box") {
+      Halide::Expr lo = Halide::cast<double>(at(t.lower, i)), hi = Halide::cast<double>(at(t.upper, i));
+      f = Halide::select(Halide::maximum(Halide::select(x <= lo - f64(slack) || x >= hi + f64(slack), 1, 0)) == 0,
+                         f64(0), inf);
+    } else if (k == "poisson_norm") {
+      Halide::Expr cv = Halide::cast<double>(at(t.counts, i));
+      f = Halide::select(Halide::minimum(x) < f64(-slack), inf,
+                         alpha * Halide::sum(x - cv * Halide::log(Halide::max(x, f64(1e-9)))));
+    } else if (k == "sum_entries") {
+      f = alpha * Halide::sum(x);
+    } else {
+      fail("value: unknown function " + k);
+    }
+    Halide::Expr xv = Halide::cast<double>(call(vv, i));
+    Halide::Expr lin = Halide::sum(Halide::cast<double>(at(t.c, i)) * xv + gamma * xv * xv);
+    return rec(define0("value", f + lin + d), "value", RawArg{t.id}, v0, inf_val, slack);
+  }
+
+  // ---- Reductions, solves ----
+
+  /// sum, sum_squares, max_abs (of a) or dot (of a and b), in double.
+  Val reduce(const std::string& kind, const Val& a0, const Val& b0) {
+    Val a = stencil(a0);
+    Halide::RDom r = full_domain(a.ext);
+    Coords i = domain_point(r, a.ext.size());
+    Halide::Expr x = Halide::cast<double>(call(a, i));
+    Halide::Expr red;
+    if (kind == "sum") red = Halide::sum(x);
+    else if (kind == "sum_squares") red = Halide::sum(x * x);
+    else if (kind == "max_abs") red = Halide::maximum(Halide::abs(x));
+    else if (kind == "dot") red = Halide::sum(x * Halide::cast<double>(call(stencil(b0), i)));
+    else fail("reduce: unknown reduction " + kind);
+    return rec(define0(kind, red), "reduce", kind, a0, b0);
+  }
+  /// x = (a·I + c·KᵀK)⁻¹ rhs (a, c: scalars of constants and parameters, not
+  /// computed ones) for the circular convolution K whose |otf|² is
+  /// spectrum slot `spectrum` (FFTW r2c layout over the first kr axes): the
+  /// extern stage proxc_circulant_solve (libproxc_runtime).
+  Val circulant_solve(const Val& rhs0, int spectrum, int kr, const Val& a0, const Val& c0, const Ext& ext) {
+    Val rhs = rhs0;
+    schedule_at_root(rhs);
+    auto it = spectra_.find(spectrum);
+    if (it == spectra_.end()) {
+      it = spectra_.emplace(spectrum, Halide::ImageParam(Halide::Float(32), kr, "spectrum" + std::to_string(spectrum)))
+               .first;
+    }
+    spectrum_ext_[spectrum] = Ext(ext.begin(), ext.begin() + kr);
+    Val out;
+    out.f = Halide::Func("solve" + std::to_string(counter_++));
+    out.ext = extents(ext);
+    // a and c reach the extern stage as Exprs: their definitions, which must
+    // not call Funcs (an extern's Expr arguments cannot).
+    std::vector<Halide::ExternFuncArgument> args = {rhs.f, it->second, scalar_definition(a0), scalar_definition(c0),
+                                                    Halide::Expr(kr)};
+    out.f.define_extern("proxc_circulant_solve", args, Halide::Float(32), static_cast<int>(ext.size()));
+    if (schedule_ == Schedule::Default) out.f.compute_root();
+    return rec(out, "circulant_solve", rhs0, spectrum, kr, a0, c0, ext);
+  }
+
+  // ---- Scheduling and outputs ----
+
+  /// Computes v once, at root (a value read at many places or by several users).
+  void materialize(const Val& v) {
+    if (record_) *record_ << "  g.materialize(" << v.id << ");\n";
+    schedule_at_root(v);
+  }
+  /// Makes v (of extents ext) an output of the pipeline, named <name>_out.
+  Halide::Func output(const std::string& name, const Val& v, const Ext& ext) {
+    if (record_) *record_ << "  g.output(" << args(name, v, ext) << ");\n";
+    Halide::Func f(name + "_out");
+    std::vector<Halide::Var> vars = make_vars(v.rank());
+    Coords c(vars.begin(), vars.end());
+    if (vars.empty()) f() = call(v, {});
+    else f(reversed(c)) = call(v, c);
+    if (schedule_ == Schedule::Default) schedule_root(f, vars, v.small_inner);
+    outputs_.push_back(f);
+    output_ext_.push_back(ext);
+    return f;
+  }
+
+  /// Estimates of every argument and output from the slots' values, for an
+  /// autoscheduler (run-time parameters such as rho are estimated as 1).
+  void set_estimates(const std::vector<int64_t>& extent_values, const std::vector<double>& scalar_values) {
+    auto value = [&](int slot) -> int {
+      if (slot < 0 || static_cast<size_t>(slot) >= extent_values.size()) fail("set_estimates: no value for extent slot " + std::to_string(slot));
+      return static_cast<int>(extent_values[static_cast<size_t>(slot)]);
+    };
+    auto region = [&](const Ext& e) {
+      Halide::Region r;  // Halide order: innermost first
+      for (auto it = e.rbegin(); it != e.rend(); ++it) r.push_back(Halide::Range(0, value(*it)));
+      return r;
+    };
+    for (auto& [name, p] : inputs_) p.set_estimates(region(buffer_ext_.at(p.name())));
+    for (auto& [i, p] : data_) p.set_estimates(region(buffer_ext_.at(p.name())));
+    for (auto& [i, p] : spectra_) {
+      Halide::Region r = region(spectrum_ext_.at(i));
+      r[0] = Halide::Range(0, value(spectrum_ext_.at(i).back()) / 2 + 1);
+      p.set_estimates(r);
+    }
+    for (auto& [i, p] : params_) p.set_estimate(1.0);
+    for (auto& [i, p] : scalars_) {
+      double v = static_cast<size_t>(i) < scalar_values.size() ? scalar_values[static_cast<size_t>(i)] : 1.0;
+      p.set_estimate(std::isfinite(v) ? static_cast<float>(v) : 1.0f);
+    }
+    for (auto& [i, p] : extents_) p.set_estimate(value(i));
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      if (!output_ext_[k].empty()) outputs_[k].set_estimates(region(output_ext_[k]));
+    }
+  }
+
+  /// Schedules the pipeline with an autoscheduler: `plugin` is the path of
+  /// its library (libautoschedule_<name>.so), `name` its registered name
+  /// (Mullapudi2016, Adams2019, Li2018). Needs Schedule::None and set_estimates.
+  Halide::AutoSchedulerResults auto_schedule(const std::string& plugin, const std::string& name, const Halide::Target& t) {
+    Halide::load_plugin(plugin);
+    Halide::Pipeline p = pipeline();
+    Halide::AutoSchedulerResults r = p.auto_schedule(name, t, Halide::MachineParams::generic());
+    return r;
+  }
+
+  Halide::Pipeline pipeline() const { return Halide::Pipeline(outputs_); }
+  const std::vector<Halide::Func>& outputs() const { return outputs_; }
+
+  /// The pipeline's arguments in order: inputs (by name), params (by name),
+  /// data slots, spectra, scalar slots, extent slots.
+  std::vector<Halide::Argument> arguments() const {
+    std::vector<Halide::Argument> a;
+    for (const auto& [n, p] : inputs_) a.push_back(p);
+    for (const auto& [n, p] : params_) a.push_back(p);
+    for (const auto& [i, p] : data_) a.push_back(p);
+    for (const auto& [i, p] : spectra_) a.push_back(p);
+    for (const auto& [i, p] : scalars_) a.push_back(p);
+    for (const auto& [i, p] : extents_) a.push_back(p);
+    return a;
+  }
+
+  std::map<std::string, Halide::ImageParam>& inputs() { return inputs_; }
+  std::map<std::string, Halide::Param<double>>& params() { return params_; }
+  std::map<int, Halide::ImageParam>& data() { return data_; }
+  std::map<int, Halide::ImageParam>& spectra() { return spectra_; }
+  std::map<int, Halide::Param<float>>& scalars() { return scalars_; }
+  std::map<int, Halide::Param<int>>& extent_slots() { return extents_; }
+
+  /// Makes generate() schedule the pipeline with this autoscheduler.
+  void use_autoscheduler(const std::string& plugin, const std::string& name) {
+    autoscheduler_ = {plugin, name};
+  }
+
+  /// The main() of a generator program: `PROGRAM OUT_DIR NAME [TARGET]`
+  /// writes OUT_DIR/NAME.a and OUT_DIR/NAME.h (the pipeline and Halide's
+  /// runtime) for TARGET (default: this machine).
+  int generate(int argc, char** argv) {
+    if (argc < 3 || argc > 4) {
+      std::fprintf(stderr, "usage: %s OUT_DIR FUNCTION_NAME [HALIDE_TARGET]\n", argv[0]);
+      return 2;
+    }
+    Halide::Target t = Halide::get_host_target();
+    if (argc == 4 && std::string(argv[3]) != "host") {
+      if (!Halide::Target::validate_target_string(argv[3])) {
+        std::fprintf(stderr, "%s: '%s' is not a Halide target string\n", argv[0], argv[3]);
+        return 2;
+      }
+      t = Halide::Target(argv[3]);
+    }
+    try {
+      if (!autoscheduler_.first.empty()) auto_schedule(autoscheduler_.first, autoscheduler_.second, t);
+      pipeline().compile_to_static_library(std::string(argv[1]) + "/" + argv[2], arguments(), argv[2], t);
+    } catch (const Halide::Error& e) {
+      std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+      return 1;
+    }
+    std::printf("wrote %s/%s.a and %s/%s.h\n", argv[1], argv[2], argv[1], argv[2]);
+    return 0;
+  }
+
+ private:
+  using Coords = std::vector<Halide::Expr>;
+  struct RawArg {
+    std::string text;
+  };
+
+  [[noreturn]] static void fail(const std::string& what) { throw Halide::CompileError("proxc halide_ops: " + what); }
+
+  static Halide::Expr f64(double v) { return Halide::Internal::make_const(Halide::Float(64), v); }
+
+  template <typename P>
+  Halide::Expr slot(std::map<int, P>& m, int i, const char* prefix) {
+    auto it = m.find(i);
+    if (it == m.end()) it = m.emplace(i, P(prefix + std::to_string(i))).first;
+    return it->second;
+  }
+
+  static std::vector<Halide::Var> make_vars(int r) {
+    // Not "v0..": Halide names its own implicit variables so.
+    std::vector<Halide::Var> v;
+    for (int i = 0; i < r; ++i) v.emplace_back("px_" + std::to_string(i));
+    return v;
+  }
+  template <typename T>
+  static std::vector<T> reversed(std::vector<T> v) {
+    std::reverse(v.begin(), v.end());
+    return v;
+  }
+  static Halide::Expr call(const Val& v, const Coords& idx) {
+    if (v.ext.empty()) return v.f();
+    if (idx.size() != v.ext.size()) fail("call with " + std::to_string(idx.size()) + " indices on rank " + std::to_string(v.rank()));
+    return v.f(reversed(idx));
+  }
+  /// v at i, or v itself when it is a rank-0 scalar (broadcast).
+  static Halide::Expr at(const Val& v, const Coords& i) { return v.rank() == 0 ? v.f() : call(v, i); }
+
+  static Halide::Expr flat_size(const std::vector<Halide::Expr>& ext) {
+    Halide::Expr n = 1;
+    for (const Halide::Expr& e : ext) n = n * e;
+    return n;
+  }
+  // Coordinates of flat index i in a C-order array of extents ext.
+  static Coords unravel(Halide::Expr i, const std::vector<Halide::Expr>& ext) {
+    Coords c(ext.size());
+    for (size_t a = ext.size(); a-- > 0;) {
+      c[a] = i % ext[a];
+      i = i / ext[a];
+    }
+    return c;
+  }
+  static Halide::Expr ravel(const Coords& c, const std::vector<Halide::Expr>& ext) {
+    Halide::Expr f = 0;
+    for (size_t a = 0; a < c.size(); ++a) f = f * ext[a] + c[a];
+    return f;
+  }
+
+  // A new Func over ext defined by body(coordinates): float arrays.
+  Val define(const std::string& name, const std::vector<Halide::Expr>& ext,
+             const std::function<Halide::Expr(const Coords&)>& body) {
+    Val v;
+    v.f = Halide::Func(name + std::to_string(counter_++));
+    v.ext = ext;
+    v.vars = make_vars(static_cast<int>(ext.size()));
+    Coords c(v.vars.begin(), v.vars.end());
+    Halide::Expr e = body(c);
+    if (ext.empty()) v.f() = Halide::cast<double>(e);
+    else v.f(reversed(c)) = Halide::cast<float>(e);
+    return v;
+  }
+  // The double Expr defining a rank-0 value made of parameters only.
+  static Halide::Expr scalar_definition(const Val& v) {
+    if (v.rank() != 0 || !v.f.defined() || v.f.has_update_definition()) fail("a scalar of parameters was expected");
+    return Halide::cast<double>(v.f.value());
+  }
+  // A rank-0 Func holding e as it is.
+  Val define0(const std::string& name, Halide::Expr e) {
+    Val v;
+    v.f = Halide::Func(name + std::to_string(counter_++));
+    v.f() = e;
+    return v;
+  }
+  Val buffer(const std::string& name, Halide::ImageParam& p, const Ext& ext) {
+    Val v;
+    v.ext = extents(ext);
+    v.is_buffer = true;
+    v.f = Halide::Func(name + std::to_string(counter_++));
+    std::vector<Halide::Var> vars = make_vars(static_cast<int>(ext.size()));
+    Coords c(vars.begin(), vars.end());
+    if (vars.empty()) v.f() = p();
+    else v.f(reversed(c)) = p(reversed(c));
+    return v;
+  }
+
+  static void schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars, bool small_inner) {
+    f.compute_root();
+    if (vars.empty()) return;
+    // Vectorize along the image rows. Arrays of rank 3 and more are images
+    // with short trailing axes (grad components, colour channels):
+    // vectorizing those would waste most lanes, so the vectors run along
+    // axis 1 (the columns) with the short axes looped outside it.
+    if (vars.size() >= 3 || small_inner) {
+      std::vector<Halide::VarOrRVar> order;  // innermost first
+      order.push_back(vars[1]);
+      for (size_t i = vars.size(); i-- > 2;) order.push_back(vars[i]);
+      order.push_back(vars[0]);
+      if (vars.size() >= 3) f.reorder(order);
+      f.vectorize(vars[1], 8, Halide::TailStrategy::GuardWithIf);
+    } else {
+      f.vectorize(vars.back(), 8, Halide::TailStrategy::GuardWithIf);
+    }
+    if (vars.size() >= 2) f.parallel(vars.front());
+  }
+  void schedule_at_root(const Val& v) {
+    if (schedule_ != Schedule::Default) return;
+    if (v.is_buffer) return;                         // already a buffer
+    if (v.vars.empty() && !v.ext.empty()) return;    // an extern stage: already at root
+    if (!materialized_.insert(v.f.name()).second) return;
+    schedule_root(v.f, v.vars, v.small_inner);
+  }
+  // A value read at other positions than its own (a stencil): compute it once.
+  Val stencil(const Val& v) {
+    schedule_at_root(v);
+    return v;
+  }
+
+  Val color_impl(const Val& x, const std::vector<Halide::Expr>& m, bool adjoint, const Ext& ext) {
+    return define(adjoint ? "color_t" : "color", extents(ext), [&](const Coords& c) {
+      std::vector<Halide::Expr> rows;
+      for (int o = 0; o < 3; ++o) {
+        Halide::Expr s = 0.0f;
+        for (int j = 0; j < 3; ++j) {
+          Coords src = c;
+          src.back() = j;
+          s = s + (adjoint ? m[static_cast<size_t>(j * 3 + o)] : m[static_cast<size_t>(o * 3 + j)]) * call(x, src);
+        }
+        rows.push_back(s);
+      }
+      return Halide::select(c.back() == 0, rows[0], c.back() == 1, rows[1], rows[2]);
+    });
+  }
+
+  struct Taps {
+    Halide::Expr valid;
+    Halide::Expr r[4], c[4], w[4];
+  };
+  static Taps warp_taps(const std::vector<Halide::Expr>& h, Halide::Expr i, Halide::Expr j, Halide::Expr rows,
+                        Halide::Expr cols) {
+    using Halide::cast;
+    Halide::Expr fi = cast<float>(i), fj = cast<float>(j);
+    Halide::Expr u = h[0] * fj + h[1] * fi + h[2];
+    Halide::Expr vv = h[3] * fj + h[4] * fi + h[5];
+    Halide::Expr w = h[6] * fj + h[7] * fi + h[8];
+    Halide::Expr sx = u / w, sy = vv / w;
+    Taps t;
+    t.valid = w != 0.0f && sx >= -1.0f && sy >= -1.0f && sx <= cast<float>(cols) && sy <= cast<float>(rows);
+    Halide::Expr sxc = Halide::clamp(sx, -2.0f, cast<float>(cols) + 1), syc = Halide::clamp(sy, -2.0f, cast<float>(rows) + 1);
+    Halide::Expr x0 = cast<int>(Halide::floor(sxc)), y0 = cast<int>(Halide::floor(syc));
+    Halide::Expr fx = sxc - cast<float>(x0), fy = syc - cast<float>(y0);
+    const int dr[4] = {0, 0, 1, 1}, dc[4] = {0, 1, 0, 1};
+    for (int k = 0; k < 4; ++k) {
+      t.r[k] = y0 + dr[k];
+      t.c[k] = x0 + dc[k];
+      Halide::Expr wx = dc[k] ? fx : 1.0f - fx, wy = dr[k] ? fy : 1.0f - fy;
+      Halide::Expr inside = t.r[k] >= 0 && t.r[k] < rows && t.c[k] >= 0 && t.c[k] < cols;
+      t.w[k] = Halide::select(t.valid && inside, wx * wy, 0.0f);
+    }
+    return t;
+  }
+  static std::vector<Halide::Expr> homography(const Val& h) {
+    std::vector<Halide::Expr> e;
+    for (int i = 0; i < 9; ++i) e.push_back(call(h, {i / 3, i % 3}));
+    return e;
+  }
+
+  static Halide::Expr group_sum_squares(const Val& u, const std::vector<int>& axes, const Coords& i) {
+    Halide::Region ranges;
+    for (auto it = axes.rbegin(); it != axes.rend(); ++it) ranges.push_back(Halide::Range(0, u.ext[static_cast<size_t>(*it)]));
+    Halide::RDom r(ranges);
+    Coords src = i;
+    for (size_t k = 0; k < axes.size(); ++k) src[static_cast<size_t>(axes[k])] = r[static_cast<int>(axes.size() - 1 - k)];
+    Halide::Expr e = call(u, src);
+    return Halide::sum(e * e);
+  }
+  static Halide::RDom full_domain(const std::vector<Halide::Expr>& ext) {
+    Halide::Region ranges;
+    for (auto it = ext.rbegin(); it != ext.rend(); ++it) ranges.push_back(Halide::Range(0, *it));
+    return Halide::RDom(ranges);
+  }
+  static Coords domain_point(const Halide::RDom& r, size_t rank) {
+    Coords i(rank);
+    for (size_t a = 0; a < rank; ++a) i[a] = r[static_cast<int>(rank - 1 - a)];
+    return i;
+  }
+
+  // ---- Recording ----
+
+  static std::string fmt(const Val& v) { return v.defined() ? v.id : "{}"; }
+  static std::string fmt(const RawArg& r) { return r.text; }
+  static std::string fmt(int i) { return std::to_string(i); }
+  static std::string fmt(bool b) { return b ? "true" : "false"; }
+  static std::string fmt(double d) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", d);
+    return buf;
+  }
+  static std::string fmt(const std::string& s) {
+    std::string o = "\"";
+    for (char ch : s) {
+      if (ch == '"' || ch == '\\') o += '\\';
+      o += ch;
+    }
+    return o + "\"";
+  }
+  template <typename T>
+  static std::string fmt(const std::vector<T>& v) {
+    std::string o = "{";
+    for (size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + fmt(v[i]);
+    return o + "}";
+  }
+  template <typename... A>
+  static std::string args(const A&... a) {
+    std::string o;
+    ((o += (o.empty() ? "" : ", ") + fmt(a)), ...);
+    return o;
+  }
+  template <typename... A>
+  Val rec(Val v, const char* op, const A&... a) {
+    v.id = "v" + std::to_string(ids_++);
+    if (record_) *record_ << "  Val " << v.id << " = g." << op << "(" << args(a...) << ");\n";
+    return v;
+  }
+
+  Schedule schedule_;
+  std::ostream* record_;
+  std::pair<std::string, std::string> autoscheduler_;
+  int counter_ = 0;
+  int ids_ = 0;
+  int term_ids_ = 0;
+  std::set<std::string> materialized_;
+  std::map<std::string, Halide::ImageParam> inputs_;
+  std::map<std::string, Halide::Param<double>> params_;
+  std::map<int, Halide::ImageParam> data_;
+  std::map<int, Halide::ImageParam> spectra_;
+  std::map<int, Halide::Param<float>> scalars_;
+  std::map<int, Halide::Param<int>> extents_;
+  std::vector<Halide::Func> outputs_;
+  std::vector<Ext> output_ext_;
+  std::map<std::string, Ext> buffer_ext_;  ///< by ImageParam name
+  std::map<int, Ext> spectrum_ext_;        ///< the spatial extents of each spectrum's signal
+};
+
+}  // namespace proxc::halide_ops
