@@ -1,6 +1,9 @@
 #include "check/check.h"
 
+#include <algorithm>
 #include <cmath>
+#include <deque>
+#include <limits>
 #include <random>
 #include <unordered_map>
 #include <unordered_set>
@@ -287,6 +290,152 @@ ObjectiveReport evaluate_objective(Backend& backend, const Problem& p,
     r.total_at_projection = run(pv, &r.terms_at_projection);
   }
   return r;
+}
+
+namespace {
+
+double max_abs_of(const Array& a) {
+  double m = 0;
+  for (float v : a.data) m = std::max(m, std::fabs(static_cast<double>(v)));
+  return m;
+}
+
+ParityResult compare_arrays(const std::string& what, const Array& got, const Array& ref, double tolerance) {
+  ParityResult r;
+  r.what = what;
+  r.tolerance = tolerance;
+  if (got.shape != ref.shape) {
+    r.error = std::numeric_limits<double>::infinity();
+    return r;
+  }
+  for (size_t i = 0; i < ref.data.size(); ++i) {
+    double d = std::fabs(static_cast<double>(got.data[i]) - ref.data[i]);
+    if (!(d <= r.error)) r.error = d;  // NaN counts as infinitely wrong
+  }
+  r.passed = r.error <= tolerance;
+  return r;
+}
+
+double param_entry(const Param& p, size_t i) {
+  if (!p.array) return p.scalar;
+  const Array& a = p.array->constant->array;
+  return a.data.size() == 1 ? a.data[0] : a.data[i];
+}
+
+// S of the value tolerance: the sum of |each term| the value adds up.
+double value_scale(const FunctionTerm& t, const Array& v) {
+  double s = std::fabs(t.d);
+  for (size_t i = 0; i < v.data.size(); ++i) {
+    double x = v.data[i];
+    s += std::fabs(param_entry(t.c, i) * x) + t.gamma * x * x;
+    if (t.kind == FunctionKind::SumEntries) s += t.alpha * std::fabs(t.beta * x - param_entry(t.b, i));
+  }
+  return 2 * s;
+}
+
+}  // namespace
+
+std::vector<ParityResult> parity_check(Backend& backend, Backend& reference, const Problem& p, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const double eps = backend.epsilon();
+  // One program with every operator's forward and adjoint and every prox:
+  // one compilation.
+  StepProgram prog;
+  prog.name = "parity";
+  StepInputs in;
+  std::deque<Array> arrays;  // stable addresses for `in`
+  auto input = [&](const std::string& name, Array a) {
+    arrays.push_back(std::move(a));
+    in.buffers[name] = &arrays.back();
+    return step_input(name, arrays.back().shape);
+  };
+  struct OpCase {
+    Expr k;
+    double in_max = 0;
+    int nvars = 0;
+  };
+  std::vector<OpCase> ops;
+  std::unordered_set<const ExprNode*> seen;
+  for (const FunctionTerm& t : p.terms) {
+    for (const Expr& op : operators_of(t.arg)) {
+      if (!seen.insert(op.get()).second) continue;
+      OpCase c;
+      c.k = isolate_operator(op);
+      std::vector<Expr> vars = linop_variables(c.k);
+      c.nvars = static_cast<int>(vars.size());
+      const std::string id = std::to_string(ops.size());
+      std::vector<Step> xs;
+      for (size_t i = 0; i < vars.size(); ++i) {
+        xs.push_back(input("op" + id + "_x" + std::to_string(i), random_array(vars[i]->shape, &rng)));
+        c.in_max = std::max(c.in_max, max_abs_of(arrays.back()));
+      }
+      Step y = input("op" + id + "_y", random_array(c.k->shape, &rng));
+      c.in_max = std::max(c.in_max, max_abs_of(arrays.back()));
+      prog.outputs.push_back({"fwd" + id, step_forward(c.k, xs)});
+      for (int i = 0; i < c.nvars; ++i) prog.outputs.push_back({"adj" + id + "_" + std::to_string(i), step_adjoint(c.k, i, y)});
+      ops.push_back(c);
+    }
+  }
+  // Prox inputs: positive (inside every function's domain), at rho = 1.
+  for (size_t j = 0; j < p.terms.size(); ++j) {
+    const FunctionTerm& t = p.terms[j];
+    Array v = random_array(t.arg->shape, &rng);
+    for (float& f : v.data) f = std::fabs(f) + 0.05f;
+    Step vs = input("v" + std::to_string(j), std::move(v));
+    prog.outputs.push_back({"prox" + std::to_string(j), step_prox(t, vs, step_param("rho"))});
+  }
+  in.params["rho"] = 1.0;
+  StepOutputs got = backend.compile(prog)->run(in);
+  StepOutputs ref = reference.compile(prog)->run(in);
+
+  std::vector<ParityResult> out;
+  for (size_t n = 0; n < ops.size(); ++n) {
+    const OpCase& c = ops[n];
+    const std::string text = print_expression(c.k);
+    const double scale = c.in_max * std::max(1.0, norm_bound(c.k));
+    auto compare = [&](const std::string& name, const std::string& what) {
+      const Array& r = ref.arrays.at(name);
+      double tol = 16 * eps * rounding_work(c.k) * std::max({1.0, max_abs_of(r), scale});
+      out.push_back(compare_arrays(what, got.arrays.at(name), r, tol));
+    };
+    compare("fwd" + std::to_string(n), "forward " + text);
+    for (int i = 0; i < c.nvars; ++i) {
+      compare("adj" + std::to_string(n) + "_" + std::to_string(i),
+              "adjoint " + text + (c.nvars > 1 ? " (operand " + std::to_string(i) + ")" : ""));
+    }
+  }
+  // Values, at the reference's prox outputs (inside every indicator's set).
+  StepProgram values;
+  values.name = "parity_values";
+  StepInputs vin;
+  for (size_t j = 0; j < p.terms.size(); ++j) {
+    const FunctionTerm& t = p.terms[j];
+    const std::string id = std::to_string(j);
+    const Array& r = ref.arrays.at("prox" + id);
+    double tol = 64 * eps * std::max({1.0, max_abs_of(r), max_abs_of(*in.buffers.at("v" + id))});
+    out.push_back(compare_arrays("prox " + std::string(to_string(t.kind)) + " (term " + id + ")",
+                                 got.arrays.at("prox" + id), r, tol));
+    vin.buffers["z" + id] = &r;
+    values.outputs.push_back({"value" + id, step_value(t, step_input("z" + id, t.arg->shape))});
+  }
+  StepOutputs gv = backend.compile(values)->run(vin);
+  StepOutputs rv = reference.compile(values)->run(vin);
+  for (size_t j = 0; j < p.terms.size(); ++j) {
+    const std::string id = std::to_string(j);
+    ParityResult r;
+    r.what = "value " + std::string(to_string(p.terms[j].kind)) + " (term " + id + ")";
+    double g = gv.scalars.at("value" + id), e = rv.scalars.at("value" + id);
+    r.tolerance = 8 * eps * (1 + std::fabs(e) + value_scale(p.terms[j], *vin.buffers.at("z" + id)));
+    if (std::isinf(e) || std::isinf(g)) {
+      r.error = g == e ? 0 : std::numeric_limits<double>::infinity();
+    } else {
+      r.error = std::fabs(g - e);
+      if (std::isnan(r.error)) r.error = std::numeric_limits<double>::infinity();
+    }
+    r.passed = r.error <= r.tolerance;
+    out.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace proxc

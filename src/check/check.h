@@ -69,6 +69,28 @@ struct ObjectiveReport {
 ObjectiveReport evaluate_objective(Backend& backend, const Problem& p,
                                    const std::map<const ExprNode*, const Array*>& x);
 
+/// One comparison of a backend with the reference backend (the emulator) on
+/// the same inputs: max |backend − reference| against a tolerance.
+///
+/// Tolerances (docs/checks.md), with eps the backend's epsilon:
+///   operator forward or adjoint: 16·eps·W(K)·max(1, ‖ref‖∞, ‖in‖∞·max(1, bound(K)))
+///     (each entry sums at most W roundings of terms bounded by ‖in‖∞·bound(K));
+///   prox: 64·eps·max(1, ‖ref‖∞, ‖v‖∞) (a few operations per entry);
+///   value: 8·eps·(1 + |ref| + S), S the sum of the absolute values of the
+///     terms the value adds up (entries are rounded once or twice each; the
+///     sum itself is accumulated in double).
+struct ParityResult {
+  std::string what;  ///< "forward grad(x)", "prox norm1 #0", ...
+  double error = 0;
+  double tolerance = 0;
+  bool passed = false;
+};
+
+/// Runs every operator of `p` alone (forward and adjoint), every term's prox
+/// (rho = 1) and value on `backend` and on `reference` with the same random
+/// inputs and compares them.
+std::vector<ParityResult> parity_check(Backend& backend, Backend& reference, const Problem& p, uint64_t seed = 1);
+
 /// The operators of `k` (nodes that apply an operator to a variable
 /// expression), each once, operands first.
 std::vector<Expr> operators_of(const Expr& k);

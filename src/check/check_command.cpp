@@ -7,7 +7,7 @@
 
 namespace proxc {
 
-ProblemCheck check_problem(Backend& backend, const Problem& p, uint64_t seed) {
+ProblemCheck check_problem(Backend& backend, const Problem& p, uint64_t seed, Backend* reference) {
   ProblemCheck c;
   c.backend = backend.name();
   c.passed = true;
@@ -30,6 +30,10 @@ ProblemCheck check_problem(Backend& backend, const Problem& p, uint64_t seed) {
   c.bound = norm_bound(k);
   c.bound_holds = c.norm.value <= c.bound * (1 + 1e-6);
   c.passed = c.passed && c.whole.passed && c.bound_holds;
+  if (reference) {
+    c.parity = parity_check(backend, *reference, p, seed);
+    for (const ParityResult& r : c.parity) c.passed = c.passed && r.passed;
+  }
   return c;
 }
 
@@ -70,6 +74,15 @@ std::string format_check_text(const ProblemCheck& c) {
   for (const auto& r : c.operators) row(out, "operator", r);
   for (const auto& r : c.terms) row(out, "term", r);
   row(out, "whole", c.whole);
+  if (!c.parity.empty()) {
+    out << c.backend << " against the emulator, same inputs: max |difference| per node\n";
+    for (const auto& r : c.parity) {
+      std::string what = r.what.size() > 58 ? r.what.substr(0, 55) + "..." : r.what;
+      std::snprintf(buf, sizeof buf, "  %-58s %10s %10s  %s\n", what.c_str(), fmt(r.error).c_str(),
+                    fmt(r.tolerance).c_str(), r.passed ? "pass" : "FAIL");
+      out << buf;
+    }
+  }
   out << "||K|| by power iteration: " << fmt(c.norm.value) << " (" << c.norm.iterations << " iterations); "
       << "upper bound: " << fmt(c.bound) << (c.bound_holds ? "" : "  FAIL: the estimate exceeds the bound") << "\n";
   out << (c.passed ? "check passed\n" : "check FAILED\n");
@@ -85,6 +98,15 @@ std::string format_check_json(const ProblemCheck& c) {
   j["terms"] = nlohmann::ordered_json::array();
   for (const auto& r : c.terms) j["terms"].push_back(dot_json(r));
   j["whole"] = dot_json(c.whole);
+  j["parity"] = nlohmann::ordered_json::array();
+  for (const auto& r : c.parity) {
+    nlohmann::ordered_json e;
+    e["node"] = r.what;
+    e["error"] = r.error;
+    e["tolerance"] = r.tolerance;
+    e["passed"] = r.passed;
+    j["parity"].push_back(e);
+  }
   j["norm_estimate"] = c.norm.value;
   j["norm_iterations"] = c.norm.iterations;
   j["norm_bound"] = c.bound;

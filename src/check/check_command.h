@@ -18,11 +18,14 @@ struct ProblemCheck {
   NormEstimate norm;                     ///< ||K|| by power iteration
   double bound = 0;                      ///< ProxImaL's upper bound of ||K||
   bool bound_holds = false;              ///< norm ≤ bound (up to 1e-6 relative)
-  bool passed = false;                   ///< every dot test passed and the bound holds
+  /// With a reference backend: each operator, prox and value against it.
+  std::vector<ParityResult> parity;
+  bool passed = false;                   ///< every dot test and comparison passed and the bound holds
 };
 
-/// Runs every check of `p` on `backend`.
-ProblemCheck check_problem(Backend& backend, const Problem& p, uint64_t seed = 1);
+/// Runs every check of `p` on `backend`; with `reference` (the emulator, for
+/// a compiled backend) also compares each node's results with it.
+ProblemCheck check_problem(Backend& backend, const Problem& p, uint64_t seed = 1, Backend* reference = nullptr);
 
 /// A human-readable table.
 std::string format_check_text(const ProblemCheck& c);

@@ -259,6 +259,31 @@ bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string
   return true;
 }
 
+// Keeps the cache folder under 1 GiB: the least recently written entries go first.
+void prune_cache(const std::string& dir) {
+  namespace fs = std::filesystem;
+  constexpr uintmax_t kLimit = uintmax_t{1} << 30, kTarget = uintmax_t{3} << 28;
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  uintmax_t total = 0;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(dir, ec)) {
+    if (f.path().extension() != ".so") continue;
+    total += f.file_size(ec);
+    entries.push_back({f.last_write_time(ec), f.path()});
+  }
+  if (total <= kLimit) return;
+  std::sort(entries.begin(), entries.end());
+  for (const auto& [t, path] : entries) {
+    if (total <= kTarget) break;
+    uintmax_t size = fs::file_size(path, ec);
+    fs::path meta = path;
+    meta.replace_extension(".schedule");
+    fs::remove(path, ec);
+    fs::remove(meta, ec);
+    total -= std::min(total, size);
+  }
+}
+
 // A compiled pipeline shared by every program with the same structural key:
 // JIT-compiled, or a shared object from the on-disk cache.
 struct Entry {
@@ -285,7 +310,14 @@ std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions&
   if (!dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    stem = (std::filesystem::path(dir) / content_hash(std::string(kBuildId) + "|" + key)).string();
+    if (::access(dir.c_str(), W_OK) == 0) {
+      stem = (std::filesystem::path(dir) / content_hash(std::string(kBuildId) + "|" + key)).string();
+    } else {
+      static std::once_flag once;
+      std::call_once(once, [&] { warn("the pipeline cache folder " + dir + " is not writable; compiling in memory"); });
+    }
+  }
+  if (!stem.empty()) {
     if (std::filesystem::exists(stem + ".so") && load_library(stem + ".so", nargs, &e->library)) {
       std::string used = std::filesystem::exists(stem + ".schedule") ? read_file(stem + ".schedule") : "default";
       e->schedule_used = used;
@@ -298,9 +330,18 @@ std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions&
   ++g_compiles;
   auto build = [&] {
     // A fallback is not cached: the autoscheduler may work next time.
-    if (!stem.empty() && e->schedule_used == o.schedule && compile_to_cache(e->lowered, aot_target(o.target), stem + ".so")) {
-      write_file_atomic(stem + ".schedule", e->schedule_used);
-      if (load_library(stem + ".so", nargs, &e->library)) return;
+    if (!stem.empty() && e->schedule_used == o.schedule) {
+      bool cached = false;
+      try {
+        cached = compile_to_cache(e->lowered, aot_target(o.target), stem + ".so");
+      } catch (const Halide::Error&) {
+        // Not for the cache (a full disk?): the JIT below says what is wrong, if anything.
+      }
+      if (cached) {
+        write_file_atomic(stem + ".schedule", e->schedule_used);
+        prune_cache(dir);
+        if (load_library(stem + ".so", nargs, &e->library)) return;
+      }
     }
     std::map<std::string, Halide::JITExtern> externs = {
         {"proxc_circulant_solve", Halide::JITExtern(proxc_circulant_solve)}};

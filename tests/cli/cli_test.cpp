@@ -271,6 +271,45 @@ TEST(CliCompile, PrintsTheStepProgramAndHalidesForms) {
   EXPECT_EQ(from_dump.exit_code, 0) << from_dump.out;
 }
 
+TEST(CliCompile, ASecondProcessLoadsThePipelineFromTheDiskCache) {
+  std::string cache = test::temp_dir() + "/cache";
+  std::string args = "compile " + example("inpaint.prox") + " --solver ladmm --cache-dir " + shell_quote(cache);
+  auto first = proxc(args);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_THAT(first.out, HasSubstr("1 pipeline compiled, 0 loaded from the on-disk cache"));
+  auto second = proxc(args);
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_THAT(second.out, HasSubstr("0 pipelines compiled, 1 loaded from the on-disk cache"));
+  // Another target or schedule is another entry; "off" disables the cache.
+  auto off = proxc("compile " + example("inpaint.prox") + " --solver ladmm --cache-dir off");
+  EXPECT_THAT(off.out, HasSubstr("1 pipeline compiled, 0 loaded from the on-disk cache (off)"));
+  // A solve from the cache gives the same result as one compiled in process.
+  std::string dir = test::temp_dir();
+  auto a = proxc("solve " + example("inpaint.prox") + " --iters 20 --eps-abs 0 --eps-rel 0 --cache-dir " +
+                 shell_quote(cache) + " -o " + shell_quote(dir + "/a.npy"));
+  auto b = proxc("solve " + example("inpaint.prox") + " --iters 20 --eps-abs 0 --eps-rel 0 --cache-dir off -o " +
+                 shell_quote(dir + "/b.npy"));
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  EXPECT_EQ(read_file(dir + "/a.npy"), read_file(dir + "/b.npy"));
+}
+
+TEST(CliCompile, EmitsTheGeneratorSourceAndTakesASchedule) {
+  auto src = proxc("compile " + example("denoise_tv_iso.prox") + " --emit source");
+  ASSERT_EQ(src.exit_code, 0) << src.out;
+  EXPECT_THAT(src.out, HasSubstr("#include \"proxc/halide_ops.h\""));
+  EXPECT_THAT(src.out, HasSubstr("return g.generate(argc, argv);"));
+  auto li = proxc("compile " + example("denoise_tv_iso.prox") + " --schedule li2018 --cache-dir off");
+  ASSERT_EQ(li.exit_code, 0) << li.out;
+  EXPECT_THAT(li.out, HasSubstr("schedule li2018"));
+  auto bad = proxc("compile " + example("denoise_tv_iso.prox") + " --schedule fastest");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("unknown schedule 'fastest'"));
+  auto emulate = proxc("solve " + example("denoise_tv_iso.prox") + " --backend emulate --schedule li2018");
+  EXPECT_EQ(emulate.exit_code, 2);
+  EXPECT_THAT(emulate.out, HasSubstr("--schedule needs --backend halide"));
+}
+
 TEST(CliCheck, EveryExamplePasses) {
   for (const char* name : {"denoise_tv_aniso.prox", "denoise_tv_iso.prox", "deconv_tv.prox", "inpaint.prox",
                            "demosaic.prox", "deblur_photo/deblur.prox", "superres/superres.prox"}) {
@@ -280,6 +319,25 @@ TEST(CliCheck, EveryExamplePasses) {
     EXPECT_THAT(r.out, HasSubstr("check passed"));
     EXPECT_THAT(r.out, HasSubstr("||K|| by power iteration"));
   }
+}
+
+TEST(CliCheck, HalideIsComparedWithTheEmulatorNodeByNode) {
+  auto r = proxc("check " + example("superres/superres.prox") + " --backend halide");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("halide against the emulator"));
+  EXPECT_THAT(r.out, HasSubstr("forward subsample("));
+  EXPECT_THAT(r.out, HasSubstr("adjoint conv("));
+  EXPECT_THAT(r.out, HasSubstr("prox group_norm1"));
+  EXPECT_THAT(r.out, HasSubstr("value sum_squares"));
+  EXPECT_THAT(r.out, HasSubstr("check passed"));
+  auto j = proxc("check " + example("superres/superres.prox") + " --backend halide --json");
+  EXPECT_THAT(j.out, HasSubstr("\"parity\": ["));
+  // A wrong adjoint on one side (the emulator's, by the test hook): the
+  // comparison of that node fails, though halide's own dot test passes.
+  auto broken = proxc("check " + example("denoise_tv_iso.prox") + " --backend halide --debug-break-adjoint grad");
+  EXPECT_EQ(broken.exit_code, 1) << broken.out;
+  EXPECT_THAT(broken.out, ::testing::MatchesRegex("(.|\n)*adjoint grad\\(x\\) +[0-9.e+-]+ +[0-9.e+-]+  FAIL(.|\n)*"));
+  EXPECT_THAT(broken.out, ::testing::MatchesRegex("(.|\n)*forward grad\\(x\\) +[0-9.e+-]+ +[0-9.e+-]+  pass(.|\n)*"));
 }
 
 TEST(CliCheck, ABrokenAdjointFailsWithExitOne) {
