@@ -18,6 +18,7 @@
 #include "check/check_command.h"
 #include "emulate/emulate_backend.h"
 #include "halide/halide_backend.h"
+#include "proxc/module.h"
 #include "io/array_io.h"
 #include "passes/pass_manager.h"
 #include "solvers/metrics.h"
@@ -362,36 +363,33 @@ struct CompileCommand {
     so.solver = solver;
     so.fuse = fuse;
     so.validate();
-    proxc::StepProgram prog = proxc::iteration_program(split, so);
     proxc::HalideOptions ho;
     ho.target = target;
     ho.schedule = schedule;
     ho.cache_dir = cache_dir;
-    proxc::check_schedule_name(schedule);
+    proxc::Module m(proxc::iteration_program(split, so), ho);
+    const proxc::StepProgram& prog = m.program();
     if (!aot_dir.empty()) {
-      proxc::AotArtifacts a = proxc::halide_compile_aot(prog, aot_dir, aot_name, ho);
+      proxc::AotArtifacts a = m.compile_aot(aot_dir, aot_name);
       std::printf("wrote %s, %s, %s and %s\n", a.library.c_str(), a.header.c_str(), a.wrapper.c_str(),
                   a.manifest.c_str());
       if (a.needs_fft_runtime) std::printf("the pipeline has FFT solves: link libproxc_runtime.a and -lfftw3f too\n");
       return kExitOk;
     }
-    if (emit_kind == "step") {
-      emit(proxc::print_step_program(prog), output);
-    } else if (!emit_kind.empty()) {
-      emit(proxc::halide_emit(prog, emit_kind, ho), output);
+    if (!emit_kind.empty()) {
+      emit(m.emit(emit_kind), output);
     } else {
       auto t0 = std::chrono::steady_clock::now();
       int before = proxc::halide_compile_count(), loads_before = proxc::halide_cache_load_count();
-      auto backend = proxc::make_halide_backend(ho);
-      backend->compile(prog);
+      std::string used = m.schedule_used();  // compiles
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const int compiled = proxc::halide_compile_count() - before;
       const int loaded = proxc::halide_cache_load_count() - loads_before;
       std::string cache = proxc::halide_cache_dir(ho);
       std::printf("compiled %s (%zu outputs) for %s, schedule %s, in %.3f s: %d pipeline%s compiled, %d loaded from "
                   "the on-disk cache (%s)\n",
-                  prog.name.c_str(), prog.outputs.size(), target.c_str(), backend->schedule_used().c_str(), secs,
-                  compiled, compiled == 1 ? "" : "s", loaded, cache.empty() ? "off" : cache.c_str());
+                  prog.name.c_str(), prog.outputs.size(), target.c_str(), used.c_str(), secs, compiled,
+                  compiled == 1 ? "" : "s", loaded, cache.empty() ? "off" : cache.c_str());
     }
     return kExitOk;
   }
