@@ -513,6 +513,11 @@ std::unique_ptr<Backend> make_halide_backend(const HalideOptions& options) {
 int halide_compile_count() { return g_compiles.load(); }
 int halide_cache_load_count() { return g_cache_loads.load(); }
 
+void halide_forget_compiled() {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  g_cache.clear();
+}
+
 const std::vector<std::string>& halide_schedules() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n;

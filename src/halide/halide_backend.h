@@ -42,6 +42,9 @@ std::unique_ptr<Backend> make_halide_backend(const HalideOptions& options = {});
 /// cache), and how many it loaded from the on-disk cache (for tests).
 int halide_compile_count();
 int halide_cache_load_count();
+/// Drops this process's compiled pipelines (the on-disk cache stays): the
+/// next compile is what a new process would do. For benchmarks and tests.
+void halide_forget_compiled();
 
 /// |otf|² of `kernel` for signals of extents `dims` in FFTW's r2c layout: the
 /// "spectrum" argument a circulant solve takes (the caller of an AOT library
