@@ -1,7 +1,10 @@
-// Writes the synthetic data files of examples/ (data/, deblur_photo/, superres/).
+// Writes the data files of examples/.
 //
-// The files are committed; this program documents how they were made and
-// remakes them:  build/dev/examples/proxc_make_example_data examples
+//   proxc_make_example_data EXAMPLES_DIR            the committed synthetic data
+//                                                   (data/, deblur_photo/, superres/)
+//   proxc_make_example_data EXAMPLES_DIR --photos   the degraded photographs and the
+//                                                   3-D volume (photos/, volume/; not
+//                                                   committed: the demo makes them)
 //
 // The clean image is a ramp with a bright rectangle and a grey disk (the
 // shapes of the conformance solve problems), degraded as each example says.
@@ -11,8 +14,11 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <vector>
+#include <algorithm>
 #include <string>
 
+#include "io/array_io.h"
 #include "io/npy.h"
 #include "io/png.h"
 #include "support/array.h"
@@ -84,6 +90,141 @@ Array random_mask(const Shape& s, double p, std::mt19937* rng) {
   return m;
 }
 
+Array multiply(const Array& a, const Array& b);
+
+// A motion-blur kernel: a line of `length` pixels at `degrees` from the
+// horizontal, antialiased by sampling, in an n×n support, summing to 1.
+Array motion_kernel(int64_t n, double length, double degrees) {
+  Array k(Shape{n, n});
+  const double t = degrees * 3.14159265358979323846 / 180, c = static_cast<double>(n / 2);
+  const int samples = 400;
+  for (int s = 0; s < samples; ++s) {
+    double u = (static_cast<double>(s) / (samples - 1) - 0.5) * (length - 1);
+    double x = c + u * std::cos(t), y = c - u * std::sin(t);
+    auto i = static_cast<int64_t>(std::lround(y)), j = static_cast<int64_t>(std::lround(x));
+    if (i >= 0 && i < n && j >= 0 && j < n) k.data[static_cast<size_t>(i * n + j)] += 1.0f;
+  }
+  double sum = 0;
+  for (float v : k.data) sum += v;
+  for (float& v : k.data) v = static_cast<float>(v / sum);
+  return k;
+}
+
+// 3-D circular convolution (kernel origin at the centre).
+Array conv3(const Array& k, const Array& x) {
+  const int64_t kd = k.shape[0], kh = k.shape[1], kw = k.shape[2];
+  const int64_t d = x.shape[0], h = x.shape[1], w = x.shape[2];
+  Array y(x.shape);
+  for (int64_t z = 0; z < d; ++z) {
+    for (int64_t m = 0; m < h; ++m) {
+      for (int64_t n = 0; n < w; ++n) {
+        double s = 0;
+        for (int64_t a = 0; a < kd; ++a) {
+          int64_t zz = ((z - a + kd / 2) % d + d) % d;
+          for (int64_t i = 0; i < kh; ++i) {
+            int64_t r = ((m - i + kh / 2) % h + h) % h;
+            for (int64_t j = 0; j < kw; ++j) {
+              int64_t c = ((n - j + kw / 2) % w + w) % w;
+              s += k.data[static_cast<size_t>((a * kh + i) * kw + j)] * x.data[static_cast<size_t>((zz * h + r) * w + c)];
+            }
+          }
+        }
+        y.data[static_cast<size_t>((z * h + m) * w + n)] = static_cast<float>(s);
+      }
+    }
+  }
+  return y;
+}
+
+// The degraded photographs (photos/) and the z-stack (volume/).
+void make_photo_data(const std::string& root) {
+  const std::string dir = root + "/photos/", vol = root + "/volume/";
+  std::mt19937 rng(20261201);
+  const Array camera = proxc::io::load_array(dir + "camera.png");
+
+  // The demo: Gaussian blur (9x9, sigma 2) and noise 0.01.
+  Array g = gaussian_kernel(9, 2.0);
+  proxc::io::write_npy(dir + "gauss_psf.npy", g);
+  Array blurred = conv(g, camera);
+  add_noise(&blurred, 0.01, &rng);
+  proxc::io::write_npy(dir + "camera_gauss_blurred.npy", blurred);
+
+  // Motion blur: a 15-pixel line at 30 degrees, noise 0.005.
+  Array m = motion_kernel(15, 15, 30);
+  proxc::io::write_npy(dir + "motion_psf.npy", m);
+  Array moved = conv(m, camera);
+  add_noise(&moved, 0.005, &rng);
+  proxc::io::write_npy(dir + "camera_motion_blurred.npy", moved);
+
+  // Poisson noise: a dim exposure (30 photons at white) through a 5x5 Gaussian blur.
+  Array p = gaussian_kernel(5, 1.0);
+  proxc::io::write_npy(dir + "poisson_psf.npy", p);
+  Array expected = conv(p, camera);
+  Array counts(camera.shape);
+  for (size_t i = 0; i < counts.data.size(); ++i) {
+    std::poisson_distribution<int> draw(30.0 * std::max(0.0f, expected.data[i]));
+    counts.data[i] = static_cast<float>(draw(rng));
+  }
+  proxc::io::write_npy(dir + "camera_counts.npy", counts);
+
+  // Demosaicking the cat: an RGGB Bayer mask over the colour photograph.
+  const Array cat = proxc::io::load_array(dir + "chelsea.png");
+  const int64_t h = cat.shape[0], w = cat.shape[1];
+  Array bayer(cat.shape);
+  for (int64_t i = 0; i < h; ++i) {
+    for (int64_t j = 0; j < w; ++j) {
+      int channel = (i % 2 == 0 && j % 2 == 0) ? 0 : (i % 2 == 1 && j % 2 == 1) ? 2 : 1;
+      bayer.data[static_cast<size_t>((i * w + j) * 3 + channel)] = 1.0f;
+    }
+  }
+  Array raw = cat;
+  add_noise(&raw, 0.005, &rng);
+  proxc::io::write_npy(dir + "chelsea_bayer_mask.npy", bayer);
+  proxc::io::write_npy(dir + "chelsea_bayer_raw.npy", multiply(bayer, raw));
+
+  // A z-stack: 24 planes of 64x64 with beads and a slanted rod, seen through
+  // an elongated 3-D Gaussian PSF (5x7x7; sigma 1.5 along z, 1 across) and noise 0.01.
+  const int64_t d = 24, n = 64;
+  Array volume(Shape{d, n, n});
+  std::uniform_real_distribution<double> u(0, 1);
+  struct Bead { double z, y, x, r, v; };
+  std::vector<Bead> beads;
+  for (int b = 0; b < 12; ++b) beads.push_back({3 + 18 * u(rng), 8 + 48 * u(rng), 8 + 48 * u(rng), 2 + 3 * u(rng), 0.4 + 0.6 * u(rng)});
+  for (int64_t z = 0; z < d; ++z) {
+    for (int64_t y = 0; y < n; ++y) {
+      for (int64_t x = 0; x < n; ++x) {
+        double v = 0;
+        for (const Bead& b : beads) {
+          double dz = (static_cast<double>(z) - b.z) * 2, dy = static_cast<double>(y) - b.y, dx = static_cast<double>(x) - b.x;
+          if (dz * dz + dy * dy + dx * dx < b.r * b.r) v = std::max(v, b.v);
+        }
+        double t = static_cast<double>(z) / static_cast<double>(d - 1);  // the rod
+        double ry = 10 + 44 * t, rx = 50 - 30 * t;
+        if ((static_cast<double>(y) - ry) * (static_cast<double>(y) - ry) + (static_cast<double>(x) - rx) * (static_cast<double>(x) - rx) < 4) v = 0.7;
+        volume.data[static_cast<size_t>((z * n + y) * n + x)] = static_cast<float>(v);
+      }
+    }
+  }
+  Array psf(Shape{5, 7, 7});
+  double sum = 0;
+  for (int64_t a = 0; a < 5; ++a) {
+    for (int64_t i = 0; i < 7; ++i) {
+      for (int64_t j = 0; j < 7; ++j) {
+        double dz = static_cast<double>(a - 2), dy = static_cast<double>(i - 3), dx = static_cast<double>(j - 3);
+        double v = std::exp(-dz * dz / (2 * 1.5 * 1.5) - (dy * dy + dx * dx) / 2);
+        psf.data[static_cast<size_t>((a * 7 + i) * 7 + j)] = static_cast<float>(v);
+        sum += v;
+      }
+    }
+  }
+  for (float& v : psf.data) v = static_cast<float>(v / sum);
+  proxc::io::write_npy(vol + "volume_clean.npy", volume);
+  proxc::io::write_npy(vol + "psf3d.npy", psf);
+  Array stack = conv3(psf, volume);
+  add_noise(&stack, 0.01, &rng);
+  proxc::io::write_npy(vol + "stack_blurred.npy", stack);
+}
+
 Array multiply(const Array& a, const Array& b) {
   Array r = a;
   for (size_t i = 0; i < r.data.size(); ++i) r.data[i] *= b.data[i];
@@ -93,8 +234,17 @@ Array multiply(const Array& a, const Array& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[2]) == "--photos") {
+    try {
+      make_photo_data(argv[1]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 1;
+    }
+    return 0;
+  }
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s EXAMPLES_DIR\n", argv[0]);
+    std::fprintf(stderr, "usage: %s EXAMPLES_DIR [--photos]\n", argv[0]);
     return 2;
   }
   const std::string dir = std::string(argv[1]) + "/data/";

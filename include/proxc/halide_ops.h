@@ -37,7 +37,9 @@
 
 namespace proxc::halide_ops {
 
-/// Extent slots of an array, numpy order.
+/// Extents of an array, numpy order: an entry i ≥ 0 is extent slot i (a
+/// run-time size); an entry < 0 is the compile-time extent −i (short
+/// trailing axes: gradient components, colour channels).
 using Ext = std::vector<int>;
 
 /// A lowered value: a Func over numpy-order coordinates and its extents.
@@ -49,6 +51,7 @@ struct Val {
   std::vector<Halide::Var> vars;  ///< numpy order
   bool small_inner = false;       ///< the last axis is short (grad components, colour channels)
   bool is_buffer = false;         ///< a wrapper over an input or data buffer
+  int unroll_from = 2;            ///< short axes from this one on may be unrolled
   int rank() const { return static_cast<int>(ext.size()); }
   bool defined() const { return f.defined(); }
 };
@@ -65,8 +68,8 @@ class Graph {
 
   // ---- Slots and buffers ----
 
-  /// Extent slot i (created on first use).
-  Halide::Expr extent(int i) { return slot(extents_, i, "e"); }
+  /// Extent slot i (created on first use), or the constant −i when i < 0.
+  Halide::Expr extent(int i) { return i < 0 ? Halide::Expr(-i) : slot(extents_, i, "e"); }
   std::vector<Halide::Expr> extents(const Ext& e) {
     std::vector<Halide::Expr> out;
     for (int i : e) out.push_back(extent(i));
@@ -204,8 +207,21 @@ class Graph {
   Val conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext) {
     Val x = stencil(x0);
     std::vector<Halide::Expr> e = extents(ext);
-    const std::vector<Halide::Expr>& wrap = adjoint ? e : x.ext;
+    const std::vector<Halide::Expr>& n = adjoint ? e : x.ext;
     const int kr = k.rank();
+    // x extended circularly along the kernel's axes, computed once: the taps
+    // then read it densely, with no wrapping per tap. The kernel is no larger
+    // than the image, so coordinates lie in [−n, 2n): two selects, no
+    // division (the clamp changes no value; it tells bounds inference the range).
+    Val xw = define("wrapped", x.ext, [&](const Coords& c) {
+      Coords src = c;
+      for (int i = 0; i < kr; ++i) {
+        src[i] = Halide::clamp(Halide::select(c[i] < 0, c[i] + n[i], c[i] >= n[i], c[i] - n[i], c[i]), 0, n[i] - 1);
+      }
+      return call(x, src);
+    });
+    xw.unroll_from = std::max(2, kr);  // its wrapped axes reach beyond [0, n)
+    schedule_at_root(xw);
     Halide::Region ranges;
     for (int i = kr - 1; i >= 0; --i) ranges.push_back(Halide::Range(0, k.ext[i]));
     Halide::RDom r(ranges);
@@ -215,15 +231,9 @@ class Graph {
                         for (int i = 0; i < kr; ++i) {
                           Halide::Expr ri = r[kr - 1 - i];
                           ki[i] = ri;
-                          Halide::Expr o = adjoint ? c[i] + ri - k.ext[i] / 2 : c[i] - ri + k.ext[i] / 2;
-                          // Circular wrap. The kernel is no larger than the image,
-                          // so o lies in [−n, 2n): two selects instead of an integer
-                          // division per tap (the clamp changes no value; it tells
-                          // bounds inference the range).
-                          src[i] = Halide::clamp(Halide::select(o < 0, o + wrap[i], o >= wrap[i], o - wrap[i], o), 0,
-                                                 wrap[i] - 1);
+                          src[i] = adjoint ? c[i] + ri - k.ext[i] / 2 : c[i] - ri + k.ext[i] / 2;
                         }
-                        return Halide::sum(call(k, ki) * call(x, src));
+                        return Halide::sum(call(k, ki) * call(xw, src));
                       }),
                "conv", k, x0, adjoint, ext);
   }
@@ -550,7 +560,7 @@ class Graph {
     Coords c(vars.begin(), vars.end());
     if (vars.empty()) f() = call(v, {});
     else f(reversed(c)) = call(v, c);
-    if (schedule_ == Schedule::Default) schedule_root(f, vars, v.small_inner);
+    if (schedule_ == Schedule::Default) schedule_root(f, vars, v.ext, v.small_inner);
     outputs_.push_back(f);
     output_ext_.push_back(ext);
     return f;
@@ -560,7 +570,8 @@ class Graph {
   /// autoscheduler (run-time parameters such as rho are estimated as 1).
   void set_estimates(const std::vector<int64_t>& extent_values, const std::vector<double>& scalar_values) {
     auto value = [&](int slot) -> int {
-      if (slot < 0 || static_cast<size_t>(slot) >= extent_values.size()) fail("set_estimates: no value for extent slot " + std::to_string(slot));
+      if (slot < 0) return -slot;
+      if (static_cast<size_t>(slot) >= extent_values.size()) fail("set_estimates: no value for extent slot " + std::to_string(slot));
       return static_cast<int>(extent_values[static_cast<size_t>(slot)]);
     };
     auto region = [&](const Ext& e) {
@@ -744,7 +755,8 @@ class Graph {
     return v;
   }
 
-  static void schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars, bool small_inner) {
+  static void schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,
+                            bool small_inner, int unroll_from = 2) {
     f.compute_root();
     if (vars.empty()) return;
     // Vectorize along the image rows. Arrays of rank 3 and more are images
@@ -758,6 +770,11 @@ class Graph {
       order.push_back(vars[0]);
       if (vars.size() >= 3) f.reorder(order);
       f.vectorize(vars[1], 8, Halide::TailStrategy::GuardWithIf);
+      // Short axes of known extent are unrolled: no loop, and the selects on
+      // the component index fold away.
+      for (size_t i = static_cast<size_t>(std::max(2, unroll_from)); i < vars.size(); ++i) {
+        if (const int64_t* k = Halide::Internal::as_const_int(ext[i])) f.bound(vars[i], 0, static_cast<int>(*k)).unroll(vars[i]);
+      }
     } else {
       f.vectorize(vars.back(), 8, Halide::TailStrategy::GuardWithIf);
     }
@@ -768,7 +785,7 @@ class Graph {
     if (v.is_buffer) return;                         // already a buffer
     if (v.vars.empty() && !v.ext.empty()) return;    // an extern stage: already at root
     if (!materialized_.insert(v.f.name()).second) return;
-    schedule_root(v.f, v.vars, v.small_inner);
+    schedule_root(v.f, v.vars, v.ext, v.small_inner, v.unroll_from);
   }
   // A value read at other positions than its own (a stencil): compute it once.
   Val stencil(const Val& v) {

@@ -382,7 +382,14 @@ class HalideStep : public CompiledStep {
   }
 
   StepOutputs run(const StepInputs& in) override {
+    StepOutputs out;
+    run_into(in, &out);
+    return out;
+  }
+
+  void run_into(const StepInputs& in, StepOutputs* out_ptr) override {
     check_step_inputs(program_, in);
+    StepOutputs& out = *out_ptr;
     halide_ops::Graph& G = *mine_.graph;
     // Every argument in the pipeline's order (Graph::arguments), then the outputs.
     std::vector<Halide::Buffer<>> keep;
@@ -428,7 +435,6 @@ class HalideStep : public CompiledStep {
       argv.push_back(&ints.back());
     }
     const size_t first_output = keep.size();
-    StepOutputs out;
     std::vector<double> scalars(mine_.outputs.size());
     for (size_t i = 0; i < mine_.outputs.size(); ++i) {
       const hl::LoweredOutput& o = mine_.outputs[i];
@@ -436,7 +442,7 @@ class HalideStep : public CompiledStep {
         buffer(Halide::Buffer<double>::make_scalar(&scalars[i]));
       } else {
         Array& a = out.arrays[o.name];
-        a = Array(o.shape);
+        if (a.shape != o.shape || a.data.size() != static_cast<size_t>(num_elements(o.shape))) a = Array(o.shape);
         buffer(wrap(a));
       }
     }
@@ -452,7 +458,6 @@ class HalideStep : public CompiledStep {
     for (size_t i = 0; i < mine_.outputs.size(); ++i) {
       if (mine_.outputs[i].rank == 0) out.scalars[mine_.outputs[i].name] = scalars[i];
     }
-    return out;
   }
 
  private:

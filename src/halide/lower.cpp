@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -70,11 +71,31 @@ class Lowerer {
     std::vector<Step> nodes = p_.nodes();
     std::unordered_map<const StepNode*, int> index;
     for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = static_cast<int>(i);
-    std::unordered_map<const StepNode*, int> uses;
-    for (const Step& n : nodes) {
-      for (const Step& a : n->args) ++uses[a.get()];
+    // Common subexpressions: a node equal to an earlier one (same kind, same
+    // operator or term, same canonical operands) is that node. The solvers'
+    // programs compute some adjoints twice (for the update and a residual).
+    std::vector<int> canon(nodes.size());
+    {
+      std::map<std::string, int> seen;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        const StepNode& n = *nodes[i];
+        std::ostringstream sig;
+        sig << static_cast<int>(n.kind) << "|" << n.name << "|" << n.index << "|" << n.expr.get() << "|"
+            << n.term.get() << "|";
+        sig.write(reinterpret_cast<const char*>(&n.value), sizeof n.value);
+        for (int64_t e : n.shape) sig << "|s" << e;
+        for (const Expr& v : n.vars) sig << "|v" << v.get();
+        for (const Step& a : n.args) sig << "|a" << canon[static_cast<size_t>(index.at(a.get()))];
+        canon[i] = seen.emplace(sig.str(), static_cast<int>(i)).first->second;
+      }
     }
-    for (const auto& [name, s] : p_.outputs) ++uses[s.get()];
+    auto canonical = [&](const Step& s) { return nodes[static_cast<size_t>(canon[static_cast<size_t>(index.at(s.get()))])].get(); };
+    std::unordered_map<const StepNode*, int> uses;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (canon[i] != static_cast<int>(i)) continue;
+      for (const Step& a : nodes[i]->args) ++uses[canonical(a)];
+    }
+    for (const auto& [name, s] : p_.outputs) ++uses[canonical(s)];
     // Fusable regions between the nodes Halide cannot express (the FFT solves,
     // which become extern stages): values crossing a region boundary are
     // computed at root, everything else may fuse into its users.
@@ -82,13 +103,17 @@ class Lowerer {
     std::set<const StepNode*> outputs;
     for (const auto& [name, s] : p_.outputs) outputs.insert(s.get());
     for (size_t i = 0; i < nodes.size(); ++i) {
-      for (const Step& a : nodes[i]->args) operands[i].push_back(index.at(a.get()));
+      for (const Step& a : nodes[i]->args) operands[i].push_back(canon[static_cast<size_t>(index.at(a.get()))]);
     }
     Partition part = partition_graph(
         operands, [&](int i) { return nodes[static_cast<size_t>(i)]->kind == StepKind::CirculantSolve; },
         [&](int i) { return outputs.count(nodes[static_cast<size_t>(i)].get()) > 0; });
     for (size_t i = 0; i < nodes.size(); ++i) {
       const StepNode& n = *nodes[i];
+      if (canon[i] != static_cast<int>(i)) {
+        vals_[&n] = vals_.at(nodes[static_cast<size_t>(canon[i])].get());
+        continue;
+      }
       Val v = lower_node(n);
       // Pointwise nodes used once fuse into their user; anything else — stencils,
       // reductions, shared values, region boundaries — is computed once.
@@ -129,10 +154,19 @@ class Lowerer {
   }
   Val scalar(double value) { return graph_->scalar(scalar_slot(value)); }
 
+  // Axes 2 and beyond of at most kShortAxis entries (gradient components,
+  // colour channels) are compile-time extents, so that their loops unroll;
+  // every other extent is a run-time slot.
+  static constexpr int64_t kShortAxis = 4;
   Ext extents(const Shape& s) {
     Ext e;
-    for (int64_t x : s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      const int64_t x = s[i];
       internal_assert(x > 0 && x < (int64_t{1} << 31)) << "extent " << x << " out of Halide's int range";
+      if (i >= 2 && x <= kShortAxis) {
+        e.push_back(static_cast<int>(-x));
+        continue;
+      }
       out_.extent_values.push_back(x);
       e.push_back(static_cast<int>(out_.extent_values.size() - 1));
     }

@@ -591,6 +591,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   int ran = it;  // iterations run (HQS skips the rest of a level once it converges there)
   auto start = Clock::now();
   sum.termination = Termination::MaxIterations;
+  StepOutputs out;  // after the first iteration: the arrays of the state before last, reused as outputs
   while (it < options.max_iters) {
     double rho = 1;
     size_t level = 0;
@@ -652,7 +653,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     StepInputs in;
     for (auto& [k, a] : state) in.buffers[k] = &a;
     if (options.solver == "admm" || options.solver == "hqs") in.params["rho"] = rho;
-    StepOutputs out = step->run(in);
+    step->run_into(in, &out);  // into the arrays of two iterations ago
     const int done = it + options.fuse;  // fuse is 1 except for pc and ladmm
     ran += options.fuse;
     IterationInfo info;
@@ -674,7 +675,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
       sum.termination = Termination::Diverged;  // keep the last finite state
       break;
     }
-    for (auto& [k, a] : out.arrays) state[k] = std::move(a);
+    for (auto& [k, a] : out.arrays) std::swap(state[k], a);
     it = done;
     result.history.push_back(info);
     sum.last = info;

@@ -38,6 +38,10 @@ class CompiledStep {
   /// Computes every output of the program. Missing or mis-shaped inputs are a
   /// UserError naming the input.
   virtual StepOutputs run(const StepInputs& inputs) = 0;
+  /// Like run(), writing into *out: arrays already there with the right
+  /// shape are reused instead of allocated (a solver's loop passes back the
+  /// previous iteration's state). No array of *out may be an input.
+  virtual void run_into(const StepInputs& inputs, StepOutputs* out) { *out = run(inputs); }
 };
 
 /// A way to compile step programs.

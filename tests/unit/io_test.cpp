@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "io/array_io.h"
+#include "io/montage.h"
 #include "io/npy.h"
 #include "io/png.h"
 #include "io/tiff.h"
@@ -243,6 +244,32 @@ void write_test_tiff(const std::string& path, const TiffSpec& s, const std::stri
 
 // ---------------------------------------------------------------------------
 // .npy
+
+TEST(Montage, PutsImagesSideBySideWithAGapAndClamps) {
+  Array grey(Shape{2, 3}, {0, 0.5f, 1, 2, -1, 0.25f});
+  Array colour(Shape{2, 1, 3}, {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f});
+  Array m = montage({grey, colour}, {"a", "b"}, 2);
+  ASSERT_EQ(m.shape, Shape({2, 6, 3}));  // 3 + 2 (gap) + 1 columns; colour because b has colour
+  auto at = [&](int64_t i, int64_t j, int64_t c) { return m.data[static_cast<size_t>((i * 6 + j) * 3 + c)]; };
+  EXPECT_EQ(at(0, 1, 0), 0.5f);
+  EXPECT_EQ(at(0, 1, 2), 0.5f);  // grey repeated into the 3 channels
+  EXPECT_EQ(at(1, 0, 1), 1.0f);  // 2 clamped to 1
+  EXPECT_EQ(at(1, 1, 0), 0.0f);  // -1 clamped to 0
+  EXPECT_EQ(at(0, 3, 0), 1.0f);  // the white gap
+  EXPECT_EQ(at(1, 5, 2), 0.6f);
+  Array grey_only = montage({grey, grey}, {"a", "a2"});
+  EXPECT_EQ(grey_only.shape, Shape({2, 10}));
+}
+
+TEST(Montage, DifferentHeightsNameBothImages) {
+  try {
+    montage({Array(Shape{2, 3}), Array(Shape{4, 3})}, {"in.png", "out.png"});
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("out.png has shape (4, 3) but in.png has (2, 3)"));
+  }
+  EXPECT_THROW(montage({Array(Shape{2, 3, 2})}, {"two_channels.npy"}), UserError);
+}
 
 TEST(Npy, RoundTripIsExact) {
   Array a = ramp({2, 3, 4}, -3.5f, 7.25f);

@@ -20,6 +20,7 @@
 #include "halide/halide_backend.h"
 #include "proxc/module.h"
 #include "io/array_io.h"
+#include "io/montage.h"
 #include "passes/pass_manager.h"
 #include "solvers/metrics.h"
 #include "solvers/solver.h"
@@ -395,6 +396,20 @@ struct CompileCommand {
   }
 };
 
+struct MontageCommand {
+  std::vector<std::string> images;
+  std::string output;
+  int run() const {
+    std::vector<proxc::Array> arrays;
+    for (const std::string& f : images) arrays.push_back(proxc::io::load_array(f));
+    proxc::Array m = proxc::io::montage(arrays, images);
+    proxc::io::save_array(output, m);
+    std::printf("wrote %s (%s: %zu images side by side)\n", output.c_str(), proxc::shape_to_string(m.shape).c_str(),
+                images.size());
+    return kExitOk;
+  }
+};
+
 struct MetricsCommand {
   std::string image, reference;
   int run() const {
@@ -545,6 +560,10 @@ int main(int argc, char** argv) {
   compile_cmd->add_option("--name", compile.aot_name, "Function name for --aot (default proxc_step)");
 
   MetricsCommand metrics;
+  MontageCommand montage;
+  CLI::App* montage_cmd = app.add_subcommand("montage", "Put images side by side (clamped to [0, 1]) in one image");
+  montage_cmd->add_option("IMAGES", montage.images, "Images (.npy, .png, .tif) of the same height")->required();
+  montage_cmd->add_option("-o,--output", montage.output, "The side-by-side image (.png, .tif, .npy)")->required();
   CLI::App* metrics_cmd = app.add_subcommand("metrics", "PSNR and SSIM of an image against a reference");
   metrics_cmd->add_option("IMAGE", metrics.image, "Image (.npy, .png, .tif)")->required();
   metrics_cmd->add_option("REFERENCE", metrics.reference, "Ground truth of the same shape")->required();
@@ -577,6 +596,7 @@ int main(int argc, char** argv) {
     if (opt_cmd->parsed()) return opt.run();
     if (solve_cmd->parsed()) return solve.run();
     if (metrics_cmd->parsed()) return metrics.run();
+    if (montage_cmd->parsed()) return montage.run();
     if (compile_cmd->parsed()) return compile.run();
   } catch (const proxc::UserError& e) {
     std::cerr << e.what() << "\n";
