@@ -764,16 +764,26 @@ class Graph {
     // vectorizing those would waste most lanes, so the vectors run along
     // axis 1 (the columns) with the short axes looped outside it.
     if (vars.size() >= 3 || small_inner) {
+      // Short axes of known extent are unrolled and innermost: the selects on
+      // the component index fold away, and Halide interleaves the unrolled
+      // vectors into dense stores. Other trailing axes loop outside the columns.
+      std::vector<bool> unrolled(vars.size(), false);
+      for (size_t i = static_cast<size_t>(std::max(2, unroll_from)); i < vars.size(); ++i) {
+        unrolled[i] = Halide::Internal::as_const_int(ext[i]) != nullptr;
+      }
       std::vector<Halide::VarOrRVar> order;  // innermost first
+      for (size_t i = vars.size(); i-- > 2;) {
+        if (unrolled[i]) order.push_back(vars[i]);
+      }
       order.push_back(vars[1]);
-      for (size_t i = vars.size(); i-- > 2;) order.push_back(vars[i]);
+      for (size_t i = vars.size(); i-- > 2;) {
+        if (!unrolled[i]) order.push_back(vars[i]);
+      }
       order.push_back(vars[0]);
       if (vars.size() >= 3) f.reorder(order);
       f.vectorize(vars[1], 8, Halide::TailStrategy::GuardWithIf);
-      // Short axes of known extent are unrolled: no loop, and the selects on
-      // the component index fold away.
-      for (size_t i = static_cast<size_t>(std::max(2, unroll_from)); i < vars.size(); ++i) {
-        if (const int64_t* k = Halide::Internal::as_const_int(ext[i])) f.bound(vars[i], 0, static_cast<int>(*k)).unroll(vars[i]);
+      for (size_t i = 2; i < vars.size(); ++i) {
+        if (unrolled[i]) f.bound(vars[i], 0, static_cast<int>(*Halide::Internal::as_const_int(ext[i]))).unroll(vars[i]);
       }
     } else {
       f.vectorize(vars.back(), 8, Halide::TailStrategy::GuardWithIf);
