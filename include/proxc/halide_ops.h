@@ -237,6 +237,27 @@ class Graph {
                       }),
                "conv", k, x0, adjoint, ext);
   }
+  /// The same convolution by FFT (the extern stage proxc_fft_conv of
+  /// libproxc_runtime): the kernel's transfer function is otf slot `otf`, a
+  /// float buffer (re, im) × FFTW's r2c layout over the first kr axes.
+  Val fft_conv(const Val& x0, int otf, int kr, bool adjoint, const Ext& ext) {
+    Val x = x0;
+    schedule_at_root(x);
+    if (x.is_buffer) x.f.compute_root();  // an extern stage reads a buffer of its own
+    auto it = otfs_.find(otf);
+    if (it == otfs_.end()) {
+      it = otfs_.emplace(otf, Halide::ImageParam(Halide::Float(32), kr + 1, "otf" + std::to_string(otf))).first;
+    }
+    spectrum_ext_[kSpectrumOtf + otf] = Ext(ext.begin(), ext.begin() + kr);
+    Val out;
+    out.f = Halide::Func(std::string(adjoint ? "fft_corr" : "fft_conv") + std::to_string(counter_++));
+    out.ext = extents(ext);
+    std::vector<Halide::ExternFuncArgument> args = {x.f, it->second, Halide::Expr(kr), Halide::Expr(adjoint ? 1 : 0)};
+    out.f.define_extern("proxc_fft_conv", args, Halide::Float(32), static_cast<int>(ext.size()));
+    if (schedule_ == Schedule::Default) out.f.compute_root();
+    return rec(out, "fft_conv", x0, otf, kr, adjoint, ext);
+  }
+
   /// x[::f0, ::f1, ...].
   Val subsample(const Val& x0, const std::vector<int>& factors, const Ext& ext) {
     Val x = stencil(x0);
@@ -527,6 +548,7 @@ class Graph {
   Val circulant_solve(const Val& rhs0, int spectrum, int kr, const Val& a0, const Val& c0, const Ext& ext) {
     Val rhs = rhs0;
     schedule_at_root(rhs);
+    if (rhs.is_buffer) rhs.f.compute_root();  // an extern stage reads a buffer of its own
     auto it = spectra_.find(spectrum);
     if (it == spectra_.end()) {
       it = spectra_.emplace(spectrum, Halide::ImageParam(Halide::Float(32), kr, "spectrum" + std::to_string(spectrum)))
@@ -586,6 +608,12 @@ class Graph {
       r[0] = Halide::Range(0, value(spectrum_ext_.at(i).back()) / 2 + 1);
       p.set_estimates(r);
     }
+    for (auto& [i, p] : otfs_) {
+      Halide::Region r = region(spectrum_ext_.at(kSpectrumOtf + i));
+      r[0] = Halide::Range(0, value(spectrum_ext_.at(kSpectrumOtf + i).back()) / 2 + 1);
+      r.insert(r.begin(), Halide::Range(0, 2));
+      p.set_estimates(r);
+    }
     for (auto& [i, p] : params_) p.set_estimate(1.0);
     for (auto& [i, p] : scalars_) {
       double v = static_cast<size_t>(i) < scalar_values.size() ? scalar_values[static_cast<size_t>(i)] : 1.0;
@@ -611,13 +639,14 @@ class Graph {
   const std::vector<Halide::Func>& outputs() const { return outputs_; }
 
   /// The pipeline's arguments in order: inputs (by name), params (by name),
-  /// data slots, spectra, scalar slots, extent slots.
+  /// data slots, spectra, transfer functions (otf), scalar slots, extent slots.
   std::vector<Halide::Argument> arguments() const {
     std::vector<Halide::Argument> a;
     for (const auto& [n, p] : inputs_) a.push_back(p);
     for (const auto& [n, p] : params_) a.push_back(p);
     for (const auto& [i, p] : data_) a.push_back(p);
     for (const auto& [i, p] : spectra_) a.push_back(p);
+    for (const auto& [i, p] : otfs_) a.push_back(p);
     for (const auto& [i, p] : scalars_) a.push_back(p);
     for (const auto& [i, p] : extents_) a.push_back(p);
     return a;
@@ -627,6 +656,7 @@ class Graph {
   std::map<std::string, Halide::Param<double>>& params() { return params_; }
   std::map<int, Halide::ImageParam>& data() { return data_; }
   std::map<int, Halide::ImageParam>& spectra() { return spectra_; }
+  std::map<int, Halide::ImageParam>& otfs() { return otfs_; }
   std::map<int, Halide::Param<float>>& scalars() { return scalars_; }
   std::map<int, Halide::Param<int>>& extent_slots() { return extents_; }
 
@@ -921,6 +951,8 @@ class Graph {
   std::map<std::string, Halide::Param<double>> params_;
   std::map<int, Halide::ImageParam> data_;
   std::map<int, Halide::ImageParam> spectra_;
+  std::map<int, Halide::ImageParam> otfs_;
+  static constexpr int kSpectrumOtf = 1 << 20;  // spectrum_ext_ keys of otf slots
   std::map<int, Halide::Param<float>> scalars_;
   std::map<int, Halide::Param<int>> extents_;
   std::vector<Halide::Func> outputs_;

@@ -93,3 +93,51 @@ extern "C" int proxc_circulant_solve(halide_buffer_t* rhs, halide_buffer_t* otf2
   }
   return 0;
 }
+
+extern "C" int proxc_fft_conv(halide_buffer_t* x, halide_buffer_t* otf, int spatial_rank, int adjoint,
+                              halide_buffer_t* out) {
+  const int dims = out->dimensions;
+  const int first = dims - spatial_rank;
+  if (x->is_bounds_query() || otf->is_bounds_query()) {
+    if (x->is_bounds_query()) {
+      for (int i = 0; i < dims; ++i) x->dim[i] = out->dim[i];
+    }
+    if (otf->is_bounds_query()) {
+      otf->dim[0].min = 0;
+      otf->dim[0].extent = 2;
+      for (int i = 0; i < spatial_rank; ++i) {
+        int extent = out->dim[first + i].extent;
+        otf->dim[1 + i].min = 0;
+        otf->dim[1 + i].extent = i == 0 ? extent / 2 + 1 : extent;
+      }
+    }
+    return 0;
+  }
+  std::vector<int> spatial;  // numpy order
+  for (int i = dims - 1; i >= first; --i) spatial.push_back(out->dim[i].extent);
+  int64_t channels = 1;
+  for (int i = 0; i < first; ++i) channels *= out->dim[i].extent;
+  int64_t n = 1;
+  for (int e : spatial) n *= e;
+  const int64_t half = n / spatial.back() * (spatial.back() / 2 + 1);
+  Plans& p = plans_for(spatial);
+  std::lock_guard<std::mutex> lock(exec_mutex());  // the plan's buffers are shared
+  const float* in = reinterpret_cast<const float*>(x->host);
+  float* o = reinterpret_cast<float*>(out->host);
+  const float* t = reinterpret_cast<const float*>(otf->host);
+  const float sign = adjoint ? -1.0f : 1.0f;
+  const float scale = 1.0f / static_cast<float>(n);
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    for (int64_t f = 0; f < n; ++f) p.real[f] = in[ch + f * channels];
+    fftwf_execute(p.forward);
+    for (int64_t k = 0; k < half; ++k) {
+      const float re = p.spec[k][0], im = p.spec[k][1];
+      const float tr = t[2 * k], ti = sign * t[2 * k + 1];
+      p.spec[k][0] = re * tr - im * ti;
+      p.spec[k][1] = re * ti + im * tr;
+    }
+    fftwf_execute(p.inverse);
+    for (int64_t f = 0; f < n; ++f) o[ch + f * channels] = p.real[f] * scale;
+  }
+  return 0;
+}

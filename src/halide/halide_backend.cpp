@@ -147,7 +147,10 @@ hl::Lowered lower_scheduled(const StepProgram& p, const std::string& schedule, c
   std::string why;
   const std::string plugin = plugin_path(*as);
   bool has_extern = false;
-  for (const Step& n : p.nodes()) has_extern = has_extern || n->kind == StepKind::CirculantSolve;
+  {
+    hl::Lowered probe = hl::lower(p, halide_ops::Schedule::None);
+    has_extern = !probe.spectra_sources.empty() || !probe.otf_sources.empty();
+  }
   if (has_extern) {
     why = "Halide 14's autoschedulers cannot schedule around the FFT extern stage of this pipeline";
   } else if (plugin.empty() || !std::filesystem::exists(plugin)) {
@@ -344,7 +347,8 @@ std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions&
       }
     }
     std::map<std::string, Halide::JITExtern> externs = {
-        {"proxc_circulant_solve", Halide::JITExtern(proxc_circulant_solve)}};
+        {"proxc_circulant_solve", Halide::JITExtern(proxc_circulant_solve)},
+        {"proxc_fft_conv", Halide::JITExtern(proxc_fft_conv)}};
     e->lowered.pipeline.set_jit_externs(externs);
     e->lowered.pipeline.jit_handlers().custom_malloc = cached_malloc;
     e->lowered.pipeline.jit_handlers().custom_free = cached_free;
@@ -379,6 +383,10 @@ class HalideStep : public CompiledStep {
       spectra_.push_back(kernel_spectrum(k->constant->array, dims));
       spectra_from_.push_back(&k->constant->array);
     }
+    for (const auto& [k, dims] : mine_.otf_sources) {
+      otfs_.push_back(kernel_otf_array(k->constant->array, dims));
+      otfs_from_.push_back(&k->constant->array);
+    }
   }
 
   StepOutputs run(const StepInputs& in) override {
@@ -404,7 +412,7 @@ class HalideStep : public CompiledStep {
       keep.push_back(b);
       argv.push_back(keep.back().raw_buffer());
     };
-    keep.reserve(G.inputs().size() + G.data().size() + G.spectra().size() + mine_.outputs.size());
+    keep.reserve(G.inputs().size() + G.data().size() + G.spectra().size() + G.otfs().size() + mine_.outputs.size());
     for (auto& [name, ip] : G.inputs()) buffer(wrap(*in.buffers.at(name)));
     for (auto& [name, param] : G.params()) {
       doubles.push_back(in.params.at(name));
@@ -425,6 +433,16 @@ class HalideStep : public CompiledStep {
         spectra_from_[k] = it->second;
       }
       buffer(wrap(spectra_[k]));
+    }
+    for (auto& [i, ip] : G.otfs()) {
+      const size_t k = static_cast<size_t>(i);
+      const auto& [kernel, dims] = mine_.otf_sources[k];
+      auto it = in.data.find(kernel);
+      if (it != in.data.end() && otfs_from_[k] != it->second) {
+        otfs_[k] = kernel_otf_array(*it->second, dims);
+        otfs_from_[k] = it->second;
+      }
+      buffer(wrap(otfs_[k]));
     }
     for (auto& [i, p] : G.scalars()) {
       floats.push_back(static_cast<float>(mine_.scalar_values[static_cast<size_t>(i)]));
@@ -470,6 +488,7 @@ class HalideStep : public CompiledStep {
     for (auto& [name, p] : G.params()) p.set(*static_cast<double*>(argv[k++]));
     for (auto& [i, ip] : G.data()) ip.set(next_buffer());
     for (auto& [i, ip] : G.spectra()) ip.set(next_buffer());
+    for (auto& [i, ip] : G.otfs()) ip.set(next_buffer());
     for (auto& [i, p] : G.scalars()) p.set(*static_cast<float*>(argv[k++]));
     for (auto& [i, p] : G.extent_slots()) p.set(*static_cast<int*>(argv[k++]));
     std::vector<Halide::Buffer<>> outs;
@@ -483,6 +502,8 @@ class HalideStep : public CompiledStep {
   std::shared_ptr<Entry> entry_;
   std::vector<Array> spectra_;
   std::vector<const Array*> spectra_from_;  // the kernel data each spectrum was computed from
+  std::vector<Array> otfs_;
+  std::vector<const Array*> otfs_from_;
 };
 
 class HalideBackend : public Backend {
@@ -554,6 +575,18 @@ std::string halide_cache_dir(const HalideOptions& options) {
   return d == "off" ? "" : d;
 }
 
+Array kernel_otf_array(const Array& kernel, const Shape& dims) {
+  Array a;
+  a.shape = dims;
+  a.shape.back() = dims.back() / 2 + 1;
+  a.shape.push_back(2);
+  for (const auto& z : fft::kernel_otf(kernel, dims)) {
+    a.data.push_back(static_cast<float>(z.real()));
+    a.data.push_back(static_cast<float>(z.imag()));
+  }
+  return a;
+}
+
 Array kernel_spectrum(const Array& kernel, const Shape& dims) {
   Array a;
   a.shape = dims;
@@ -590,7 +623,7 @@ AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& d
   AotArtifacts a;
   a.library = stem + ".a";
   a.header = stem + ".h";
-  a.needs_fft_runtime = !L.graph->spectra().empty();
+  a.needs_fft_runtime = !L.graph->spectra().empty() || !L.graph->otfs().empty();
   // The wrapper: every run-time argument the caller provides, the scalar and
   // extent slots filled in with this program's values.
   std::ostringstream w, m;
@@ -629,6 +662,12 @@ AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& d
              ", \"kernel\": \"" + L.spectra_sources[static_cast<size_t>(i)].first->name_hint + "\"");
     params.push_back("halide_buffer_t* spectrum" + std::to_string(i));
     call.push_back("spectrum" + std::to_string(i));
+  }
+  for (auto& [i, ip] : G.otfs()) {
+    manifest("otf" + std::to_string(i), "otf",
+             ", \"kernel\": \"" + L.otf_sources[static_cast<size_t>(i)].first->name_hint + "\"");
+    params.push_back("halide_buffer_t* otf" + std::to_string(i));
+    call.push_back("otf" + std::to_string(i));
   }
   for (auto& [i, p] : G.scalars()) call.push_back(float_literal(L.scalar_values[static_cast<size_t>(i)]));
   for (auto& [i, p] : G.extent_slots()) call.push_back(std::to_string(L.extent_values[static_cast<size_t>(i)]));

@@ -51,6 +51,11 @@ void halide_forget_compiled();
 /// computes it; the JIT path does so itself).
 Array kernel_spectrum(const Array& kernel, const Shape& dims);
 
+/// The transfer function of `kernel` for signals of extents `dims` in
+/// FFTW's r2c layout, (re, im) as the last axis: the "otf" argument of an FFT
+/// convolution (convolutions with at least 100 taps run by FFT).
+Array kernel_otf_array(const Array& kernel, const Shape& dims);
+
 /// What compile_aot wrote.
 struct AotArtifacts {
   std::string library;   ///< <name>.a: the pipeline and the Halide runtime

@@ -211,6 +211,7 @@ class Lowerer {
         return graph_->grad(x, static_cast<int>(n->ints[0]), extents(n->shape));
       }
       case ExprKind::Conv: {
+        if (use_fft(a[0].get())) return fft_conv(a[0].get(), go(a[1]), false, n->shape);
         Val k = data(a[0].get());
         Val x = go(a[1]);
         return graph_->conv(k, x, false, extents(n->shape));
@@ -250,6 +251,20 @@ class Lowerer {
     }
     internal_error << "unhandled operator " << to_string(n->kind);
     return Val();
+  }
+
+  static bool use_fft(const ExprNode* kernel) { return num_elements(kernel->shape) >= kFftConvTaps; }
+
+  // Convolution by FFT; the kernel's transfer function is an otf slot (one per kernel).
+  Val fft_conv(const ExprNode* kernel, const Val& x, bool adjoint, const Shape& shape) {
+    const int kr = kernel->rank();
+    Shape dims(shape.begin(), shape.begin() + kr);
+    auto it = otf_slots_.find({kernel, dims});
+    if (it == otf_slots_.end()) {
+      it = otf_slots_.emplace(std::make_pair(kernel, dims), static_cast<int>(out_.otf_sources.size())).first;
+      out_.otf_sources.push_back({kernel, dims});
+    }
+    return graph_->fft_conv(x, it->second, kr, adjoint, extents(shape));
   }
 
   Val color(const ExprNode* n, const Val& x, bool adjoint, const Ext& ext) {
@@ -308,6 +323,10 @@ class Lowerer {
       case ExprKind::Constant: return;
       case ExprKind::Grad: push(a[0], graph_->grad_t(g, static_cast<int>(n->ints[0]), extents(a[0]->shape))); return;
       case ExprKind::Conv: {
+        if (use_fft(a[0].get())) {
+          push(a[1], fft_conv(a[0].get(), g, true, a[1]->shape));
+          return;
+        }
         Val k = data(a[0].get());
         push(a[1], graph_->conv(k, g, true, extents(a[1]->shape)));
         return;
@@ -418,6 +437,7 @@ class Lowerer {
   Lowered out_;
   std::unordered_map<const StepNode*, Val> vals_;
   std::unordered_map<const ExprNode*, Val> data_vals_;
+  std::map<std::pair<const ExprNode*, Shape>, int> otf_slots_;
 };
 
 std::string list(const std::vector<int64_t>& v) {

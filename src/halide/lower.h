@@ -39,11 +39,16 @@ struct Lowered {
   /// This program's values for the graph's slots, by slot index.
   std::vector<const ExprNode*> data_nodes;
   std::vector<std::pair<const ExprNode*, Shape>> spectra_sources;  ///< kernel, spatial dims
+  std::vector<std::pair<const ExprNode*, Shape>> otf_sources;      ///< kernel, spatial dims (FFT convolutions)
   std::vector<double> scalar_values;
   std::vector<int64_t> extent_values;
   /// Every input buffer's shape, by name.
   std::map<std::string, Shape> input_shapes;
 };
+
+/// Convolutions with at least this many kernel taps run by FFT (an extern
+/// stage) instead of directly.
+constexpr int64_t kFftConvTaps = 100;
 
 /// Lowers `p`. Schedule::None leaves every Func unscheduled (for an autoscheduler).
 Lowered lower(const StepProgram& p, halide_ops::Schedule schedule = halide_ops::Schedule::Default);

@@ -19,6 +19,7 @@
 #include "emulate/emulate_backend.h"
 #include "halide/halide_backend.h"
 #include "ir/printer.h"
+#include "support/file_util.h"
 #include "test_util.h"
 
 namespace proxc {
@@ -150,6 +151,38 @@ Expr warp_homography() {
                                  0.001f, 0.0f, 1.0f});
   d->source.type = ConstantSource::Type::Inline;
   return make_constant(d, "H");
+}
+
+TEST(HalideParity, LargeKernelsConvolveByFft) {
+  std::mt19937_64 rng(31);
+  struct Case {
+    Shape x, k;
+  };
+  // 2-D, 2-D with colour channels, 3-D; every kernel has at least kFftConvTaps taps.
+  for (const Case& c : {Case{{24, 20}, {11, 11}}, Case{{16, 13, 3}, {10, 10}}, Case{{10, 12, 14}, {5, 5, 5}}}) {
+    Expr x = make_variable(c.x, "x");
+    Expr k = make_conv(random_constant(c.k, &rng), x);
+    SCOPED_TRACE(print_expression(k));
+    expect_operator_parity(k, &rng);
+    DotTestResult r = dot_test(halide(), k, 7);
+    EXPECT_TRUE(r.passed) << r.what << ": error " << r.error << " > " << r.tolerance;
+    StepProgram p;
+    p.name = "fft_conv";
+    Step in = step_input("x", c.x);
+    p.outputs = {{"y", step_forward(k, {in})}, {"xt", step_adjoint(k, 0, in)}};
+    EXPECT_THAT(halide_emit(p, "source"), ::testing::HasSubstr("g.fft_conv("));
+    if (c.x.size() == 2) {
+      // Ahead of time, the transfer function is an argument of its own.
+      AotArtifacts a = halide_compile_aot(p, test::temp_dir(), "fft_conv_aot");
+      EXPECT_TRUE(a.needs_fft_runtime);
+      EXPECT_THAT(read_file(a.manifest), ::testing::HasSubstr("\"name\": \"otf0\", \"kind\": \"otf\""));
+    }
+  }
+  // A small kernel stays direct.
+  Expr x = make_variable({24, 20}, "x");
+  StepProgram p;
+  p.outputs = {{"y", step_forward(make_conv(random_constant({9, 9}, &rng), x), {step_input("x", {24, 20})})}};
+  EXPECT_THAT(halide_emit(p, "source"), ::testing::Not(::testing::HasSubstr("g.fft_conv(")));
 }
 
 TEST(HalideParity, RotatingWarp) {
