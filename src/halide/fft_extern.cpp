@@ -41,39 +41,56 @@ std::mutex& exec_mutex() {
   return m;
 }
 
+// The FFT geometry of an extern call: the last `spatial_rank` Halide
+// dimensions of `out` are the spatial (numpy leading) axes, the others
+// channels transformed one by one.
+struct Layout {
+  std::vector<int> spatial;  // numpy order
+  int64_t channels = 1, n = 1, half = 1;
+  Layout(const halide_buffer_t* out, int spatial_rank) {
+    const int first = out->dimensions - spatial_rank;
+    for (int i = out->dimensions - 1; i >= first; --i) spatial.push_back(out->dim[i].extent);
+    for (int i = 0; i < first; ++i) channels *= out->dim[i].extent;
+    for (int e : spatial) n *= e;
+    half = n / spatial.back() * (spatial.back() / 2 + 1);
+  }
+};
+
+// Answers Halide's bounds query: `in` is needed over out's region, the
+// spectrum whole (its dimensions from `spectral_first` on are the spatial
+// ones, the innermost halved by r2c).
+void answer_bounds_query(halide_buffer_t* in, halide_buffer_t* spectrum, int spectral_first, int spatial_rank,
+                         const halide_buffer_t* out) {
+  if (in->is_bounds_query()) {
+    for (int i = 0; i < out->dimensions; ++i) in->dim[i] = out->dim[i];
+  }
+  if (spectrum->is_bounds_query()) {
+    for (int i = 0; i < spectral_first; ++i) {
+      spectrum->dim[i].min = 0;
+      spectrum->dim[i].extent = 2;  // (re, im)
+    }
+    const int first = out->dimensions - spatial_rank;
+    for (int i = 0; i < spatial_rank; ++i) {
+      int extent = out->dim[first + i].extent;
+      spectrum->dim[spectral_first + i].min = 0;
+      spectrum->dim[spectral_first + i].extent = i == 0 ? extent / 2 + 1 : extent;
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int proxc_circulant_solve(halide_buffer_t* rhs, halide_buffer_t* otf2, double a_in, double c_in,
                                      int spatial_rank, halide_buffer_t* out) {
-  const int dims = out->dimensions;
   if (rhs->is_bounds_query() || otf2->is_bounds_query()) {
-    // The whole rhs (same region as the output) and the whole spectrum.
-    if (rhs->is_bounds_query()) {
-      for (int i = 0; i < dims; ++i) rhs->dim[i] = out->dim[i];
-    }
-    if (otf2->is_bounds_query()) {
-      // Spatial numpy axes are the last `spatial_rank` Halide dims; the innermost
-      // spatial one is halved by r2c.
-      const int first = dims - spatial_rank;
-      for (int i = 0; i < spatial_rank; ++i) {
-        int extent = out->dim[first + i].extent;
-        otf2->dim[i].min = 0;
-        otf2->dim[i].extent = i == 0 ? extent / 2 + 1 : extent;
-      }
-    }
+    answer_bounds_query(rhs, otf2, 0, spatial_rank, out);
     return 0;
   }
   const float a = static_cast<float>(a_in);
   const float c = static_cast<float>(c_in);
-  const int first = dims - spatial_rank;
-  std::vector<int> spatial;  // numpy order
-  for (int i = dims - 1; i >= first; --i) spatial.push_back(out->dim[i].extent);
-  int64_t channels = 1;
-  for (int i = 0; i < first; ++i) channels *= out->dim[i].extent;
-  int64_t n = 1;
-  for (int e : spatial) n *= e;
-  const int64_t half = n / spatial.back() * (spatial.back() / 2 + 1);
-  Plans& p = plans_for(spatial);
+  const Layout l(out, spatial_rank);
+  const int64_t channels = l.channels, n = l.n, half = l.half;
+  Plans& p = plans_for(l.spatial);
   std::lock_guard<std::mutex> lock(exec_mutex());  // the plan's buffers are shared
   const float* in = reinterpret_cast<const float*>(rhs->host);
   float* o = reinterpret_cast<float*>(out->host);
@@ -96,31 +113,13 @@ extern "C" int proxc_circulant_solve(halide_buffer_t* rhs, halide_buffer_t* otf2
 
 extern "C" int proxc_fft_conv(halide_buffer_t* x, halide_buffer_t* otf, int spatial_rank, int adjoint,
                               halide_buffer_t* out) {
-  const int dims = out->dimensions;
-  const int first = dims - spatial_rank;
   if (x->is_bounds_query() || otf->is_bounds_query()) {
-    if (x->is_bounds_query()) {
-      for (int i = 0; i < dims; ++i) x->dim[i] = out->dim[i];
-    }
-    if (otf->is_bounds_query()) {
-      otf->dim[0].min = 0;
-      otf->dim[0].extent = 2;
-      for (int i = 0; i < spatial_rank; ++i) {
-        int extent = out->dim[first + i].extent;
-        otf->dim[1 + i].min = 0;
-        otf->dim[1 + i].extent = i == 0 ? extent / 2 + 1 : extent;
-      }
-    }
+    answer_bounds_query(x, otf, 1, spatial_rank, out);
     return 0;
   }
-  std::vector<int> spatial;  // numpy order
-  for (int i = dims - 1; i >= first; --i) spatial.push_back(out->dim[i].extent);
-  int64_t channels = 1;
-  for (int i = 0; i < first; ++i) channels *= out->dim[i].extent;
-  int64_t n = 1;
-  for (int e : spatial) n *= e;
-  const int64_t half = n / spatial.back() * (spatial.back() / 2 + 1);
-  Plans& p = plans_for(spatial);
+  const Layout l(out, spatial_rank);
+  const int64_t channels = l.channels, n = l.n, half = l.half;
+  Plans& p = plans_for(l.spatial);
   std::lock_guard<std::mutex> lock(exec_mutex());  // the plan's buffers are shared
   const float* in = reinterpret_cast<const float*>(x->host);
   float* o = reinterpret_cast<float*>(out->host);

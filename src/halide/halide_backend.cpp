@@ -379,14 +379,8 @@ class HalideStep : public CompiledStep {
     entry_ = compiled_entry(p, o, t, &mine_);
     *schedule_used = entry_->schedule_used;
     // |otf|² of each circulant solve's kernel, from this program's data.
-    for (const auto& [k, dims] : mine_.spectra_sources) {
-      spectra_.push_back(kernel_spectrum(k->constant->array, dims));
-      spectra_from_.push_back(&k->constant->array);
-    }
-    for (const auto& [k, dims] : mine_.otf_sources) {
-      otfs_.push_back(kernel_otf_array(k->constant->array, dims));
-      otfs_from_.push_back(&k->constant->array);
-    }
+    for (const auto& [k, dims] : mine_.spectra_sources) spectra_.emplace_back(k, dims, kernel_spectrum);
+    for (const auto& [k, dims] : mine_.otf_sources) otfs_.emplace_back(k, dims, kernel_otf_array);
   }
 
   StepOutputs run(const StepInputs& in) override {
@@ -423,27 +417,8 @@ class HalideStep : public CompiledStep {
       auto it = in.data.find(node);
       buffer(wrap(it != in.data.end() ? *it->second : node->constant->array));
     }
-    for (auto& [i, ip] : G.spectra()) {
-      // Replacement kernel data changes the spectrum: recompute it (once per array).
-      const size_t k = static_cast<size_t>(i);
-      const auto& [kernel, dims] = mine_.spectra_sources[k];
-      auto it = in.data.find(kernel);
-      if (it != in.data.end() && spectra_from_[k] != it->second) {
-        spectra_[k] = kernel_spectrum(*it->second, dims);
-        spectra_from_[k] = it->second;
-      }
-      buffer(wrap(spectra_[k]));
-    }
-    for (auto& [i, ip] : G.otfs()) {
-      const size_t k = static_cast<size_t>(i);
-      const auto& [kernel, dims] = mine_.otf_sources[k];
-      auto it = in.data.find(kernel);
-      if (it != in.data.end() && otfs_from_[k] != it->second) {
-        otfs_[k] = kernel_otf_array(*it->second, dims);
-        otfs_from_[k] = it->second;
-      }
-      buffer(wrap(otfs_[k]));
-    }
+    for (auto& [i, ip] : G.spectra()) buffer(wrap(spectra_[static_cast<size_t>(i)].current(in)));
+    for (auto& [i, ip] : G.otfs()) buffer(wrap(otfs_[static_cast<size_t>(i)].current(in)));
     for (auto& [i, p] : G.scalars()) {
       floats.push_back(static_cast<float>(mine_.scalar_values[static_cast<size_t>(i)]));
       argv.push_back(&floats.back());
@@ -500,10 +475,28 @@ class HalideStep : public CompiledStep {
   StepProgram program_;
   hl::Lowered mine_;
   std::shared_ptr<Entry> entry_;
-  std::vector<Array> spectra_;
-  std::vector<const Array*> spectra_from_;  // the kernel data each spectrum was computed from
-  std::vector<Array> otfs_;
-  std::vector<const Array*> otfs_from_;
+  // A run-time argument computed on the host from a kernel: |otf|² for a
+  // circulant solve, the otf for an FFT convolution. Replacement kernel data
+  // changes it: recomputed once per replacement array.
+  struct KernelArgument {
+    const ExprNode* kernel;
+    Shape dims;
+    Array (*make)(const Array&, const Shape&);
+    const Array* from;
+    Array value;
+    KernelArgument(const ExprNode* k, Shape d, Array (*m)(const Array&, const Shape&))
+        : kernel(k), dims(std::move(d)), make(m), from(&k->constant->array), value(m(*from, dims)) {}
+    const Array& current(const StepInputs& in) {
+      auto it = in.data.find(kernel);
+      const Array* data = it != in.data.end() ? it->second : &kernel->constant->array;
+      if (data != from) {
+        value = make(*data, dims);
+        from = data;
+      }
+      return value;
+    }
+  };
+  std::vector<KernelArgument> spectra_, otfs_;
 };
 
 class HalideBackend : public Backend {
