@@ -248,7 +248,7 @@ class Graph {
     if (it == otfs_.end()) {
       it = otfs_.emplace(otf, Halide::ImageParam(Halide::Float(32), kr + 1, "otf" + std::to_string(otf))).first;
     }
-    spectrum_ext_[kSpectrumOtf + otf] = Ext(ext.begin(), ext.begin() + kr);
+    otf_ext_[otf] = Ext(ext.begin(), ext.begin() + kr);
     Val out;
     out.f = Halide::Func(std::string(adjoint ? "fft_corr" : "fft_conv") + std::to_string(counter_++));
     out.ext = extents(ext);
@@ -609,8 +609,8 @@ class Graph {
       p.set_estimates(r);
     }
     for (auto& [i, p] : otfs_) {
-      Halide::Region r = region(spectrum_ext_.at(kSpectrumOtf + i));
-      r[0] = Halide::Range(0, value(spectrum_ext_.at(kSpectrumOtf + i).back()) / 2 + 1);
+      Halide::Region r = region(otf_ext_.at(i));
+      r[0] = Halide::Range(0, value(otf_ext_.at(i).back()) / 2 + 1);
       r.insert(r.begin(), Halide::Range(0, 2));
       p.set_estimates(r);
     }
@@ -952,13 +952,13 @@ class Graph {
   std::map<int, Halide::ImageParam> data_;
   std::map<int, Halide::ImageParam> spectra_;
   std::map<int, Halide::ImageParam> otfs_;
-  static constexpr int kSpectrumOtf = 1 << 20;  // spectrum_ext_ keys of otf slots
   std::map<int, Halide::Param<float>> scalars_;
   std::map<int, Halide::Param<int>> extents_;
   std::vector<Halide::Func> outputs_;
   std::vector<Ext> output_ext_;
   std::map<std::string, Ext> buffer_ext_;  ///< by ImageParam name
   std::map<int, Ext> spectrum_ext_;        ///< the spatial extents of each spectrum's signal
+  std::map<int, Ext> otf_ext_;             ///< the same for each otf
 };
 
 }  // namespace proxc::halide_ops

@@ -146,12 +146,8 @@ hl::Lowered lower_scheduled(const StepProgram& p, const std::string& schedule, c
   if (!as) return hl::lower(p);
   std::string why;
   const std::string plugin = plugin_path(*as);
-  bool has_extern = false;
-  {
-    hl::Lowered probe = hl::lower(p, halide_ops::Schedule::None);
-    has_extern = !probe.spectra_sources.empty() || !probe.otf_sources.empty();
-  }
-  if (has_extern) {
+  hl::Lowered L = hl::lower(p, halide_ops::Schedule::None);
+  if (!L.spectra_sources.empty() || !L.otf_sources.empty()) {
     why = "Halide 14's autoschedulers cannot schedule around the FFT extern stage of this pipeline";
   } else if (plugin.empty() || !std::filesystem::exists(plugin)) {
     why = "its plugin " + (plugin.empty() ? std::string("libautoschedule_") + as->option + ".so" : plugin) +
@@ -161,7 +157,6 @@ hl::Lowered lower_scheduled(const StepProgram& p, const std::string& schedule, c
     // unless the user sets HL_BEAM_SIZE.
     if (std::string(as->option) == "adams2019") ::setenv("HL_BEAM_SIZE", "1", 0);
     try {
-      hl::Lowered L = hl::lower(p, halide_ops::Schedule::None);
       L.graph->set_estimates(L.extent_values, L.scalar_values);
       L.graph->auto_schedule(plugin, as->name, t);
       L.pipeline = L.graph->pipeline();
@@ -427,7 +422,6 @@ class HalideStep : public CompiledStep {
       ints.push_back(static_cast<int>(mine_.extent_values[static_cast<size_t>(i)]));
       argv.push_back(&ints.back());
     }
-    const size_t first_output = keep.size();
     std::vector<double> scalars(mine_.outputs.size());
     for (size_t i = 0; i < mine_.outputs.size(); ++i) {
       const hl::LoweredOutput& o = mine_.outputs[i];
@@ -446,7 +440,7 @@ class HalideStep : public CompiledStep {
       internal_assert(rc == 0) << "the cached pipeline of " << program_.name << " failed (" << rc
                                << "): " << g_halide_error;
     } else {
-      run_jit(argv, first_output);
+      run_jit(argv);
     }
     for (size_t i = 0; i < mine_.outputs.size(); ++i) {
       if (mine_.outputs[i].rank == 0) out.scalars[mine_.outputs[i].name] = scalars[i];
@@ -455,7 +449,7 @@ class HalideStep : public CompiledStep {
 
  private:
   // Binds the arguments to the shared pipeline's parameters and realizes it.
-  void run_jit(const std::vector<void*>& argv, size_t first_output) {
+  void run_jit(const std::vector<void*>& argv) {
     halide_ops::Graph& G = *entry_->lowered.graph;
     size_t k = 0;
     auto next_buffer = [&]() { return Halide::Buffer<>(*static_cast<halide_buffer_t*>(argv[k++])); };
@@ -468,7 +462,6 @@ class HalideStep : public CompiledStep {
     for (auto& [i, p] : G.extent_slots()) p.set(*static_cast<int*>(argv[k++]));
     std::vector<Halide::Buffer<>> outs;
     while (k < argv.size()) outs.push_back(next_buffer());
-    (void)first_output;
     entry_->lowered.pipeline.realize(Halide::Realization(outs));
   }
 
