@@ -195,15 +195,23 @@ struct OptCommand {
   }
 };
 
+// --target, --schedule and --cache-dir: how solve and compile use Halide.
+void add_halide_flags(CLI::App* cmd, proxc::HalideOptions* o) {
+  cmd->add_option("--target", o->target, "Halide target string (host, x86-64-linux-avx2, ...)");
+  cmd->add_option("--schedule", o->schedule,
+                  "default, or an autoscheduler: mullapudi2016, adams2019, li2018 (falls back to the default "
+                  "with a warning)");
+  cmd->add_option("--cache-dir", o->cache_dir,
+                  "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR or ~/.cache/proxc; off: none)");
+}
+
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_sigint(int) { g_interrupted.store(true); }
 
 struct SolveCommand {
   std::string file;
   std::string backend = "halide";
-  std::string target = "host";
-  std::string schedule = "default";
-  std::string cache_dir;
+  proxc::HalideOptions halide;
   proxc::SolverOptions options;
   std::string output;
   std::string log;
@@ -225,13 +233,9 @@ struct SolveCommand {
     }
     std::unique_ptr<proxc::Backend> b;
     if (backend == "halide") {
-      proxc::HalideOptions ho;
-      ho.target = target;
-      ho.schedule = schedule;
-      ho.cache_dir = cache_dir;
-      b = proxc::make_halide_backend(ho);
+      b = proxc::make_halide_backend(halide);
     } else {
-      user_assert(schedule == "default") << "--schedule needs --backend halide";
+      user_assert(halide.schedule == "default") << "--schedule needs --backend halide";
       b = proxc::make_emulate_backend();
     }
     std::signal(SIGINT, on_sigint);
@@ -346,9 +350,7 @@ struct CompileCommand {
   std::string file;
   std::string solver = "pc";
   std::string emit_kind;
-  std::string target = "host";
-  std::string schedule = "default";
-  std::string cache_dir;
+  proxc::HalideOptions halide;
   std::string output;
   std::string aot_dir;
   std::string aot_name = "proxc_step";
@@ -364,11 +366,7 @@ struct CompileCommand {
     so.solver = solver;
     so.fuse = fuse;
     so.validate();
-    proxc::HalideOptions ho;
-    ho.target = target;
-    ho.schedule = schedule;
-    ho.cache_dir = cache_dir;
-    proxc::Module m(proxc::iteration_program(split, so), ho);
+    proxc::Module m(proxc::iteration_program(split, so), halide);
     const proxc::StepProgram& prog = m.program();
     if (!aot_dir.empty()) {
       proxc::AotArtifacts a = m.compile_aot(aot_dir, aot_name);
@@ -386,10 +384,10 @@ struct CompileCommand {
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const int compiled = proxc::halide_compile_count() - before;
       const int loaded = proxc::halide_cache_load_count() - loads_before;
-      std::string cache = proxc::halide_cache_dir(ho);
+      std::string cache = proxc::halide_cache_dir(halide);
       std::printf("compiled %s (%zu outputs) for %s, schedule %s, in %.3f s: %d pipeline%s compiled, %d loaded from "
                   "the on-disk cache (%s)\n",
-                  prog.name.c_str(), prog.outputs.size(), target.c_str(), used.c_str(), secs, compiled,
+                  prog.name.c_str(), prog.outputs.size(), halide.target.c_str(), used.c_str(), secs, compiled,
                   compiled == 1 ? "" : "s", loaded, cache.empty() ? "off" : cache.c_str());
     }
     return kExitOk;
@@ -510,12 +508,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"pc", "ladmm", "admm", "hqs"}));
   solve_cmd->add_option("--backend", solve.backend, "halide (compiled) or emulate (reference interpreter)")
       ->check(CLI::IsMember({"halide", "emulate"}));
-  solve_cmd->add_option("--target", solve.target, "Halide target string (host, host-cuda, ...)");
-  solve_cmd->add_option("--schedule", solve.schedule,
-                        "default, or an autoscheduler: mullapudi2016, adams2019, li2018 (falls back to the default "
-                        "with a warning)");
-  solve_cmd->add_option("--cache-dir", solve.cache_dir,
-                        "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR or ~/.cache/proxc; off: none)");
+  add_halide_flags(solve_cmd, &solve.halide);
   solve_cmd->add_option("--iters", solve.options.max_iters, "Most iterations (default 1000)");
   solve_cmd->add_option("--eps-abs", solve.options.eps_abs, "Absolute tolerance (default 1e-3; 0 with --eps-rel 0: "
                                                              "run exactly --iters)");
@@ -548,12 +541,7 @@ int main(int argc, char** argv) {
                           "generator program building the same pipeline), stmt (Halide's lowered statement), "
                           "c (Halide's C output), html")
       ->check(CLI::IsMember({"step", "source", "stmt", "c", "html"}));
-  compile_cmd->add_option("--target", compile.target, "Halide target string (host, host-cuda, ...)");
-  compile_cmd->add_option("--schedule", compile.schedule,
-                          "default, or an autoscheduler: mullapudi2016, adams2019, li2018 (falls back to the default "
-                          "with a warning)");
-  compile_cmd->add_option("--cache-dir", compile.cache_dir,
-                          "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR or ~/.cache/proxc; off: none)");
+  add_halide_flags(compile_cmd, &compile.halide);
   compile_cmd->add_option("-o,--output", compile.output, "Write the printed form here");
   compile_cmd->add_option("--aot", compile.aot_dir,
                           "Compile ahead of time into this folder: <name>.a, <name>.h, <name>_call.h, <name>.json");
