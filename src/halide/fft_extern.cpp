@@ -78,6 +78,25 @@ void answer_bounds_query(halide_buffer_t* in, halide_buffer_t* spectrum, int spe
   }
 }
 
+// For each channel of `in`: r2c FFT, `filter` on the half spectrum, c2r,
+// divided by n, into `out`. Element (channel ch, spatial flat index f) sits at
+// ch + f·channels: the buffers are dense (Halide lays dimension 0 innermost).
+template <typename Filter>
+void filter_channels(const Layout& l, const halide_buffer_t* in_buf, halide_buffer_t* out_buf, Filter filter) {
+  Plans& p = plans_for(l.spatial);
+  std::lock_guard<std::mutex> lock(exec_mutex());  // the plan's buffers are shared
+  const float* in = reinterpret_cast<const float*>(in_buf->host);
+  float* o = reinterpret_cast<float*>(out_buf->host);
+  const float scale = 1.0f / static_cast<float>(l.n);
+  for (int64_t ch = 0; ch < l.channels; ++ch) {
+    for (int64_t f = 0; f < l.n; ++f) p.real[f] = in[ch + f * l.channels];
+    fftwf_execute(p.forward);
+    for (int64_t k = 0; k < l.half; ++k) filter(k, p.spec[k]);
+    fftwf_execute(p.inverse);
+    for (int64_t f = 0; f < l.n; ++f) o[ch + f * l.channels] = p.real[f] * scale;
+  }
+}
+
 }  // namespace
 
 extern "C" int proxc_circulant_solve(halide_buffer_t* rhs, halide_buffer_t* otf2, double a_in, double c_in,
@@ -88,26 +107,12 @@ extern "C" int proxc_circulant_solve(halide_buffer_t* rhs, halide_buffer_t* otf2
   }
   const float a = static_cast<float>(a_in);
   const float c = static_cast<float>(c_in);
-  const Layout l(out, spatial_rank);
-  const int64_t channels = l.channels, n = l.n, half = l.half;
-  Plans& p = plans_for(l.spatial);
-  std::lock_guard<std::mutex> lock(exec_mutex());  // the plan's buffers are shared
-  const float* in = reinterpret_cast<const float*>(rhs->host);
-  float* o = reinterpret_cast<float*>(out->host);
   const float* s = reinterpret_cast<const float*>(otf2->host);
-  // Element (channel ch, spatial flat index f) sits at ch + f·channels when the
-  // buffers are dense (Halide lays dimension 0 innermost).
-  for (int64_t ch = 0; ch < channels; ++ch) {
-    for (int64_t f = 0; f < n; ++f) p.real[f] = in[ch + f * channels];
-    fftwf_execute(p.forward);
-    for (int64_t k = 0; k < half; ++k) {
-      float d = a * s[k] + c;
-      p.spec[k][0] /= d;
-      p.spec[k][1] /= d;
-    }
-    fftwf_execute(p.inverse);
-    for (int64_t f = 0; f < n; ++f) o[ch + f * channels] = p.real[f] / static_cast<float>(n);
-  }
+  filter_channels(Layout(out, spatial_rank), rhs, out, [&](int64_t k, fftwf_complex& z) {
+    float d = a * s[k] + c;
+    z[0] /= d;
+    z[1] /= d;
+  });
   return 0;
 }
 
@@ -117,26 +122,13 @@ extern "C" int proxc_fft_conv(halide_buffer_t* x, halide_buffer_t* otf, int spat
     answer_bounds_query(x, otf, 1, spatial_rank, out);
     return 0;
   }
-  const Layout l(out, spatial_rank);
-  const int64_t channels = l.channels, n = l.n, half = l.half;
-  Plans& p = plans_for(l.spatial);
-  std::lock_guard<std::mutex> lock(exec_mutex());  // the plan's buffers are shared
-  const float* in = reinterpret_cast<const float*>(x->host);
-  float* o = reinterpret_cast<float*>(out->host);
   const float* t = reinterpret_cast<const float*>(otf->host);
   const float sign = adjoint ? -1.0f : 1.0f;
-  const float scale = 1.0f / static_cast<float>(n);
-  for (int64_t ch = 0; ch < channels; ++ch) {
-    for (int64_t f = 0; f < n; ++f) p.real[f] = in[ch + f * channels];
-    fftwf_execute(p.forward);
-    for (int64_t k = 0; k < half; ++k) {
-      const float re = p.spec[k][0], im = p.spec[k][1];
-      const float tr = t[2 * k], ti = sign * t[2 * k + 1];
-      p.spec[k][0] = re * tr - im * ti;
-      p.spec[k][1] = re * ti + im * tr;
-    }
-    fftwf_execute(p.inverse);
-    for (int64_t f = 0; f < n; ++f) o[ch + f * channels] = p.real[f] * scale;
-  }
+  filter_channels(Layout(out, spatial_rank), x, out, [&](int64_t k, fftwf_complex& z) {
+    const float re = z[0], im = z[1];
+    const float tr = t[2 * k], ti = sign * t[2 * k + 1];
+    z[0] = re * tr - im * ti;
+    z[1] = re * ti + im * tr;
+  });
   return 0;
 }
