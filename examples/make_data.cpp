@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <stdexcept>
 #include <vector>
 #include <algorithm>
 #include <string>
@@ -21,8 +22,12 @@
 #include "io/array_io.h"
 #include "io/npy.h"
 #include "io/png.h"
+#include "proxc/black_box.h"
 #include "support/array.h"
 #include "support/error.h"
+
+// The lens of photos/deblur_lens.prox (plugins/lens_blur.cpp, linked in).
+extern "C" int proxc_plugin_init(proxc_register_black_box_fn);
 
 using proxc::Array;
 using proxc::Shape;
@@ -155,6 +160,20 @@ void make_photo_data(const std::string& root) {
   Array moved = conv(m, camera);
   add_noise(&moved, 0.005, &rng);
   proxc::io::write_npy(dir + "camera_motion_blurred.npy", moved);
+
+  // A lens whose blur grows towards the corners (the black box of
+  // plugins/lens_blur.cpp, applied through the registry as proxc would), noise 0.005.
+  {
+    if (proxc_plugin_init(proxc_register_black_box) != 0) throw std::runtime_error("lens_blur: cannot register");
+    const proxc_black_box* lens = proxc_find_black_box("lens_blur");
+    Array lensed(camera.shape);
+    if (lens->forward(lens->user, camera.data.data(), camera.shape.data(), camera.rank(), lensed.data.data(),
+                      lensed.shape.data(), lensed.rank()) != 0) {
+      throw std::runtime_error("lens_blur: forward failed");
+    }
+    add_noise(&lensed, 0.005, &rng);
+    proxc::io::write_npy(dir + "camera_lens_blurred.npy", lensed);
+  }
 
   // Poisson noise: a dim exposure (30 photons at white) through a 5x5 Gaussian blur.
   Array p = gaussian_kernel(5, 1.0);

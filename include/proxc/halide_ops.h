@@ -25,6 +25,8 @@
 
 #include <Halide.h>
 
+#include "proxc/black_box.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -256,6 +258,30 @@ class Graph {
     out.f.define_extern("proxc_fft_conv", args, Halide::Float(32), static_cast<int>(ext.size()));
     if (schedule_ == Schedule::Default) out.f.compute_root();
     return rec(out, "fft_conv", x0, otf, kr, adjoint, ext);
+  }
+
+  /// A user black-box operator (include/proxc/black_box.h), forward or
+  /// adjoint: the extern stage proxc_black_box_stage of libproxc_runtime, which
+  /// finds the operator registered under `name` in the running program.
+  /// in_ext: the extents of x; ext: of the result.
+  Val black_box(const Val& x0, const std::string& name, bool adjoint, const Ext& in_ext, const Ext& ext) {
+    if (in_ext.size() > 6 || ext.size() > 6 || in_ext.empty() || ext.empty()) fail("black_box: ranks 1 to 6");
+    Val x = x0;
+    schedule_at_root(x);
+    if (x.is_buffer) x.f.compute_root();  // an extern stage reads a buffer of its own
+    Val out;
+    out.f = Halide::Func("black_box" + std::to_string(counter_++));
+    out.ext = extents(ext);
+    std::vector<Halide::ExternFuncArgument> args = {x.f, Halide::Expr(proxc_black_box_id(name.c_str())),
+                                                    Halide::Expr(adjoint ? 1 : 0)};
+    for (const Ext* e : {&in_ext, &ext}) {
+      args.push_back(Halide::Expr(static_cast<int>(e->size())));
+      for (size_t i = 0; i < 6; ++i) args.push_back(i < e->size() ? extent((*e)[i]) : Halide::Expr(1));
+    }
+    black_boxes_.insert(name);
+    out.f.define_extern("proxc_black_box_stage", args, Halide::Float(32), static_cast<int>(ext.size()));
+    if (schedule_ == Schedule::Default) out.f.compute_root();
+    return rec(out, "black_box", x0, name, adjoint, in_ext, ext);
   }
 
   /// x[::f0, ::f1, ...].
@@ -657,6 +683,8 @@ class Graph {
   std::map<int, Halide::ImageParam>& data() { return data_; }
   std::map<int, Halide::ImageParam>& spectra() { return spectra_; }
   std::map<int, Halide::ImageParam>& otfs() { return otfs_; }
+  /// The names of the black-box operators the pipeline calls.
+  const std::set<std::string>& black_boxes() const { return black_boxes_; }
   std::map<int, Halide::Param<float>>& scalars() { return scalars_; }
   std::map<int, Halide::Param<int>>& extent_slots() { return extents_; }
 
@@ -947,6 +975,7 @@ class Graph {
   int ids_ = 0;
   int term_ids_ = 0;
   std::set<std::string> materialized_;
+  std::set<std::string> black_boxes_;
   std::map<std::string, Halide::ImageParam> inputs_;
   std::map<std::string, Halide::Param<double>> params_;
   std::map<int, Halide::ImageParam> data_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "api/load.h"
+#include "api/plugin.h"
 #include "frontend/parser.h"
 #include "ir/dot.h"
 #include "ir/expr.h"

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "proxc/black_box.h"
 #include "support/error.h"
 
 namespace proxc::emulate {
@@ -15,6 +16,21 @@ int64_t mod(int64_t a, int64_t n) { return ((a % n) + n) % n; }
 void unravel(int64_t f, const Shape& s, const std::vector<int64_t>& st, std::vector<int64_t>* c) {
   c->resize(s.size());
   for (size_t a = 0; a < s.size(); ++a) (*c)[a] = (f / st[a]) % s[a];
+}
+
+// ---- black boxes: the user's float32 callbacks on the double values ----
+Tensor black_box_apply(const ExprNode* n, const Tensor& x, const Shape& out_shape, bool adjoint) {
+  const proxc_black_box* op = proxc_find_black_box(n->str.c_str());
+  user_assert(op) << "black_box: no operator is registered as \"" << n->str << "\"";
+  std::vector<float> in(x.data.begin(), x.data.end()), out(static_cast<size_t>(num_elements(out_shape)), 0.0f);
+  const proxc_black_box_apply_fn f = adjoint ? op->adjoint : op->forward;
+  int rc = f(op->user, in.data(), x.shape.data(), static_cast<int>(x.shape.size()), out.data(), out_shape.data(),
+             static_cast<int>(out_shape.size()));
+  user_assert(rc == 0) << "black_box " << n->str << ": the " << (adjoint ? "adjoint" : "forward")
+                       << " callback failed (returned " << rc << ")";
+  Tensor y(out_shape);
+  std::copy(out.begin(), out.end(), y.data.begin());
+  return y;
 }
 
 // ---- grad ----
@@ -309,6 +325,7 @@ Tensor forward(const Expr& k, const std::map<const ExprNode*, const Tensor*>& va
         break;
       }
       case ExprKind::Warp: y = warp_apply(value(a[0]), data(a[1].get()), false); break;
+      case ExprKind::BlackBox: y = black_box_apply(n, value(a[0]), n->shape, false); break;
     }
     val[n] = std::move(y);
   }
@@ -398,6 +415,7 @@ std::map<const ExprNode*, Tensor> adjoint(const Expr& k, const Tensor& y, const 
         break;
       }
       case ExprKind::Warp: add_to(a[0], warp_apply(g, data(a[1].get()), true)); break;
+      case ExprKind::BlackBox: add_to(a[0], black_box_apply(n, g, a[0]->shape, true)); break;
     }
   }
   // Variables of K that nothing reached (cannot happen for a connected K) get zeros.

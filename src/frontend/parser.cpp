@@ -708,6 +708,16 @@ Value Parser::builtin(Args& a) {
     proxc::Expr h = a.constant(a.pos[1], "homography");
     return wrap([&] { return make_warp(x, h); });
   }
+  if (fn == "black_box") {
+    a.arity(2, 2, "black_box(\"name\", x)");
+    a.done({});
+    if (a.pos[0].type != Value::Type::String) {
+      fail(a.pos[0].loc, "black_box: the first argument is the operator's registered name, a string in double quotes");
+    }
+    std::string name = a.pos[0].str;
+    proxc::Expr x = a.expr(a.pos[1], "operand");
+    return wrap([&] { return make_black_box(name, x); });
+  }
 
   // Term roles (set by the split pass; written in dumps).
   if (fn == "omega" || fn == "psi") {

@@ -248,6 +248,8 @@ class Lowerer {
         Val h = data(a[1].get());
         return graph_->warp(h, x, extents(n->shape));
       }
+      case ExprKind::BlackBox:
+        return graph_->black_box(go(a[0]), n->str, false, extents(a[0]->shape), extents(n->shape));
     }
     internal_error << "unhandled operator " << to_string(n->kind);
     return Val();
@@ -365,6 +367,9 @@ class Lowerer {
         push(a[0], graph_->warp_t(h, g, extents(a[0]->shape)));
         return;
       }
+      case ExprKind::BlackBox:
+        push(a[0], graph_->black_box(g, n->str, true, extents(n->shape), extents(a[0]->shape)));
+        return;
     }
   }
 

@@ -21,6 +21,7 @@ std::string node_label(const ExprNode* n, const PrintPlan& plan) {
       }
       break;
     case ExprKind::Scale: label += "scale " + format_double(n->scalar); break;
+    case ExprKind::BlackBox: label += "black_box " + n->str; break;
     default: label += to_string(n->kind); break;
   }
   return label + "\\n" + shape_to_string(n->shape);

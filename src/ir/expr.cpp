@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "proxc/black_box.h"
 #include "support/error.h"
 
 namespace proxc {
@@ -325,6 +326,37 @@ Expr make_warp(Expr x, Expr homography) {
   return node(ExprKind::Warp, x->shape, {x, homography});
 }
 
+Expr make_black_box(const std::string& name, Expr x) {
+  check_operand(x, "black_box");
+  const proxc_black_box* op = proxc_find_black_box(name.c_str());
+  user_assert(op) << "black_box: no operator is registered as \"" << name
+                  << "\" (register it with proxc_register_black_box, or load the plugin that defines it with "
+                     "--plugin LIB.so)";
+  user_assert(x->rank() <= PROXC_BLACK_BOX_MAX_RANK)
+      << "black_box " << name << ": the operand has rank " << x->rank() << ", at most " << PROXC_BLACK_BOX_MAX_RANK
+      << " is supported (shape " << shape_to_string(x->shape) << ")";
+  Shape out = x->shape;
+  if (op->output_shape) {
+    int64_t dims[PROXC_BLACK_BOX_MAX_RANK] = {};
+    int rank = -1;
+    int rc = op->output_shape(op->user, x->shape.data(), x->rank(), dims, &rank);
+    user_assert(rc == 0) << "black_box " << name << ": the operator does not accept an operand of shape "
+                         << shape_to_string(x->shape);
+    user_assert(rank >= 1 && rank <= PROXC_BLACK_BOX_MAX_RANK)
+        << "black_box " << name << ": output_shape returned rank " << rank << " for operand shape "
+        << shape_to_string(x->shape) << " (1 to " << PROXC_BLACK_BOX_MAX_RANK << ")";
+    out.assign(dims, dims + rank);
+    for (int64_t e : out) {
+      user_assert(e > 0) << "black_box " << name << ": output_shape returned " << shape_to_string(out)
+                         << " for operand shape " << shape_to_string(x->shape) << "; extents must be positive";
+    }
+    check_allocation(out, "black_box " + name);
+  }
+  auto n = node(ExprKind::BlackBox, std::move(out), {std::move(x)});
+  n->str = name;
+  return n;
+}
+
 Expr with_args(const Expr& e, std::vector<Expr> args) {
   internal_assert(args.size() == e->args.size()) << "with_args: " << args.size() << " operands for "
                                                  << to_string(e->kind) << " with " << e->args.size();
@@ -355,6 +387,7 @@ Expr with_args(const Expr& e, std::vector<Expr> args) {
     }
     case ExprKind::MulColor: out = make_mul_color(args[0], args.size() > 1 ? args[1] : nullptr, e->str); break;
     case ExprKind::Warp: out = make_warp(args[0], args[1]); break;
+    case ExprKind::BlackBox: out = make_black_box(e->str, args[0]); break;
   }
   return e->name_hint.empty() ? out : with_name_hint(out, e->name_hint);
 }

@@ -34,6 +34,9 @@
 ///                               M a (3, 3) constant or a named matrix ("yuv", "opp").
 ///   warp(x, H)                  bilinear resampling through the 3×3 homography H:
 ///                               out[i, j] = x at (H·(j, i, 1)) dehomogenised, 0 outside.
+///   black_box(name, x)          a user operator registered under `name`
+///                               (include/proxc/black_box.h): its own forward and
+///                               adjoint callbacks; shape from its output_shape.
 #pragma once
 
 #include <memory>
@@ -62,7 +65,8 @@ namespace proxc {
   X(Transpose, "transpose")         \
   X(Crop, "crop")                   \
   X(MulColor, "mul_color")          \
-  X(Warp, "warp")
+  X(Warp, "warp")                   \
+  X(BlackBox, "black_box")
 
 enum class ExprKind {
 #define PROXC_X(name, keyword) name,
@@ -114,7 +118,8 @@ struct ExprNode {
   std::vector<int64_t> ints;
   /// Scalar attribute: the factor of scale.
   double scalar = 0;
-  /// String attribute: the named matrix of mul_color ("" when M is an operand).
+  /// String attribute: the named matrix of mul_color ("" when M is an operand);
+  /// the registered name of a black box.
   std::string str;
   /// Constant nodes only.
   std::shared_ptr<const ConstantData> constant;
@@ -161,6 +166,9 @@ Expr make_crop(Expr x, std::vector<int64_t> begin, Shape extent);
 /// `matrix` is a (3, 3) constant; or pass nullptr and a `named` matrix.
 Expr make_mul_color(Expr x, Expr matrix, const std::string& named = "");
 Expr make_warp(Expr x, Expr homography);
+/// The black box registered under `name` applied to x; a UserError when no
+/// operator holds the name or it rejects x's shape.
+Expr make_black_box(const std::string& name, Expr x);
 
 /// The 3×3 matrix of a named colour transform ("yuv", "opp"), row-major;
 /// false for an unknown name.

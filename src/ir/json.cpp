@@ -76,6 +76,7 @@ class JsonWriter {
         if (!n->str.empty()) j["matrix"] = n->str;
         break;
       case ExprKind::Constant: j["source"] = source(n); break;
+      case ExprKind::BlackBox: j["operator"] = n->str; break;
       default: break;
     }
     return j;
@@ -302,6 +303,7 @@ class JsonReader {
         }
         break;
       case ExprKind::Warp: nargs(2); e = make_warp(args[0], args[1]); break;
+      case ExprKind::BlackBox: nargs(1); e = make_black_box(string(j, "operator", ctx), args[0]); break;
     }
     user_assert(e->shape == shape) << k << ": recorded shape " << shape_to_string(shape)
                                    << " differs from the inferred shape " << shape_to_string(e->shape);

@@ -83,6 +83,7 @@ class LatexPrinter {
       case ExprKind::MulColor:
         return (a.size() > 1 ? e(a[1], true) : "M_{\\mathrm{" + n->str + "}}") + "\\, " + e(a[0], true);
       case ExprKind::Warp: return "\\mathcal{W}_{" + e(a[1]) + "}(" + e(a[0]) + ")";
+      case ExprKind::BlackBox: return tex_name(n->str) + "(" + e(a[0]) + ")";
     }
     return paren_sum ? "\\left(" + s + "\\right)" : s;
   }

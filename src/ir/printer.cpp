@@ -217,6 +217,8 @@ class TextPrinter {
                (a.size() > 1 ? ref(a[1].get(), kAdditive) : quote_string(n->str)) + ")";
       case ExprKind::Warp:
         return "warp(" + ref(a[0].get(), kAdditive) + ", " + ref(a[1].get(), kAdditive) + ")";
+      case ExprKind::BlackBox:
+        return "black_box(" + quote_string(n->str) + ", " + ref(a[0].get(), kAdditive) + ")";
     }
     internal_error << "unknown expression kind";
     return "";

@@ -340,6 +340,49 @@ TEST(CliCheck, HalideIsComparedWithTheEmulatorNodeByNode) {
   EXPECT_THAT(broken.out, ::testing::MatchesRegex("(.|\n)*forward grad\\(x\\) +[0-9.e+-]+ +[0-9.e+-]+  pass(.|\n)*"));
 }
 
+// A plugin of black-box operators, loaded with --plugin: a problem that uses
+// one parses, checks (dot test, halide against the emulator) and solves on
+// both backends; a wrong adjoint fails the check; bad plugins are user errors.
+TEST(CliPlugin, BlackBoxOperatorsFromAPlugin) {
+  std::string dir = test::temp_dir();
+  const std::string plugin = "--plugin " + shell_quote(PROXC_TEST_PLUGIN) + " ";
+  test::write_text(dir + "/bb.prox",
+                   "x = variable(16, 12)\nb = gaussian([16, 12], 3)\n"
+                   "minimize sum_squares(black_box(\"shift_blur\", x) - b) + 0.01 * norm1(grad(x)) + nonneg(x)\n");
+  auto check = proxc(plugin + "check " + shell_quote(dir + "/bb.prox") + " --backend halide");
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+  EXPECT_THAT(check.out, HasSubstr("black_box(\"shift_blur\", x)"));
+  EXPECT_THAT(check.out, HasSubstr("check passed"));
+  for (const char* backend : {"halide", "emulate"}) {
+    auto r = proxc(plugin + "solve " + shell_quote(dir + "/bb.prox") + " --iters 30 --backend " + backend + " -o " +
+                   shell_quote(dir + "/x_" + backend + ".npy"));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(std::filesystem::exists(dir + "/x_" + backend + ".npy"));
+  }
+  // Without the plugin, the name is unknown, and the error says where.
+  auto missing = proxc("parse " + shell_quote(dir + "/bb.prox"));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.out, HasSubstr("bb.prox:3:"));
+  EXPECT_THAT(missing.out, HasSubstr("no operator is registered as \"shift_blur\""));
+  // The dot test catches an operator whose adjoint is wrong.
+  test::write_text(dir + "/bad.prox", "x = variable(8, 8)\nminimize sum_squares(black_box(\"bad_adjoint\", x))\n");
+  auto bad = proxc(plugin + "check " + shell_quote(dir + "/bad.prox"));
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_THAT(bad.out, HasSubstr("FAIL"));
+  // A failing callback is the user's error, named.
+  test::write_text(dir + "/fails.prox", "x = variable(8, 8)\nminimize sum_squares(black_box(\"fails\", x))\n");
+  auto fails = proxc(plugin + "solve " + shell_quote(dir + "/fails.prox") + " --iters 3");
+  EXPECT_EQ(fails.exit_code, 2) << fails.out;
+  EXPECT_THAT(fails.out, HasSubstr("black_box fails: the forward callback failed (returned 7)"));
+  // Bad plugins.
+  auto nofile = proxc("--plugin " + shell_quote(dir + "/none.so") + " parse " + shell_quote(dir + "/bb.prox"));
+  EXPECT_EQ(nofile.exit_code, 2);
+  EXPECT_THAT(nofile.out, HasSubstr("none.so: cannot load the plugin"));
+  auto notplugin = proxc("--plugin " + shell_quote(test::proxc_binary()) + " parse " + shell_quote(dir + "/bb.prox"));
+  EXPECT_EQ(notplugin.exit_code, 2);
+  EXPECT_THAT(notplugin.out, HasSubstr("cannot load the plugin"));
+}
+
 TEST(CliCheck, ABrokenAdjointFailsWithExitOne) {
   auto r = proxc("check " + example("denoise_tv_iso.prox") + " --debug-break-adjoint grad");
   EXPECT_EQ(r.exit_code, 1) << r.out;

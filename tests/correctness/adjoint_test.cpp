@@ -14,6 +14,8 @@
 #include "fft/fft.h"
 #include "frontend/parser.h"
 #include "ir/printer.h"
+#include "emulate/linop.h"
+#include "test_black_boxes.h"
 #include "test_util.h"
 
 namespace proxc {
@@ -161,6 +163,64 @@ TEST(DotTest, ABrokenAdjointIsCaught) {
   EXPECT_GT(r.error, 1000 * r.tolerance);
   // The healthy operators next to it still pass.
   EXPECT_TRUE(dot_test(*broken, make_scale(2, x)).passed);
+}
+
+// The kernel of the test black box shift_blur as a conv kernel (origin at the centre).
+Expr shift_blur_kernel() {
+  auto d = std::make_shared<ConstantData>();
+  d->array = Array(Shape{3, 3}, {0, 0, 0, 0, 0.5f, 0.2f, 0, 0.3f, 0});
+  d->source.type = ConstantSource::Type::Inline;
+  return make_constant(d, "k");
+}
+
+TEST(BlackBox, DotTestPassesAndMatchesTheBuiltInOperator) {
+  test::register_test_black_boxes();
+  std::mt19937_64 rng(11);
+  for (Shape s : {Shape{7, 6}, Shape{6, 8, 3}}) {
+    Expr x = make_variable(s, "x");
+    Expr bb = make_black_box("shift_blur", x);
+    expect_dot_test_passes(bb);
+    expect_dot_test_passes(make_grad(bb));
+    expect_dot_test_passes(make_vstack({bb, make_scale(2, x)}));
+    // The same operator as conv with its kernel, forward and adjoint, to
+    // float rounding (the callbacks compute in float32).
+    emulate::Tensor v(s);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (double& e : v.data) e = u(rng);
+    emulate::Tensor a = emulate::forward(bb, {{x.get(), &v}}, false);
+    emulate::Tensor b = emulate::forward(make_conv(shift_blur_kernel(), x), {{x.get(), &v}}, false);
+    auto at = emulate::adjoint(bb, v).at(x.get());
+    auto bt = emulate::adjoint(make_conv(shift_blur_kernel(), x), v).at(x.get());
+    for (size_t i = 0; i < v.size(); ++i) {
+      EXPECT_NEAR(a.data[i], b.data[i], 4e-7) << i;
+      EXPECT_NEAR(at.data[i], bt.data[i], 4e-7) << i;
+    }
+  }
+  Expr even = make_variable({6, 8, 2}, "x");
+  expect_dot_test_passes(make_black_box("pool2", even));
+  expect_dot_test_passes(make_black_box("pool2", make_grad(make_variable({4, 6}))));
+  expect_dot_test_passes(make_add(make_black_box("pool2", even), make_subsample(even, {2, 2, 1})));
+}
+
+TEST(BlackBox, AWrongAdjointIsCaughtAndAFailingCallbackIsAUserError) {
+  test::register_test_black_boxes();
+  Expr x = make_variable({5, 5});
+  DotTestResult r = dot_test(emulator(), make_black_box("bad_adjoint", x), 3);
+  EXPECT_FALSE(r.passed);
+  EXPECT_GT(r.error, 100 * r.tolerance);
+  emulate::Tensor v(x->shape);
+  EXPECT_THAT(test::user_error_of([&] { emulate::forward(make_black_box("fails", x), {{x.get(), &v}}, false); }),
+              ::testing::HasSubstr("black_box fails: the forward callback failed (returned 7)"));
+}
+
+TEST(BlackBox, NormBoundIsDeclaredOrEstimated) {
+  test::register_test_black_boxes();
+  Expr x = make_variable({8, 6});
+  EXPECT_DOUBLE_EQ(norm_bound(make_black_box("shift_blur", x)), 1.0);
+  EXPECT_DOUBLE_EQ(norm_bound(make_scale(3, make_black_box("pool2", x))), 6.0);
+  // bad_adjoint declares none: ||K|| is estimated, sqrt(2 · 2.2) for its
+  // inconsistent pair, with the 1 % margin.
+  EXPECT_NEAR(norm_bound(make_black_box("bad_adjoint", x)), 1.01 * std::sqrt(4.4), 1e-5);
 }
 
 TEST(Norm, PowerIterationMatchesKnownNorms) {

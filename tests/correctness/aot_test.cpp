@@ -17,6 +17,7 @@
 #include "ir/expr.h"
 #include "step/step.h"
 #include "support/file_util.h"
+#include "test_black_boxes.h"
 #include "test_util.h"
 
 namespace proxc {
@@ -156,6 +157,67 @@ TEST(Aot, GeneratorSourceBuildsTheSamePipeline) {
   auto usage = test::run_command(test::shell_quote(gen_dir + "/generator") + " 2>&1");
   EXPECT_EQ(usage.exit_code, 2);
   EXPECT_THAT(usage.out, ::testing::HasSubstr("usage:"));
+}
+
+// A pipeline that calls a user black box, compiled ahead of time: the plain
+// C++ program registers the operator itself (the test's black-box source,
+// as a user would) and links the extern runtime; it matches the JIT.
+TEST(Aot, BlackBoxPipelineLinksIntoAPlainProgram) {
+  test::register_test_black_boxes();
+  std::string dir = test::temp_dir();
+  Expr x = make_variable({6, 8}, "x");
+  Expr k = make_grad(make_black_box("shift_blur", x));
+  StepProgram p;
+  p.name = "aot_bb";
+  p.outputs = {{"f", step_forward(k, {step_input("x", {6, 8})})}, {"a", step_adjoint(k, 0, step_input("y", {6, 8, 2}))}};
+  Array xv(Shape{6, 8}), yv(Shape{6, 8, 2});
+  std::mt19937_64 rng(8);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (float& v : xv.data) v = u(rng);
+  for (float& v : yv.data) v = u(rng);
+  StepInputs in;
+  in.buffers["x"] = &xv;
+  in.buffers["y"] = &yv;
+  StepOutputs jit = make_halide_backend()->compile(p)->run(in);
+  AotArtifacts a = halide_compile_aot(p, dir, "proxc_aot_bb");
+  EXPECT_EQ(a.black_boxes, std::vector<std::string>({"shift_blur"}));
+  EXPECT_THAT(read_file(a.wrapper), ::testing::HasSubstr("libproxc_black_box.a"));
+  EXPECT_THAT(read_file(a.manifest), ::testing::HasSubstr("\"black_boxes\": [\"shift_blur\"]"));
+  test::write_text(dir + "/main.cpp", R"(
+#include <cstdio>
+#include "HalideBuffer.h"
+#include "proxc/black_box.h"
+#include "proxc_aot_bb_call.h"
+extern "C" int proxc_plugin_init(proxc_register_black_box_fn);
+int main() {
+  if (proxc_plugin_init(proxc_register_black_box) != 0) return 2;
+  float x[48], y[96];
+  if (std::fread(x, 4, 48, stdin) != 48 || std::fread(y, 4, 96, stdin) != 96) return 3;
+  Halide::Runtime::Buffer<float> bx(x, 8, 6), by(y, 2, 8, 6), f(2, 8, 6), a(8, 6);
+  if (proxc_aot_bb_call(bx, by, f, a) != 0) return 4;
+  std::fwrite(f.data(), 4, 96, stdout);
+  std::fwrite(a.data(), 4, 48, stdout);
+  return 0;
+}
+)");
+  std::string cmd = "g++ -std=c++17 -O1 -o " + test::shell_quote(dir + "/main") + " " +
+                    test::shell_quote(dir + "/main.cpp") + " " PROXC_SOURCE_DIR "/tests/plugin/test_black_boxes.cpp -I" +
+                    test::shell_quote(dir) + " -I" PROXC_SOURCE_DIR "/include -I" PROXC_HALIDE_INCLUDE " " +
+                    test::shell_quote(a.library) + " " PROXC_RUNTIME_LIB " " PROXC_BLACK_BOX_LIB
+                    " -lfftw3f -lpthread -ldl 2>&1";
+  auto build = test::run_command(cmd);
+  ASSERT_EQ(build.exit_code, 0) << cmd << "\n" << build.out;
+  std::string inbin(reinterpret_cast<const char*>(xv.data.data()), 48 * 4);
+  inbin.append(reinterpret_cast<const char*>(yv.data.data()), 96 * 4);
+  test::write_text(dir + "/in.bin", inbin);
+  auto run = test::run_command(test::shell_quote(dir + "/main") + " < " + test::shell_quote(dir + "/in.bin") + " > " +
+                               test::shell_quote(dir + "/out.bin"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  std::string out = read_file(dir + "/out.bin");
+  ASSERT_EQ(out.size(), 144u * 4);
+  const float* o = reinterpret_cast<const float*>(out.data());
+  for (size_t i = 0; i < 96; ++i) EXPECT_EQ(o[i], jit.arrays.at("f").data[i]) << "f " << i;
+  for (size_t i = 0; i < 48; ++i) EXPECT_EQ(o[96 + i], jit.arrays.at("a").data[i]) << "a " << i;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "frontend/parser.h"
 #include "ir/json.h"
 #include "ir/printer.h"
+#include "proxc/black_box.h"
 #include "support/file_util.h"
 #include "test_util.h"
 
@@ -20,6 +21,11 @@ namespace proxc {
 namespace {
 
 namespace fs = std::filesystem;
+
+// photos/deblur_lens.prox uses the black box of examples/plugins/lens_blur.cpp
+// (linked in): registered before any example is read.
+extern "C" int proxc_plugin_init(proxc_register_black_box_fn);
+const int kLensBlurRegistered = proxc_plugin_init(proxc_register_black_box);
 
 std::vector<std::string> example_files() {
   std::vector<std::string> out;

@@ -6,6 +6,7 @@
 #include "ir/json.h"
 #include "ir/latex.h"
 #include "ir/printer.h"
+#include "test_black_boxes.h"
 #include "test_util.h"
 
 namespace proxc {
@@ -147,6 +148,50 @@ TEST(Printer, EveryOperatorAndFunctionRoundTrips) {
       "  + sum_squares(crop(x, [1, 2], [3, 4]))\n"
       "  + sum_squares(mul_color(c, \"yuv\") + mul_color(c, M))\n"
       "  + sum_squares(warp(x, H))\n");
+}
+
+TEST(BlackBox, RoundTripsThroughTextAndJson) {
+  test::register_test_black_boxes();
+  expect_round_trip(
+      "x = variable(6, 8)\n"
+      "minimize sum_squares(black_box(\"shift_blur\", x) - x) + norm1(black_box(\"pool2\", grad(x)))\n");
+  Problem p = parse("x = variable(6, 8, 3)\nminimize sum_squares(black_box(\"pool2\", x))\n").problem;
+  EXPECT_EQ(p.terms[0].arg->shape, Shape({3, 4, 3}));  // from the operator's output_shape
+  EXPECT_THAT(print_json(p), HasSubstr("\"operator\": \"pool2\""));
+  EXPECT_THAT(print_latex(p), HasSubstr("\\mathrm{pool2}("));
+}
+
+TEST(BlackBox, UnknownOperatorsAndRejectedShapesAreErrorsWithALocation) {
+  test::register_test_black_boxes();
+  EXPECT_THAT(test::user_error_of([] { parse("x = variable(4, 4)\nminimize norm1(black_box(\"nope\", x))\n"); }),
+              HasSubstr("test.prox:2:16: error: black_box: no operator is registered as \"nope\""));
+  EXPECT_THAT(test::user_error_of([] { parse("x = variable(5, 4)\nminimize norm1(black_box(\"pool2\", x))\n"); }),
+              HasSubstr("black_box pool2: the operator does not accept an operand of shape (5, 4)"));
+  EXPECT_THAT(test::user_error_of([] { parse("x = variable(4, 4)\nminimize norm1(black_box(pool2, x))\n"); }),
+              HasSubstr("test.prox:2:26:"));
+  // JSON that names an operator this process lacks.
+  Problem p = parse("x = variable(4, 4)\nminimize norm1(black_box(\"shift_blur\", x))\n").problem;
+  std::string j = print_json(p);
+  j.replace(j.find("\"shift_blur\""), 12, "\"shift_blux\"");
+  EXPECT_THAT(test::user_error_of([&] { parse_json(j, "t.json", "."); }),
+              HasSubstr("no operator is registered as \"shift_blux\""));
+}
+
+TEST(BlackBox, RegistryRules) {
+  test::register_test_black_boxes();
+  const proxc_black_box* blur = proxc_find_black_box("shift_blur");
+  ASSERT_NE(blur, nullptr);
+  EXPECT_EQ(proxc_find_black_box_by_id(proxc_black_box_id("shift_blur")), blur);
+  EXPECT_EQ(proxc_register_black_box(blur), 0);  // the same operator again
+  proxc_black_box other = *blur;
+  other.norm_bound = 3;
+  EXPECT_EQ(proxc_register_black_box(&other), 3);  // the name is taken
+  other.name = "9lives";
+  EXPECT_EQ(proxc_register_black_box(&other), 1);
+  other.name = "no_adjoint";
+  other.adjoint = nullptr;
+  EXPECT_EQ(proxc_register_black_box(&other), 2);
+  EXPECT_EQ(proxc_find_black_box("no_adjoint"), nullptr);
 }
 
 TEST(Json, RecordsPassesAndLoadsThemBack) {

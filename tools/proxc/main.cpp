@@ -38,6 +38,7 @@ constexpr int kExitInternalError = 3;
 struct CommonOptions {
   std::string max_memory;
   std::vector<std::string> allow_paths;
+  std::vector<std::string> plugins;
 };
 
 // "4G", "512M", "100000" -> bytes.
@@ -373,6 +374,11 @@ struct CompileCommand {
       std::printf("wrote %s, %s, %s and %s\n", a.library.c_str(), a.header.c_str(), a.wrapper.c_str(),
                   a.manifest.c_str());
       if (a.needs_fft_runtime) std::printf("the pipeline has FFT solves: link libproxc_runtime.a and -lfftw3f too\n");
+      if (!a.black_boxes.empty()) {
+        std::printf("the pipeline calls black-box operators:");
+        for (const std::string& b : a.black_boxes) std::printf(" %s", b.c_str());
+        std::printf("; link libproxc_runtime.a and libproxc_black_box.a, and register them before the first call\n");
+      }
       return kExitOk;
     }
     if (!emit_kind.empty()) {
@@ -466,6 +472,9 @@ int main(int argc, char** argv) {
                  "Refuse any array larger than this (e.g. 4G, 512M); default: the machine's memory");
   app.add_option("--allow-path", common.allow_paths,
                  "Let problems read data from this folder too (default: only the problem's own folder); repeatable")
+      ->expected(1);
+  app.add_option("--plugin", common.plugins,
+                 "Load this shared library of black-box operators (see include/proxc/black_box.h); repeatable")
       ->expected(1);
 
   ParseCommand parse;
@@ -579,6 +588,7 @@ int main(int argc, char** argv) {
   try {
     if (!common.max_memory.empty()) proxc::Limits::set_max_array_bytes(parse_bytes(common.max_memory));
     for (const std::string& d : common.allow_paths) proxc::PathPolicy::allow(d);
+    for (const std::string& lib : common.plugins) proxc::load_plugin(lib);
     if (parse_cmd->parsed()) return parse.run();
     if (check_cmd->parsed()) return check.run();
     if (opt_cmd->parsed()) return opt.run();
