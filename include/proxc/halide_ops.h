@@ -555,17 +555,26 @@ class Graph {
 
   /// sum, sum_squares, max_abs (of a) or dot (of a and b), in double.
   Val reduce(const std::string& kind, const Val& a0, const Val& b0) {
-    Val a = stencil(a0);
-    Halide::RDom r = full_domain(a.ext);
-    Coords i = domain_point(r, a.ext.size());
-    Halide::Expr x = Halide::cast<double>(call(a, i));
-    Halide::Expr red;
-    if (kind == "sum") red = Halide::sum(x);
-    else if (kind == "sum_squares") red = Halide::sum(x * x);
-    else if (kind == "max_abs") red = Halide::maximum(Halide::abs(x));
-    else if (kind == "dot") red = Halide::sum(x * Halide::cast<double>(call(stencil(b0), i)));
-    else fail("reduce: unknown reduction " + kind);
-    return rec(define0(kind, red), "reduce", kind, a0, b0);
+    if (kind != "sum" && kind != "sum_squares" && kind != "max_abs" && kind != "dot") {
+      fail("reduce: unknown reduction " + kind);
+    }
+    // The reduced value of one element (double), and how values combine.
+    auto element = [&](const Coords& i) {
+      Halide::Expr x = Halide::cast<double>(call(a0, i));
+      if (kind == "sum") return x;
+      if (kind == "sum_squares") return x * x;
+      if (kind == "max_abs") return Halide::abs(x);
+      return x * Halide::cast<double>(call(b0, i));
+    };
+    auto combine = [&](Halide::Expr acc, Halide::Expr v) { return kind == "max_abs" ? Halide::max(acc, v) : acc + v; };
+    if (schedule_ != Schedule::Default) {
+      // One plain reduction: an autoscheduler splits it as it sees fit.
+      Halide::RDom r = full_domain(a0.ext);
+      Coords i = domain_point(r, a0.ext.size());
+      Halide::Expr red = kind == "max_abs" ? Halide::maximum(element(i)) : Halide::sum(element(i));
+      return rec(define0(kind, red), "reduce", kind, a0, b0);
+    }
+    return rec(parallel_reduce(kind, a0, element, combine), "reduce", kind, a0, b0);
   }
   /// x = (a·I + c·KᵀK)⁻¹ rhs (a, c: scalars of constants and parameters, not
   /// computed ones) for the circular convolution K whose |otf|² is
@@ -811,6 +820,70 @@ class Graph {
     if (vars.empty()) v.f() = p();
     else v.f(reversed(c)) = p(reversed(c));
     return v;
+  }
+
+  // A reduction to rank 0 in two stages, so that it runs at the speed of
+  // memory rather than of one adder's latency: partial(lane, row) sums the
+  // elements of row `row` (numpy axis 0; a chunk of kChunk elements for a
+  // 1-D array) whose index along the lane axis is ≡ lane (mod kLanes),
+  // computed in parallel over rows and vectorized over lanes; the total sums
+  // the partials. The lane axis is the last one of run-time extent; shorter
+  // trailing axes of compile-time extent (gradient components, colour
+  // channels) are folded into each element's value, unrolled. Out-of-range
+  // lanes read a clamped index and contribute the identity (0). The operand
+  // is inlined into the partial sums unless it is already computed at root.
+  template <typename Element, typename Combine>
+  Val parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine) {
+    constexpr int kLanes = 8;
+    constexpr int kChunk = 16384;
+    const int rank = a.rank();
+    int lane_axis = rank - 1, folded = 1;
+    while (lane_axis > 0) {
+      const int64_t* e = Halide::Internal::as_const_int(a.ext[static_cast<size_t>(lane_axis)]);
+      if (!e || folded * *e > 16) break;
+      folded *= static_cast<int>(*e);
+      --lane_axis;
+    }
+    Halide::Var lane("lane"), row("row");
+    Halide::Expr n = a.ext[static_cast<size_t>(lane_axis)];
+    Halide::Expr rows = 1, steps;
+    Halide::Region ranges;  // innermost first
+    if (lane_axis == 0) {  // 1-D, or only axis 0 is long: chunks of it are the rows
+      rows = (n + kChunk - 1) / kChunk;
+      steps = kChunk / kLanes;
+    } else {
+      rows = a.ext[0];
+      steps = (n + kLanes - 1) / kLanes;
+    }
+    ranges.push_back(Halide::Range(0, steps));
+    for (int ax = lane_axis - 1; ax >= 1; --ax) ranges.push_back(Halide::Range(0, a.ext[static_cast<size_t>(ax)]));
+    Halide::RDom r(ranges);
+    Halide::Expr pos = lane_axis == 0 ? row * kChunk + r[0] * kLanes + lane : r[0] * kLanes + lane;
+    Halide::Expr valid = pos < n;
+    Coords i(static_cast<size_t>(rank));
+    i[static_cast<size_t>(lane_axis)] = Halide::min(pos, n - 1);
+    if (lane_axis > 0) i[0] = row;
+    for (int ax = 1; ax < lane_axis; ++ax) i[static_cast<size_t>(ax)] = r[lane_axis - ax];
+    // The folded short axes, each combination of their indices.
+    Halide::Expr value;
+    for (int f = 0; f < folded; ++f) {
+      int rest = f;
+      for (int ax = rank - 1; ax > lane_axis; --ax) {
+        const int e = static_cast<int>(*Halide::Internal::as_const_int(a.ext[static_cast<size_t>(ax)]));
+        i[static_cast<size_t>(ax)] = rest % e;
+        rest /= e;
+      }
+      Halide::Expr v = element(i);
+      value = value.defined() ? combine(value, v) : v;
+    }
+    Halide::Func partial(kind + "_partial" + std::to_string(counter_++));
+    partial(lane, row) = Halide::cast<double>(0);
+    partial(lane, row) = combine(partial(lane, row), Halide::select(valid, value, Halide::cast<double>(0)));
+    partial.compute_root().vectorize(lane, kLanes);
+    partial.update().parallel(row).vectorize(lane, kLanes);
+    Halide::RDom t(0, kLanes, 0, rows);
+    Halide::Expr p = partial(t.x, t.y);
+    return define0(kind, kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p));
   }
 
   static void schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,

@@ -115,11 +115,27 @@ class Lowerer {
         continue;
       }
       Val v = lower_node(n);
-      // Pointwise nodes used once fuse into their user; anything else — stencils,
-      // reductions, shared values, region boundaries — is computed once.
-      const bool fuse = is_pointwise(n.kind) && uses[&n] <= 1 && !part.boundary[i];
+      // Which nodes are computed once into a buffer (at root) and which are
+      // inlined into their users, recomputed where they are read: memory
+      // traffic, not arithmetic, bounds these pipelines, so a value is
+      // inlined when recomputing it reads little. cost(n) estimates the
+      // loads of n's inlined expression per element: 1 for a buffer, the sum
+      // over the operands for pointwise nodes and prox functions, the
+      // operator's taps times that for forward and adjoint. A node used once
+      // is inlined up to kInlineOnce loads, a shared one up to kInlineShared
+      // (each use pays it again); reductions, extern stages and region
+      // boundaries are always computed once.
+      double c = 0;
+      for (const Step& a : n.args) c += cost_.count(canonical(a)) ? cost_.at(canonical(a)) : 1.0;
+      if (n.kind == StepKind::Forward || n.kind == StepKind::Adjoint) c *= operator_taps(n.expr);
+      const bool inlinable = (is_pointwise(n.kind) || n.kind == StepKind::Prox ||
+                              ((n.kind == StepKind::Forward || n.kind == StepKind::Adjoint) && c < kNever)) &&
+                             !part.boundary[i];
+      const bool fuse = inlinable && c <= (uses[&n] <= 1 ? kInlineOnce : kInlineShared);
       if (!fuse && n.kind != StepKind::Input && n.kind != StepKind::Param && n.kind != StepKind::Constant) {
         graph_->materialize(v);
+      } else if (fuse) {
+        cost_[&n] = std::max(c, 1.0);
       }
       vals_[&n] = v;
     }
@@ -144,6 +160,34 @@ class Lowerer {
       default:
         return false;
     }
+  }
+
+  // Inlining thresholds (loads per element; see run()).
+  static constexpr double kInlineOnce = 24, kInlineShared = 8, kNever = 1e9;
+
+  // The reads per output element of the linear operator K's stencils: the
+  // taps of its convolutions and gradients multiplied along chains, summed
+  // over branches. Operators with extern stages (FFT convolution, black
+  // boxes) or wide kernels are never inlined (kNever).
+  static double operator_taps(const IrExpr& k) {
+    std::function<double(const ExprNode*)> go = [&](const ExprNode* n) -> double {
+      if (!n->has_variable) return 0;
+      if (n->is_variable()) return 1;
+      double inner = 0;
+      for (const IrExpr& a : n->linear_args()) inner += go(a.get());
+      switch (n->kind) {
+        case ExprKind::Conv: {
+          const int64_t taps = num_elements(n->args[0]->shape);
+          return taps >= kFftConvTaps ? kNever : static_cast<double>(taps) * inner;
+        }
+        case ExprKind::Grad: return 2.0 * inner;
+        case ExprKind::Warp: return 4.0 * inner;
+        case ExprKind::MulColor: return 3.0 * inner;
+        case ExprKind::BlackBox: return kNever;
+        default: return inner;
+      }
+    };
+    return go(k.get());
   }
 
   // ---- Slots: run-time scalars, extents and data ----
@@ -441,6 +485,7 @@ class Lowerer {
   std::shared_ptr<Graph> graph_;
   Lowered out_;
   std::unordered_map<const StepNode*, Val> vals_;
+  std::unordered_map<const StepNode*, double> cost_;  // inlined nodes: loads per element
   std::unordered_map<const ExprNode*, Val> data_vals_;
   std::map<std::pair<const ExprNode*, Shape>, int> otf_slots_;
 };
