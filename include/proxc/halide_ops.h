@@ -54,6 +54,7 @@ struct Val {
   bool small_inner = false;       ///< the last axis is short (grad components, colour channels)
   bool is_buffer = false;         ///< a wrapper over an input or data buffer
   int unroll_from = 2;            ///< short axes from this one on may be unrolled
+  int loads = -1;                 ///< loads per element when inlined (pointwise of buffers); -1: more
   int rank() const { return static_cast<int>(ext.size()); }
   bool defined() const { return f.defined(); }
 };
@@ -136,7 +137,9 @@ class Graph {
     else if (op == "min") fn = [](Halide::Expr x, Halide::Expr y) { return Halide::min(x, y); };
     else if (op == "max") fn = [](Halide::Expr x, Halide::Expr y) { return Halide::max(x, y); };
     else fail("binary: unknown operation " + op);
-    return rec(define(op, extents(ext), [&](const Coords& i) { return fn(at(a, i), at(b, i)); }), "binary", op, a, b, ext);
+    Val v = define(op, extents(ext), [&](const Coords& i) { return fn(at(a, i), at(b, i)); });
+    v.loads = inline_loads({&a, &b});
+    return rec(v, "binary", op, a, b, ext);
   }
   /// neg, abs, sqrt, sign.
   Val unary(const std::string& op, const Val& a, const Ext& ext) {
@@ -146,15 +149,17 @@ class Graph {
     else if (op == "sqrt") fn = [](Halide::Expr x) { return Halide::sqrt(x); };
     else if (op == "sign") fn = [](Halide::Expr x) { return Halide::select(x > 0, 1.0f, x < 0, -1.0f, 0.0f); };
     else fail("unary: unknown operation " + op);
-    return rec(define(op, extents(ext), [&](const Coords& i) { return fn(at(a, i)); }), "unary", op, a, ext);
+    Val v = define(op, extents(ext), [&](const Coords& i) { return fn(at(a, i)); });
+    v.loads = inline_loads({&a});
+    return rec(v, "unary", op, a, ext);
   }
   /// a·x + b·y with double scalars a, b.
   Val axpby(const Val& a, const Val& x, const Val& b, const Val& y, const Ext& ext) {
-    return rec(define("axpby", extents(ext),
-                      [&](const Coords& i) {
-                        return Halide::cast<float>(at(a, i)) * at(x, i) + Halide::cast<float>(at(b, i)) * at(y, i);
-                      }),
-               "axpby", a, x, b, y, ext);
+    Val v = define("axpby", extents(ext), [&](const Coords& i) {
+      return Halide::cast<float>(at(a, i)) * at(x, i) + Halide::cast<float>(at(b, i)) * at(y, i);
+    });
+    v.loads = inline_loads({&a, &x, &b, &y});
+    return rec(v, "axpby", a, x, b, y, ext);
   }
   /// The sum of several arrays of one shape, left to right.
   Val sum(const std::vector<Val>& parts, const Ext& ext) {
@@ -612,6 +617,14 @@ class Graph {
   /// Makes v (of extents ext) an output of the pipeline, named <name>_out.
   Halide::Func output(const std::string& name, const Val& v, const Ext& ext) {
     if (record_) *record_ << "  g.output(" << args(name, v, ext) << ");\n";
+    // A value computed at root anyway is the output itself (its users read
+    // the output buffer): no copy.
+    if (schedule_ == Schedule::Default && !v.is_buffer && !v.vars.empty() && materialized_.count(v.f.name()) &&
+        output_funcs_.insert(v.f.name()).second) {
+      outputs_.push_back(v.f);
+      output_ext_.push_back(ext);
+      return v.f;
+    }
     Halide::Func f(name + "_out");
     std::vector<Halide::Var> vars = make_vars(v.rank());
     Coords c(vars.begin(), vars.end());
@@ -822,16 +835,17 @@ class Graph {
     return v;
   }
 
-  // A reduction to rank 0 in two stages, so that it runs at the speed of
-  // memory rather than of one adder's latency: partial(lane, row) sums the
+  // A reduction to rank 0 in stages, so that it runs at the speed of memory
+  // rather than of one adder's latency: partial(lane, row) combines the
   // elements of row `row` (numpy axis 0; a chunk of kChunk elements for a
-  // 1-D array) whose index along the lane axis is ≡ lane (mod kLanes),
-  // computed in parallel over rows and vectorized over lanes; the total sums
-  // the partials. The lane axis is the last one of run-time extent; shorter
-  // trailing axes of compile-time extent (gradient components, colour
-  // channels) are folded into each element's value, unrolled. Out-of-range
-  // lanes read a clamped index and contribute the identity (0). The operand
-  // is inlined into the partial sums unless it is already computed at root.
+  // 1-D array) whose index along the lane axis is ≡ lane (mod kLanes), over
+  // the whole groups of kLanes, in parallel over rows and vectorized over
+  // lanes (dense loads: no index is clamped); tail(row) takes the last
+  // n mod kLanes elements of each row; the total combines both. The lane
+  // axis is the last one of run-time extent; shorter trailing axes of
+  // compile-time extent (gradient components, colour channels) are folded
+  // into each element's value, unrolled. The operand is inlined into the
+  // partial sums unless it is already computed at root.
   template <typename Element, typename Combine>
   Val parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine) {
     constexpr int kLanes = 8;
@@ -844,46 +858,69 @@ class Graph {
       folded *= static_cast<int>(*e);
       --lane_axis;
     }
+    const bool chunked = lane_axis == 0;  // 1-D, or only axis 0 is long: chunks of it are the rows
     Halide::Var lane("lane"), row("row");
     Halide::Expr n = a.ext[static_cast<size_t>(lane_axis)];
-    Halide::Expr rows = 1, steps;
-    Halide::Region ranges;  // innermost first
-    if (lane_axis == 0) {  // 1-D, or only axis 0 is long: chunks of it are the rows
-      rows = (n + kChunk - 1) / kChunk;
-      steps = kChunk / kLanes;
-    } else {
-      rows = a.ext[0];
-      steps = (n + kLanes - 1) / kLanes;
-    }
-    ranges.push_back(Halide::Range(0, steps));
-    for (int ax = lane_axis - 1; ax >= 1; --ax) ranges.push_back(Halide::Range(0, a.ext[static_cast<size_t>(ax)]));
-    Halide::RDom r(ranges);
-    Halide::Expr pos = lane_axis == 0 ? row * kChunk + r[0] * kLanes + lane : r[0] * kLanes + lane;
-    Halide::Expr valid = pos < n;
-    Coords i(static_cast<size_t>(rank));
-    i[static_cast<size_t>(lane_axis)] = Halide::min(pos, n - 1);
-    if (lane_axis > 0) i[0] = row;
-    for (int ax = 1; ax < lane_axis; ++ax) i[static_cast<size_t>(ax)] = r[lane_axis - ax];
-    // The folded short axes, each combination of their indices.
-    Halide::Expr value;
-    for (int f = 0; f < folded; ++f) {
-      int rest = f;
-      for (int ax = rank - 1; ax > lane_axis; --ax) {
-        const int e = static_cast<int>(*Halide::Internal::as_const_int(a.ext[static_cast<size_t>(ax)]));
-        i[static_cast<size_t>(ax)] = rest % e;
-        rest /= e;
+    Halide::Expr rows = chunked ? n / kChunk : a.ext[0];
+    Halide::Expr groups = chunked ? Halide::Expr(kChunk / kLanes) : n / kLanes;
+    // The value at lane-axis position `pos` (and the other axes at i).
+    auto value_at = [&](Coords i, Halide::Expr pos) {
+      i[static_cast<size_t>(lane_axis)] = pos;
+      Halide::Expr value;
+      for (int f = 0; f < folded; ++f) {
+        int rest = f;
+        for (int ax = rank - 1; ax > lane_axis; --ax) {
+          const int e = static_cast<int>(*Halide::Internal::as_const_int(a.ext[static_cast<size_t>(ax)]));
+          i[static_cast<size_t>(ax)] = rest % e;
+          rest /= e;
+        }
+        Halide::Expr v = element(i);
+        value = value.defined() ? combine(value, v) : v;
       }
-      Halide::Expr v = element(i);
-      value = value.defined() ? combine(value, v) : v;
-    }
+      return value;
+    };
+    // Coordinates of the middle axes 1 .. lane_axis-1 from RDom dimensions first..
+    auto middle = [&](const Halide::RDom& r, int first) {
+      Coords i(static_cast<size_t>(rank));
+      if (!chunked) i[0] = row;
+      for (int ax = 1; ax < lane_axis; ++ax) i[static_cast<size_t>(ax)] = r[first + lane_axis - 1 - ax];
+      return i;
+    };
+    auto middle_ranges = [&](Halide::Region* ranges) {
+      for (int ax = lane_axis - 1; ax >= 1; --ax) ranges->push_back(Halide::Range(0, a.ext[static_cast<size_t>(ax)]));
+    };
+    const Halide::Expr zero = Halide::cast<double>(0);
+    Halide::Region main_ranges = {Halide::Range(0, groups)};
+    middle_ranges(&main_ranges);
+    Halide::RDom r(main_ranges);
+    Halide::Expr pos = chunked ? row * kChunk + r[0] * kLanes + lane : r[0] * kLanes + lane;
     Halide::Func partial(kind + "_partial" + std::to_string(counter_++));
-    partial(lane, row) = Halide::cast<double>(0);
-    partial(lane, row) = combine(partial(lane, row), Halide::select(valid, value, Halide::cast<double>(0)));
+    partial(lane, row) = zero;
+    partial(lane, row) = combine(partial(lane, row), value_at(middle(r, 1), pos));
     partial.compute_root().vectorize(lane, kLanes);
     partial.update().parallel(row).vectorize(lane, kLanes);
-    Halide::RDom t(0, kLanes, 0, rows);
-    Halide::Expr p = partial(t.x, t.y);
-    return define0(kind, kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p));
+    // The rest: n mod kLanes positions per row, or the elements after the
+    // last whole chunk.
+    Halide::Expr done = chunked ? rows * kChunk : groups * kLanes;
+    Halide::Region tail_ranges = {Halide::Range(0, n - done)};
+    middle_ranges(&tail_ranges);
+    Halide::RDom t(tail_ranges);
+    Halide::Func tail(kind + "_tail" + std::to_string(counter_++));
+    tail(row) = zero;
+    tail(row) = combine(tail(row), value_at(middle(t, 1), done + t[0]));
+    tail.compute_root();
+    if (!chunked) tail.update().parallel(row);
+    Halide::RDom all(0, kLanes, 0, rows);
+    Halide::Expr p = partial(all.x, all.y);
+    Halide::Expr total = kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p);
+    Halide::Expr rest;
+    if (chunked) {
+      rest = tail(0);
+    } else {
+      Halide::RDom tr(0, rows);
+      rest = kind == "max_abs" ? Halide::maximum(tail(tr)) : Halide::sum(tail(tr));
+    }
+    return define0(kind, combine(total, rest));
   }
 
   static void schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,
@@ -929,9 +966,33 @@ class Graph {
     schedule_root(v.f, v.vars, v.ext, v.small_inner, v.unroll_from);
   }
   // A value read at other positions than its own (a stencil): compute it once.
+  // Unless it is a pointwise function of at most kStencilInline buffers:
+  // re-reading those at each tap costs less than a pass through memory.
+  static constexpr int kStencilInline = 2;
   Val stencil(const Val& v) {
+    if (schedule_ == Schedule::Default && !materialized_.count(v.f.name()) && v.loads >= 0 &&
+        v.loads <= kStencilInline) {
+      return v;
+    }
     schedule_at_root(v);
     return v;
+  }
+  // The loads per element of a pointwise function of these operands when
+  // inlined: 1 per buffer or value at root, 0 per scalar, -1 (unknown, many)
+  // if an operand is itself an inlined value of unknown cost.
+  int inline_loads(std::initializer_list<const Val*> operands) const {
+    int n = 0;
+    for (const Val* o : operands) {
+      if (o->rank() == 0) continue;
+      if (o->is_buffer || materialized_.count(o->f.name())) {
+        n += 1;
+      } else if (o->loads >= 0) {
+        n += o->loads;
+      } else {
+        return -1;
+      }
+    }
+    return n;
   }
 
   Val color_impl(const Val& x, const std::vector<Halide::Expr>& m, bool adjoint, const Ext& ext) {
@@ -1049,6 +1110,7 @@ class Graph {
   int term_ids_ = 0;
   std::set<std::string> materialized_;
   std::set<std::string> black_boxes_;
+  std::set<std::string> output_funcs_;  ///< materialized values that are outputs themselves
   std::map<std::string, Halide::ImageParam> inputs_;
   std::map<std::string, Halide::Param<double>> params_;
   std::map<int, Halide::ImageParam> data_;
