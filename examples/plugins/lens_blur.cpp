@@ -31,7 +31,8 @@ constexpr int kTaps = 2 * kRadius + 1;  // 7×7
 
 double sigma_at(int64_t i, int64_t j, int64_t h, int64_t w) {
   const double ci = 0.5 * static_cast<double>(h - 1), cj = 0.5 * static_cast<double>(w - 1);
-  const double r2 = ((i - ci) * (i - ci) + (j - cj) * (j - cj)) / (ci * ci + cj * cj);  // 0 centre, 1 corner
+  const double corner = ci * ci + cj * cj;  // 0 for a 1×1 frame
+  const double r2 = corner > 0 ? ((i - ci) * (i - ci) + (j - cj) * (j - cj)) / corner : 0;  // 0 centre, 1 corner
   return 0.6 + 1.6 * r2;
 }
 

@@ -39,8 +39,10 @@ extern "C" {
 typedef int (*proxc_black_box_apply_fn)(void* user, const float* in, const int64_t* in_shape, int in_rank, float* out,
                                         const int64_t* out_shape, int out_rank);
 
-/** The output shape for an input shape; returns 0, or non-zero when the
- * input shape is not one the operator accepts. */
+/** The output shape for an input shape: writes at most
+ * PROXC_BLACK_BOX_MAX_RANK extents to out_shape and the rank to *out_rank;
+ * returns 0, or non-zero when the input shape is not one the operator
+ * accepts. */
 typedef int (*proxc_black_box_shape_fn)(void* user, const int64_t* in_shape, int in_rank, int64_t* out_shape,
                                         int* out_rank);
 

@@ -2,7 +2,8 @@
 /// proxc's Halide-op library: the functions that build every operator, its
 /// adjoint, every prox function, value and step-program node as Halide Funcs.
 ///
-/// This header is the whole of it, and it needs nothing but Halide.h. proxc's
+/// This header is the whole of it, and it needs nothing but Halide.h (and the
+/// C header proxc/black_box.h beside it). proxc's
 /// JIT lowering (src/halide/lower.cpp) builds its pipelines only through a
 /// `Graph`, and while it does so the Graph writes each call it receives as a
 /// line of C++. That text, wrapped in `main()`, is `Module::source()`: a
@@ -614,7 +615,9 @@ class Graph {
     if (record_) *record_ << "  g.materialize(" << v.id << ");\n";
     schedule_at_root(v);
   }
-  /// Makes v (of extents ext) an output of the pipeline, named <name>_out.
+  /// Makes v (of extents ext) an output of the pipeline: v itself when it is
+  /// already computed at root (its users then read the output buffer), else
+  /// a copy named <name>_out.
   Halide::Func output(const std::string& name, const Val& v, const Ext& ext) {
     if (record_) *record_ << "  g.output(" << args(name, v, ext) << ");\n";
     // A value computed at root anyway is the output itself (its users read
@@ -851,6 +854,7 @@ class Graph {
     constexpr int kLanes = 8;
     constexpr int kChunk = 16384;
     const int rank = a.rank();
+    if (rank == 0) return define0(kind, element({}));
     int lane_axis = rank - 1, folded = 1;
     while (lane_axis > 0) {
       const int64_t* e = Halide::Internal::as_const_int(a.ext[static_cast<size_t>(lane_axis)]);

@@ -21,13 +21,15 @@ std::mutex g_plugin_mutex;
 
 int register_for_plugin(const proxc_black_box* op) {
   int rc = proxc_register_black_box(op);
+  if (!g_session) return rc;  // called after proxc_plugin_init returned
   const std::string name = op && op->name ? op->name : "(null)";
   if (rc == 0) {
     g_session->names.push_back(name);
   } else if (g_session->failure.empty()) {
     g_session->failure = rc == 1   ? "the operator name \"" + name + "\" is not an identifier"
                          : rc == 2 ? "operator \"" + name + "\" lacks its forward or adjoint callback"
-                                   : "operator \"" + name + "\" is already registered with other callbacks";
+                                   : "operator \"" + name + "\" clashes with a registered one (the same name with "
+                                     "other callbacks, or another name with the same 64-bit id)";
   }
   return rc;
 }
@@ -44,9 +46,19 @@ std::vector<std::string> load_plugin(const std::string& path) {
   auto init = reinterpret_cast<Init>(::dlsym(h, "proxc_plugin_init"));
   user_assert(init) << path << ": not a proxc plugin (it exports no proxc_plugin_init function)";
   Session s;
-  g_session = &s;
-  int rc = init(register_for_plugin);
-  g_session = nullptr;
+  struct Guard {
+    explicit Guard(Session* s) { g_session = s; }
+    ~Guard() { g_session = nullptr; }
+  };
+  int rc = 0;
+  {
+    Guard guard(&s);
+    try {
+      rc = init(register_for_plugin);
+    } catch (...) {
+      user_error << path << ": proxc_plugin_init threw an exception";
+    }
+  }
   user_assert(s.failure.empty()) << path << ": " << s.failure;
   user_assert(rc == 0) << path << ": proxc_plugin_init failed (returned " << rc << ")";
   return s.names;

@@ -57,7 +57,17 @@ std::vector<Expr> operators_of(const Expr& k) {
 
 Expr isolate_operator(const Expr& op) {
   std::vector<Expr> args;
-  for (const Expr& a : op->args) args.push_back(a->has_variable ? make_variable(a->shape, "x") : a);
+  for (const Expr& a : op->args) {
+    if (!a->has_variable) {
+      args.push_back(a);
+    } else if (a->rank() <= 4) {
+      args.push_back(make_variable(a->shape, "x"));
+    } else {
+      // Operands of rank 5 or 6 (a black box of a colour volume's gradient):
+      // a flat variable reshaped, the same operator on the same space.
+      args.push_back(make_reshape(make_variable({num_elements(a->shape)}, "x"), a->shape));
+    }
+  }
   return with_args(op, args);
 }
 

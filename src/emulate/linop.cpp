@@ -24,10 +24,18 @@ Tensor black_box_apply(const ExprNode* n, const Tensor& x, const Shape& out_shap
   user_assert(op) << "black_box: no operator is registered as \"" << n->str << "\"";
   std::vector<float> in(x.data.begin(), x.data.end()), out(static_cast<size_t>(num_elements(out_shape)), 0.0f);
   const proxc_black_box_apply_fn f = adjoint ? op->adjoint : op->forward;
-  int rc = f(op->user, in.data(), x.shape.data(), static_cast<int>(x.shape.size()), out.data(), out_shape.data(),
-             static_cast<int>(out_shape.size()));
+  int rc = 0;
+  try {
+    rc = f(op->user, in.data(), x.shape.data(), static_cast<int>(x.shape.size()), out.data(), out_shape.data(),
+           static_cast<int>(out_shape.size()));
+  } catch (...) {
+    user_error << "black_box " << n->str << ": the " << (adjoint ? "adjoint" : "forward")
+               << " callback threw an exception (input " << shape_to_string(x.shape) << ", output "
+               << shape_to_string(out_shape) << ")";
+  }
   user_assert(rc == 0) << "black_box " << n->str << ": the " << (adjoint ? "adjoint" : "forward")
-                       << " callback failed (returned " << rc << ")";
+                       << " callback failed (returned " << rc << "; input " << shape_to_string(x.shape) << ", output "
+                       << shape_to_string(out_shape) << ")";
   Tensor y(out_shape);
   std::copy(out.begin(), out.end(), y.data.begin());
   return y;

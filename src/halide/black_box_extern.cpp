@@ -54,6 +54,12 @@ bool whole_and_dense(const halide_buffer_t* b, const std::vector<int64_t>& shape
   return true;
 }
 
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string t = "(";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + (s.size() == 1 ? ",)" : ")");
+}
+
 int fail(const std::string& message) {
   proxc_black_box_set_failure(message.c_str());
   return -1;
@@ -95,10 +101,16 @@ extern "C" int proxc_black_box_stage(halide_buffer_t* in, uint64_t id, int adjoi
     dst = y.data();
   }
   const proxc_black_box_apply_fn f = adjoint ? op->adjoint : op->forward;
-  int rc = f(op->user, src, in_shape.data(), in_rank, dst, out_shape.data(), out_rank);
+  int rc = 0;
+  try {
+    rc = f(op->user, src, in_shape.data(), in_rank, dst, out_shape.data(), out_rank);
+  } catch (...) {
+    return fail(std::string("black_box ") + op->name + ": the " + role + " callback threw an exception (input " +
+                shape_text(in_shape) + ", output " + shape_text(out_shape) + ")");
+  }
   if (rc != 0) {
     return fail(std::string("black_box ") + op->name + ": the " + role + " callback failed (returned " +
-                std::to_string(rc) + ")");
+                std::to_string(rc) + "; input " + shape_text(in_shape) + ", output " + shape_text(out_shape) + ")");
   }
   if (!direct) transfer(y.data(), out_shape, out, true);
   return 0;

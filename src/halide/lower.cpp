@@ -131,7 +131,10 @@ class Lowerer {
       const bool inlinable = (is_pointwise(n.kind) || n.kind == StepKind::Prox ||
                               ((n.kind == StepKind::Forward || n.kind == StepKind::Adjoint) && c < kNever)) &&
                              !part.boundary[i];
-      const bool fuse = inlinable && c <= (uses[&n] <= 1 ? kInlineOnce : kInlineShared);
+      // An output used by other nodes too is computed once: its buffer is
+      // written anyway, and its users read it there (Graph::output).
+      const bool shared_output = outputs.count(&n) > 0 && uses[&n] > 1 && !n.shape.empty();
+      const bool fuse = inlinable && !shared_output && c <= (uses[&n] <= 1 ? kInlineOnce : kInlineShared);
       if (!fuse && n.kind != StepKind::Input && n.kind != StepKind::Param && n.kind != StepKind::Constant) {
         graph_->materialize(v);
       } else if (fuse) {

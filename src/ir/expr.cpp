@@ -339,7 +339,13 @@ Expr make_black_box(const std::string& name, Expr x) {
   if (op->output_shape) {
     int64_t dims[PROXC_BLACK_BOX_MAX_RANK] = {};
     int rank = -1;
-    int rc = op->output_shape(op->user, x->shape.data(), x->rank(), dims, &rank);
+    int rc = 1;
+    try {
+      rc = op->output_shape(op->user, x->shape.data(), x->rank(), dims, &rank);
+    } catch (...) {
+      user_error << "black_box " << name << ": output_shape threw an exception for operand shape "
+                 << shape_to_string(x->shape);
+    }
     user_assert(rc == 0) << "black_box " << name << ": the operator does not accept an operand of shape "
                          << shape_to_string(x->shape);
     user_assert(rank >= 1 && rank <= PROXC_BLACK_BOX_MAX_RANK)

@@ -373,7 +373,7 @@ TEST(CliPlugin, BlackBoxOperatorsFromAPlugin) {
   test::write_text(dir + "/fails.prox", "x = variable(8, 8)\nminimize sum_squares(black_box(\"fails\", x))\n");
   auto fails = proxc(plugin + "solve " + shell_quote(dir + "/fails.prox") + " --iters 3");
   EXPECT_EQ(fails.exit_code, 2) << fails.out;
-  EXPECT_THAT(fails.out, HasSubstr("black_box fails: the forward callback failed (returned 7)"));
+  EXPECT_THAT(fails.out, HasSubstr("black_box fails: the forward callback failed (returned 7; input (8, 8), output (8, 8))"));
   // Bad plugins.
   auto nofile = proxc("--plugin " + shell_quote(dir + "/none.so") + " parse " + shell_quote(dir + "/bb.prox"));
   EXPECT_EQ(nofile.exit_code, 2);

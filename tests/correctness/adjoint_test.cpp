@@ -210,7 +210,7 @@ TEST(BlackBox, AWrongAdjointIsCaughtAndAFailingCallbackIsAUserError) {
   EXPECT_GT(r.error, 100 * r.tolerance);
   emulate::Tensor v(x->shape);
   EXPECT_THAT(test::user_error_of([&] { emulate::forward(make_black_box("fails", x), {{x.get(), &v}}, false); }),
-              ::testing::HasSubstr("black_box fails: the forward callback failed (returned 7)"));
+              ::testing::HasSubstr("black_box fails: the forward callback failed (returned 7; input (5, 5), output (5, 5))"));
 }
 
 TEST(BlackBox, NormBoundIsDeclaredOrEstimated) {
@@ -221,6 +221,11 @@ TEST(BlackBox, NormBoundIsDeclaredOrEstimated) {
   // bad_adjoint declares none: ||K|| is estimated, sqrt(2 · 2.2) for its
   // inconsistent pair, with the 1 % margin.
   EXPECT_NEAR(norm_bound(make_black_box("bad_adjoint", x)), 1.01 * std::sqrt(4.4), 1e-5);
+  // An operand of rank 5 (the gradient of a colour volume): estimated on a
+  // reshaped flat variable, and dot-tested the same way.
+  Expr g = make_grad(make_variable({3, 4, 4, 3}, "v"));
+  EXPECT_NEAR(norm_bound(make_black_box("bad_adjoint", g)) / norm_bound(g), 1.01 * std::sqrt(4.4), 1e-5);
+  expect_dot_test_passes(isolate_operator(make_black_box("shift_blur", g)));
 }
 
 TEST(Norm, PowerIterationMatchesKnownNorms) {

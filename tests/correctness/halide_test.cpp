@@ -181,12 +181,12 @@ TEST(HalideParity, BlackBoxesRunAsExternStages) {
   // A failing callback stops the run with the user's error, not a crash.
   Expr x = make_variable({4, 4}, "x");
   EXPECT_THAT(test::user_error_of([&] { dot_test(halide(), make_black_box("fails", x), 1); }),
-              ::testing::HasSubstr("black_box fails: the forward callback failed (returned 7)"));
+              ::testing::HasSubstr("black_box fails: the forward callback failed (returned 7; input (4, 4), output (4, 4))"));
 }
 
 // A deconvolution whose blur is a black box reaches the same result as the
 // same problem written with conv (the operator is the same; only its
-// implementation differs), on halide, with a pc and an admm solve.
+// implementation differs), on halide, with a pc and a linearized-ADMM solve.
 TEST(HalideSolve, BlackBoxDeconvolutionMatchesTheBuiltInConv) {
   test::register_test_black_boxes();
   std::string dir = test::temp_dir();
@@ -537,6 +537,24 @@ TEST(HalideSchedule, MissingPluginFallsBackToTheDefaultWithAWarning) {
   EXPECT_THAT(err, ::testing::HasSubstr("/nonexistent-plugin-dir/libautoschedule_mullapudi2016.so"));
   EXPECT_EQ(b->schedule_used(), "default");
   c.expect_matches(step->run(c.in));
+}
+
+TEST(HalideSchedule, BlackBoxesKeepTheDefaultSchedule) {
+  // An autoscheduler could call the extern stage per tile, from several
+  // threads: a black box must run once on whole arrays.
+  test::register_test_black_boxes();
+  StepProgram p;
+  p.name = "bb_schedule";
+  Expr x = make_variable({6, 8}, "x");
+  p.outputs = {{"f", step_forward(make_grad(make_black_box("shift_blur", x)), {step_input("x", {6, 8})})}};
+  HalideOptions o;
+  o.schedule = "mullapudi2016";
+  auto b = make_halide_backend(o);
+  ::testing::internal::CaptureStderr();
+  auto step = b->compile(p);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, ::testing::HasSubstr("the pipeline calls black-box operators"));
+  EXPECT_EQ(b->schedule_used(), "default");
 }
 
 TEST(HalideSchedule, ExternStagesKeepTheDefaultSchedule) {
