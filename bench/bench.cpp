@@ -93,13 +93,16 @@ struct Row {
 
 int main(int argc, char** argv) {
   bool quick = false;
-  std::string out_dir = "out/bench";
+  std::string out_dir = "out/bench", stmt_of;
+  bool operators_only = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
+    else if (a == "--stmt-of" && i + 1 < argc) stmt_of = argv[++i];
+    else if (a == "--operators-only") operators_only = true;
     else {
-      std::fprintf(stderr, "usage: %s [--quick] [--out DIR]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--out DIR] [--operators-only] [--stmt-of OPERATOR]\n", argv[0]);
       return 2;
     }
   }
@@ -174,11 +177,17 @@ int main(int argc, char** argv) {
       Step in = step_input(vars[0]->name_hint, vars[0]->shape);
       Step y = step_forward(op.k, {in});
       p.outputs = {{"y", y}, {"xt", step_adjoint(op.k, 0, y)}};
+      if (!stmt_of.empty()) {
+        // Halide's lowered statement of one operator's pipeline, for reading.
+        if (op.name == stmt_of) std::printf("%s", halide_emit(p, "stmt").c_str());
+        continue;
+      }
       StepInputs inputs;
       inputs.buffers[vars[0]->name_hint] = vars[0]->shape.size() == 3 ? &xcv : &xv;
       auto compiled = halide->compile(p);
-      compiled->run(inputs);
-      double th = seconds_of([&] { compiled->run(inputs); }, 5);
+      // Into the same output arrays each run, as a solver's loop does.
+      StepOutputs outs = compiled->run(inputs);
+      double th = seconds_of([&] { compiled->run_into(inputs, &outs); }, 5);
       auto ce = emulate->compile(p);
       double te = seconds_of([&] { ce->run(inputs); }, 1);
       double gbs = op.bytes / th / 1e9;
@@ -191,6 +200,8 @@ int main(int argc, char** argv) {
       json["operators"][op.name] = {{"halide_ms", th * 1e3}, {"gbs", gbs}, {"triad_fraction", gbs / bw},
                                     {"emulate_ms", te * 1e3}, {"bytes", op.bytes}};
     }
+
+    if (!stmt_of.empty() || operators_only) return 0;
 
     // ---- Solvers: ms per iteration ----
     md << "\n## Solver iterations (ms per iteration; the bound is the traffic model at triad bandwidth)\n\n"

@@ -171,7 +171,8 @@ void make_photo_data(const std::string& root) {
                       lensed.shape.data(), lensed.rank()) != 0) {
       throw std::runtime_error("lens_blur: forward failed");
     }
-    add_noise(&lensed, 0.005, &rng);
+    std::mt19937 lens_rng(20261202);  // its own stream: the other files keep their noise
+    add_noise(&lensed, 0.005, &lens_rng);
     proxc::io::write_npy(dir + "camera_lens_blurred.npy", lensed);
   }
 
