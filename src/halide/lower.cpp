@@ -170,8 +170,9 @@ class Lowerer {
 
   // The reads per output element of the linear operator K's stencils: the
   // taps of its convolutions and gradients multiplied along chains, summed
-  // over branches. Operators with extern stages (FFT convolution, black
-  // boxes) or wide kernels are never inlined (kNever).
+  // over branches. Operators with extern stages (FFT convolutions, black
+  // boxes) are never inlined (kNever); wide direct kernels rarely are, by
+  // their tap count.
   static double operator_taps(const IrExpr& k) {
     std::function<double(const ExprNode*)> go = [&](const ExprNode* n) -> double {
       if (!n->has_variable) return 0;
