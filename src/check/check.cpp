@@ -10,7 +10,6 @@
 
 #include "emulate/emulate_backend.h"
 #include "emulate/linop.h"
-#include "proxc/black_box.h"
 #include "fft/fft.h"
 #include "ir/printer.h"
 #include "support/error.h"
@@ -254,9 +253,7 @@ double norm_bound(const Expr& k) {
       case ExprKind::BlackBox: {
         // The bound the operator declares, else a power-iteration estimate
         // (converged to 1e-6, from below) with a 1 % margin.
-        const proxc_black_box* op = proxc_find_black_box(n->str.c_str());
-        user_assert(op) << "black_box: no operator is registered as \"" << n->str << "\"";
-        double own = op->norm_bound;
+        double own = registered_black_box(n->str).norm_bound;
         if (!(own > 0)) {
           auto backend = make_emulate_backend();
           own = 1.01 * estimate_norm(*backend, isolate_operator(n)).value;

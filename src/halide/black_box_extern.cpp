@@ -1,6 +1,6 @@
 #include "halide/black_box_extern.h"
 
-#include <cstring>
+#include <algorithm>
 #include <string>
 #include <vector>
 

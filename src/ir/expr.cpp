@@ -326,12 +326,17 @@ Expr make_warp(Expr x, Expr homography) {
   return node(ExprKind::Warp, x->shape, {x, homography});
 }
 
-Expr make_black_box(const std::string& name, Expr x) {
-  check_operand(x, "black_box");
+const proxc_black_box& registered_black_box(const std::string& name) {
   const proxc_black_box* op = proxc_find_black_box(name.c_str());
   user_assert(op) << "black_box: no operator is registered as \"" << name
                   << "\" (register it with proxc_register_black_box, or load the plugin that defines it with "
                      "--plugin LIB.so)";
+  return *op;
+}
+
+Expr make_black_box(const std::string& name, Expr x) {
+  check_operand(x, "black_box");
+  const proxc_black_box* op = &registered_black_box(name);
   user_assert(x->rank() <= PROXC_BLACK_BOX_MAX_RANK)
       << "black_box " << name << ": the operand has rank " << x->rank() << ", at most " << PROXC_BLACK_BOX_MAX_RANK
       << " is supported (shape " << shape_to_string(x->shape) << ")";

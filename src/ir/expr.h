@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "proxc/black_box.h"
 #include "support/array.h"
 
 namespace proxc {
@@ -169,6 +170,9 @@ Expr make_warp(Expr x, Expr homography);
 /// The black box registered under `name` applied to x; a UserError when no
 /// operator holds the name or it rejects x's shape.
 Expr make_black_box(const std::string& name, Expr x);
+/// The operator registered under `name` (include/proxc/black_box.h); a
+/// UserError saying how to register it when there is none.
+const ::proxc_black_box& registered_black_box(const std::string& name);
 
 /// The 3×3 matrix of a named colour transform ("yuv", "opp"), row-major;
 /// false for an unknown name.
