@@ -559,8 +559,11 @@ class Graph {
 
   // ---- Reductions, solves ----
 
-  /// sum, sum_squares, max_abs (of a) or dot (of a and b), in double.
-  Val reduce(const std::string& kind, const Val& a0, const Val& b0) {
+  /// sum, sum_squares, max_abs (of a) or dot (of a and b), in double. With a
+  /// gate (a param), the reduction runs only when the gate is not 0: its
+  /// domain is empty otherwise (value 0), and so is every region of a value
+  /// only it reads, which is then not computed either.
+  Val reduce(const std::string& kind, const Val& a0, const Val& b0, const Val& gate = Val()) {
     if (kind != "sum" && kind != "sum_squares" && kind != "max_abs" && kind != "dot") {
       fail("reduce: unknown reduction " + kind);
     }
@@ -573,14 +576,18 @@ class Graph {
       return x * Halide::cast<double>(call(b0, i));
     };
     auto combine = [&](Halide::Expr acc, Halide::Expr v) { return kind == "max_abs" ? Halide::max(acc, v) : acc + v; };
+    // Gated: the first extent is 0 when the gate is 0.
+    Halide::Expr on = gate.defined() ? gate.f.value() != 0 : Halide::Expr();
     if (schedule_ != Schedule::Default) {
       // One plain reduction: an autoscheduler splits it as it sees fit.
-      Halide::RDom r = full_domain(a0.ext);
+      std::vector<Halide::Expr> ext = a0.ext;
+      if (on.defined() && !ext.empty()) ext[0] = Halide::select(on, ext[0], 0);
+      Halide::RDom r = full_domain(ext);
       Coords i = domain_point(r, a0.ext.size());
       Halide::Expr red = kind == "max_abs" ? Halide::maximum(element(i)) : Halide::sum(element(i));
-      return rec(define0(kind, red), "reduce", kind, a0, b0);
+      return rec(define0(kind, red), "reduce", kind, a0, b0, gate);
     }
-    return rec(parallel_reduce(kind, a0, element, combine), "reduce", kind, a0, b0);
+    return rec(parallel_reduce(kind, a0, element, combine, on), "reduce", kind, a0, b0, gate);
   }
   /// x = (a·I + c·KᵀK)⁻¹ rhs (a, c: scalars of constants and parameters, not
   /// computed ones) for the circular convolution K whose |otf|² is
@@ -850,11 +857,11 @@ class Graph {
   // into each element's value, unrolled. The operand is inlined into the
   // partial sums unless it is already computed at root.
   template <typename Element, typename Combine>
-  Val parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine) {
+  Val parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine, Halide::Expr on) {
     constexpr int kLanes = 8;
     constexpr int kChunk = 16384;
     const int rank = a.rank();
-    if (rank == 0) return define0(kind, element({}));
+    if (rank == 0) return define0(kind, on.defined() ? Halide::select(on, element({}), Halide::cast<double>(0)) : element({}));
     int lane_axis = rank - 1, folded = 1;
     while (lane_axis > 0) {
       const int64_t* e = Halide::Internal::as_const_int(a.ext[static_cast<size_t>(lane_axis)]);
@@ -867,6 +874,7 @@ class Graph {
     Halide::Expr n = a.ext[static_cast<size_t>(lane_axis)];
     Halide::Expr rows = chunked ? n / kChunk : a.ext[0];
     Halide::Expr groups = chunked ? Halide::Expr(kChunk / kLanes) : n / kLanes;
+    if (on.defined()) rows = Halide::select(on, rows, 0);  // gated off: no rows
     // The value at lane-axis position `pos` (and the other axes at i).
     auto value_at = [&](Coords i, Halide::Expr pos) {
       i[static_cast<size_t>(lane_axis)] = pos;
@@ -906,7 +914,7 @@ class Graph {
     // The rest: n mod kLanes positions per row, or the elements after the
     // last whole chunk.
     Halide::Expr done = chunked ? rows * kChunk : groups * kLanes;
-    Halide::Region tail_ranges = {Halide::Range(0, n - done)};
+    Halide::Region tail_ranges = {Halide::Range(0, on.defined() ? Halide::select(on, n - done, 0) : n - done)};
     middle_ranges(&tail_ranges);
     Halide::RDom t(tail_ranges);
     Halide::Func tail(kind + "_tail" + std::to_string(counter_++));

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "emulate/prox.h"
 #include "fft/fft.h"
@@ -17,7 +18,9 @@ using emulate::Tensor;
 class EmulatedStep : public CompiledStep {
  public:
   EmulatedStep(StepProgram p, emulate::EmulateDebug debug)
-      : program_(std::move(p)), nodes_(program_.nodes()), debug_(debug) {}
+      : program_(std::move(p)), nodes_(program_.nodes()), check_outputs_(program_.check_outputs()), debug_(debug) {
+    program_.verify();
+  }
 
   StepOutputs run(const StepInputs& in) override {
     check_step_inputs(program_, in);
@@ -25,10 +28,25 @@ class EmulatedStep : public CompiledStep {
       auto it = in.data.find(c);
       return it != in.data.end() ? *it->second : c->constant->array;
     };
+    // A run that does not check computes only what the other outputs need:
+    // the nodes reachable from them without passing through a gated reduction.
+    const bool check = run_checks(in.params);
+    std::unordered_set<const StepNode*> needed;
+    for (const auto& [name, s] : program_.outputs) {
+      if (check || !check_outputs_.count(name)) needed.insert(s.get());
+    }
+    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+      const StepNode& n = **it;
+      if (!needed.count(&n) || (!check && is_gated(n))) continue;
+      for (const Step& a : n.args) needed.insert(a.get());
+    }
     std::unordered_map<const StepNode*, Tensor> val;
-    for (const Step& n : nodes_) val[n.get()] = eval(*n, val, in, data);
+    for (const Step& n : nodes_) {
+      if (needed.count(n.get())) val[n.get()] = eval(*n, val, in, data);
+    }
     StepOutputs out;
     for (const auto& [name, s] : program_.outputs) {
+      if (!check && check_outputs_.count(name)) continue;
       const Tensor& t = val.at(s.get());
       if (t.shape.empty()) out.scalars[name] = t.data[0];
       else out.arrays[name] = t.to_array();
@@ -59,7 +77,7 @@ class EmulatedStep : public CompiledStep {
     };
     switch (n.kind) {
       case StepKind::Input: return Tensor::from(*in.buffers.at(n.name));
-      case StepKind::Param: return rank0(in.params.at(n.name));
+      case StepKind::Param: return rank0(n.name == kCheckParam ? (run_checks(in.params) ? 1.0 : 0.0) : in.params.at(n.name));
       case StepKind::Constant: return rank0(n.value);
       case StepKind::Data: return Tensor::from(data(n.expr.get()));
       case StepKind::Forward: {
@@ -128,6 +146,7 @@ class EmulatedStep : public CompiledStep {
 
   StepProgram program_;
   std::vector<Step> nodes_;
+  std::set<std::string> check_outputs_;
   emulate::EmulateDebug debug_;
 };
 

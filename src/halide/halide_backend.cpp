@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -376,7 +377,8 @@ std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions&
 class HalideStep : public CompiledStep {
  public:
   HalideStep(const StepProgram& p, const HalideOptions& o, const Halide::Target& t, std::string* schedule_used)
-      : program_(p) {
+      : program_(p), check_outputs_(p.check_outputs()) {
+    p.verify();
     entry_ = compiled_entry(p, o, t, &mine_);
     *schedule_used = entry_->schedule_used;
     // |otf|² of each circulant solve's kernel, from this program's data.
@@ -409,8 +411,9 @@ class HalideStep : public CompiledStep {
     };
     keep.reserve(G.inputs().size() + G.data().size() + G.spectra().size() + G.otfs().size() + mine_.outputs.size());
     for (auto& [name, ip] : G.inputs()) buffer(wrap(*in.buffers.at(name)));
+    const bool check = run_checks(in.params);
     for (auto& [name, param] : G.params()) {
-      doubles.push_back(in.params.at(name));
+      doubles.push_back(name == kCheckParam ? (check ? 1.0 : 0.0) : in.params.at(name));
       argv.push_back(&doubles.back());
     }
     for (auto& [i, ip] : G.data()) {
@@ -460,8 +463,12 @@ class HalideStep : public CompiledStep {
         throw;
       }
     }
+    // Outputs a run without a check did not compute are absent (as in the emulator).
     for (size_t i = 0; i < mine_.outputs.size(); ++i) {
-      if (mine_.outputs[i].rank == 0) out.scalars[mine_.outputs[i].name] = scalars[i];
+      const std::string& name = mine_.outputs[i].name;
+      if (mine_.outputs[i].rank != 0) continue;
+      if (check || !check_outputs_.count(name)) out.scalars[name] = scalars[i];
+      else out.scalars.erase(name);
     }
   }
 
@@ -484,6 +491,7 @@ class HalideStep : public CompiledStep {
   }
 
   StepProgram program_;
+  std::set<std::string> check_outputs_;
   hl::Lowered mine_;
   std::shared_ptr<Entry> entry_;
   // A run-time argument computed on the host from a kernel: |otf|² for a

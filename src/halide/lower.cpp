@@ -477,8 +477,10 @@ class Lowerer {
       case StepKind::Sum:
       case StepKind::SumSquares:
       case StepKind::MaxAbs:
-        return graph_->reduce(op_name(n.kind), arg(0), Val());
-      case StepKind::Dot: return graph_->reduce("dot", arg(0), arg(1));
+      case StepKind::Dot: {
+        const Val gate = is_gated(n) ? vals_.at(n.args.back().get()) : Val();
+        return graph_->reduce(op_name(n.kind), arg(0), n.kind == StepKind::Dot ? arg(1) : Val(), gate);
+      }
     }
     internal_error << "unhandled step node " << to_string(n.kind);
     return Val();

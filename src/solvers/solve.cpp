@@ -39,6 +39,7 @@ void SolverOptions::validate() const {
   user_assert(fuse >= 1 && fuse <= 64) << "SolverOptions.fuse must be in 1..64, got " << fuse;
   user_assert(fuse == 1 || solver == "pc" || solver == "ladmm")
       << "SolverOptions.fuse: only pc and ladmm unroll iterations (" << solver << " takes fuse = 1)";
+  user_assert(check_every >= 1) << "SolverOptions.check_every must be >= 1, got " << check_every;
   user_assert(cg_max_iters >= 1) << "SolverOptions.cg_max_iters must be >= 1";
   user_assert(cg_tol > 0) << "SolverOptions.cg_tol must be > 0";
   user_assert(checkpoint_every >= 0) << "SolverOptions.checkpoint_every must be >= 0";
@@ -134,10 +135,11 @@ class Builder {
     return step_binary(StepKind::Div, rhs, denom);
   }
 
-  // ‖a‖² summed over a list.
+  // ‖a‖² summed over a list, computed by checking runs only (kCheckParam).
   static Step norm2(const std::vector<Step>& a) {
     Step s;
-    for (const Step& x : a) s = sum_steps(s, step_reduce(StepKind::SumSquares, x));
+    const Step check = step_param(kCheckParam);
+    for (const Step& x : a) s = sum_steps(s, step_reduce(StepKind::SumSquares, x, nullptr, check));
     return s ? s : scalar(0);
   }
   static std::vector<Step> diff(const std::vector<Step>& a, const std::vector<Step>& b) {
@@ -161,7 +163,7 @@ std::vector<Expr> psi_args(const Layout& l) {
   return a;
 }
 
-// Residual outputs "r2", "s2", "pri2", "dual2" (squared norms) and the
+// Residual outputs "r2", "s2" (squared norms) and the
 // tolerances' scale terms, shared by the ADMM-type solvers:
 // r = ‖Kx − z‖, s = ρ‖Kᵀ(z − z_prev)‖, eps_pri = √m·eps_abs + eps_rel·max(‖Kx‖, ‖z‖),
 // eps_dual = √n·eps_abs + eps_rel·ρ‖Kᵀu‖.
@@ -177,7 +179,7 @@ void admm_residuals(const Builder& b, const std::vector<Step>& kx, const std::ve
   }
   p->outputs.push_back({"s2", step_binary(StepKind::Mul, rho2, Builder::norm2(ktdz))});
   p->outputs.push_back({"kx2", Builder::norm2(kx)});
-  p->outputs.push_back({"z2", Builder::norm2(z)});
+  p->outputs.push_back({"znorm2", Builder::norm2(z)});  // not "z2": a state array may be named so
   p->outputs.push_back({"ktu2", step_binary(StepKind::Mul, rho2, Builder::norm2(ktu))});
 }
 
@@ -415,11 +417,19 @@ void axpy(double a, const std::vector<Array>& x, std::vector<Array>* y) {
   }
 }
 
+// Whether no value is inf or NaN: the largest exponent-and-mantissa bit
+// pattern is below inf's (an integer max, which the compiler vectorizes).
 bool all_finite(const std::map<std::string, Array>& arrays) {
   for (const auto& [name, a] : arrays) {
-    for (float f : a.data) {
-      if (!std::isfinite(f)) return false;
+    const float* d = a.data.data();
+    const size_t n = a.data.size();
+    uint32_t worst = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, d + i, sizeof bits);
+      worst = std::max(worst, bits & 0x7fffffffu);
     }
+    if (worst >= 0x7f800000u) return false;
   }
   return true;
 }
@@ -592,6 +602,22 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   auto start = Clock::now();
   sum.termination = Termination::MaxIterations;
   StepOutputs out;  // after the first iteration: the arrays of the state before last, reused as outputs
+  // Convergence is checked every check_every iterations (see SolverOptions):
+  // a run is a check when it crosses a multiple of check_every, ends the
+  // solve, or follows a run after which the time limit was up or an
+  // interrupt came. A failed check (divergence) returns the variables of the
+  // last check that passed: kept here when runs between checks overwrite them.
+  const bool copies = options.check_every > options.fuse;
+  std::map<std::string, Array> checked_x;
+  int checked_iteration = it;
+  bool stop_next = false;
+  auto keep_checked = [&] {
+    checked_iteration = ran;
+    if (!copies) return;
+    for (size_t v = 0; v < l.vars.size(); ++v) checked_x[l.name(v)] = state.at(l.name(v));
+  };
+  keep_checked();
+  bool state_whole = true;  // false when a divergence left only the variables restored
   while (it < options.max_iters) {
     double rho = 1;
     size_t level = 0;
@@ -653,9 +679,19 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     StepInputs in;
     for (auto& [k, a] : state) in.buffers[k] = &a;
     if (options.solver == "admm" || options.solver == "hqs") in.params["rho"] = rho;
-    step->run_into(in, &out);  // into the arrays of two iterations ago
     const int done = it + options.fuse;  // fuse is 1 except for pc and ladmm
+    const bool check = stop_next || done >= options.max_iters ||
+                       (ran + options.fuse) / options.check_every > ran / options.check_every;
+    in.params[kCheckParam] = check ? 1 : 0;
+    step->run_into(in, &out);  // into the arrays of two iterations ago
     ran += options.fuse;
+    if (!check) {
+      for (auto& [k, a] : out.arrays) std::swap(state[k], a);
+      it = done;
+      stop_next = (options.interrupt && options.interrupt->load()) ||
+                  (options.time_limit_s > 0 && since(start) >= options.time_limit_s);
+      continue;
+    }
     IterationInfo info;
     info.iteration = std::min(ran, options.max_iters);
     info.r = std::sqrt(out.scalars.at("r2"));
@@ -667,12 +703,18 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
                       options.eps_rel * std::sqrt(std::max(out.scalars.at("dual_a"), out.scalars.at("dual_b")));
     } else {
       info.eps_pri = std::sqrt(m) * options.eps_abs +
-                     options.eps_rel * std::sqrt(std::max(out.scalars.at("kx2"), out.scalars.at("z2")));
+                     options.eps_rel * std::sqrt(std::max(out.scalars.at("kx2"), out.scalars.at("znorm2")));
       info.eps_dual = std::sqrt(n) * options.eps_abs + options.eps_rel * std::sqrt(out.scalars.at("ktu2"));
     }
     info.seconds = since(start);
     if (!std::isfinite(info.r) || !std::isfinite(info.s) || !all_finite(out.arrays)) {
-      sum.termination = Termination::Diverged;  // keep the last finite state
+      sum.termination = Termination::Diverged;
+      if (copies && checked_iteration != ran - options.fuse) {
+        // Runs since the last check overwrote the state: its variables were kept.
+        for (auto& [k, a] : checked_x) state[k] = std::move(a);
+        state_whole = false;
+      }  // else the state before this run, still in `state`, passed the last check
+      sum.iterations = checked_iteration;
       break;
     }
     for (auto& [k, a] : out.arrays) std::swap(state[k], a);
@@ -680,8 +722,9 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     result.history.push_back(info);
     sum.last = info;
     sum.iterations = info.iteration;
-    const bool check = options.eps_abs > 0 || options.eps_rel > 0;
-    if (check && info.r <= info.eps_pri && info.s <= info.eps_dual) {
+    keep_checked();
+    const bool stopping = options.eps_abs > 0 || options.eps_rel > 0;
+    if (stopping && info.r <= info.eps_pri && info.s <= info.eps_dual) {
       if (options.solver == "hqs" && level + 1 < hqs_rhos.size()) {
         // Converged for this rho: continue with the next, larger one.
         it = static_cast<int>(((level + 1) * static_cast<size_t>(options.max_iters) + hqs_rhos.size() - 1) /
@@ -709,7 +752,8 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     }
   }
   sum.iterate_s = since(start);
-  if (!options.checkpoint_path.empty()) checkpoint(it);
+  // A diverged state whose variables alone were restored is not saved over the last good checkpoint.
+  if (!options.checkpoint_path.empty() && state_whole) checkpoint(it);
 
   // Back to the user's units, and the user's objective there. The passes keep
   // the variable nodes, so they are the user's; results are named as the

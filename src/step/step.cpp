@@ -1,5 +1,6 @@
 #include "step/step.h"
 
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -169,18 +170,31 @@ Step step_fill(double v, Shape shape) {
   return n;
 }
 
-Step step_reduce(StepKind kind, const Step& a, const Step& b) {
+bool is_reduction(StepKind kind) {
+  return kind == StepKind::Sum || kind == StepKind::SumSquares || kind == StepKind::MaxAbs || kind == StepKind::Dot;
+}
+
+bool is_gated(const StepNode& n) { return is_reduction(n.kind) && n.index == 1; }
+
+Step step_reduce(StepKind kind, const Step& a, const Step& b, const Step& when) {
+  internal_assert(!when || (when->kind == StepKind::Param && when->name == kCheckParam))
+      << "a reduction is gated by the parameter " << kCheckParam;
+  std::vector<Step> args = {a};
   switch (kind) {
     case StepKind::Sum: case StepKind::SumSquares: case StepKind::MaxAbs:
       internal_assert(!b) << to_string(kind) << " takes one operand";
-      return make(kind, {}, {a});
+      break;
     case StepKind::Dot:
       internal_assert(b && a->shape == b->shape) << "dot: shapes differ";
-      return make(kind, {}, {a, b});
+      args.push_back(b);
+      break;
     default:
       internal_error << to_string(kind) << " is not a reduction";
   }
-  return nullptr;
+  if (when) args.push_back(when);
+  auto n = make(kind, {}, std::move(args));
+  n->index = when ? 1 : 0;
+  return n;
 }
 
 std::vector<Step> StepProgram::nodes() const {
@@ -219,6 +233,32 @@ std::vector<std::string> StepProgram::params() const {
     if (n->kind == StepKind::Param && names.insert(n->name).second) out.push_back(n->name);
   }
   return out;
+}
+
+std::set<std::string> StepProgram::check_outputs() const {
+  std::unordered_set<const StepNode*> gated;
+  for (const Step& n : nodes()) {
+    bool g = is_gated(*n);
+    for (const Step& a : n->args) g = g || gated.count(a.get()) > 0;
+    if (g) gated.insert(n.get());
+  }
+  std::set<std::string> out;
+  for (const auto& [name, s] : outputs) {
+    if (gated.count(s.get())) out.insert(name);
+  }
+  return out;
+}
+
+void StepProgram::verify() const {
+  std::set<std::string> names;
+  for (const auto& [name, s] : outputs) {
+    internal_assert(names.insert(name).second) << "step program '" << this->name << "': two outputs named '" << name << "'";
+  }
+}
+
+bool run_checks(const std::map<std::string, double>& params) {
+  auto it = params.find(kCheckParam);
+  return it == params.end() || it->second != 0;
 }
 
 std::string print_step_program(const StepProgram& p) {
@@ -265,8 +305,11 @@ std::string print_step_program(const StepProgram& p) {
       default: break;
     }
     out << "(";
-    for (size_t i = 0; i < n->args.size(); ++i) out << (i ? ", " : "") << ref(n->args[i]);
-    out << ") : " << shape_to_string(n->shape) << "\n";
+    const size_t operands = n->args.size() - (is_gated(*n) ? 1 : 0);
+    for (size_t i = 0; i < operands; ++i) out << (i ? ", " : "") << ref(n->args[i]);
+    out << ") : " << shape_to_string(n->shape);
+    if (is_gated(*n)) out << " when " << ref(n->args.back());
+    out << "\n";
   }
   for (const auto& [name, s] : p.outputs) out << "  output " << name << " = " << ref(s) << "\n";
   out << "}\n";

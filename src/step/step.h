@@ -20,11 +20,14 @@
 ///   circulant_solve(k, r, a, c)  x solving (a·KᵀK + c) x = r, K = conv(k, ·).
 ///   add, sub, mul, div, min, max (binary); neg, abs, sqrt, sign (unary);
 ///   axpby(a, x, b, y) = a·x + b·y;  fill(s, shape) = an array of s.
-///   sum, sum_squares, dot, max_abs  reductions to rank 0 (accumulated in double).
+///   sum, sum_squares, dot, max_abs  reductions to rank 0 (accumulated in double);
+///                             a reduction may be gated by the check parameter
+///                             (see kCheckParam): computed only by checking runs.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -84,11 +87,19 @@ struct StepNode {
   /// the forward's operands); Data, CirculantSolve: the constant node.
   Expr expr;
   std::vector<Expr> vars;
-  /// Adjoint: which variable. Forward: 1 when offsets are kept.
+  /// Adjoint: which variable. Forward: 1 when offsets are kept. Reductions:
+  /// 1 when gated, the gate (the check parameter) then being the last operand.
   int index = 0;
   /// Prox, Value: the function term.
   std::shared_ptr<const FunctionTerm> term;
 };
+
+/// The reserved parameter that gates the convergence checks: a run with
+/// check = 0 skips every gated reduction (its value is 0, and nothing only it
+/// reads is computed); check = 1 computes them. A run that does not give it
+/// checks. Solvers gate their residual norms with it, so the iterations between
+/// two checks move only the memory the update itself needs.
+inline constexpr const char* kCheckParam = "check";
 
 // ---- Builders (check shapes; a mismatch is an InternalError: programs are built by proxc) ----
 
@@ -106,7 +117,11 @@ Step step_binary(StepKind kind, const Step& a, const Step& b);
 Step step_unary(StepKind kind, const Step& a);
 Step step_axpby(const Step& a, const Step& x, const Step& b, const Step& y);
 Step step_fill(double v, Shape shape);
-Step step_reduce(StepKind kind, const Step& a, const Step& b = nullptr);
+/// `when`, if given, gates the reduction: the param kCheckParam (see there).
+Step step_reduce(StepKind kind, const Step& a, const Step& b = nullptr, const Step& when = nullptr);
+/// Whether `n` is a reduction gated by the check parameter.
+bool is_gated(const StepNode& n);
+bool is_reduction(StepKind kind);
 
 /// The variables of K, depth first in operand order (each once).
 std::vector<Expr> linop_variables(const Expr& k);
@@ -122,7 +137,15 @@ struct StepProgram {
   /// The Input nodes (by name, each once), and the Param names.
   std::vector<Step> inputs() const;
   std::vector<std::string> params() const;
+  /// The outputs that depend on a gated reduction (the residual norms): a run
+  /// with check = 0 does not compute them, and they are absent from its results.
+  std::set<std::string> check_outputs() const;
+  /// InternalError unless the output names are unique (backends call it).
+  void verify() const;
 };
+
+/// Whether a run with these params checks (kCheckParam absent or not 0).
+bool run_checks(const std::map<std::string, double>& params);
 
 /// Readable, deterministic text of a program (names chosen at print time).
 std::string print_step_program(const StepProgram& p);

@@ -195,7 +195,18 @@ TEST(CliSolve, WritesTheResultAndASummary) {
   }
   EXPECT_TRUE(std::filesystem::exists(dir + "/x.npy"));
   std::string log = read_file(dir + "/log.csv");
-  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 41);  // header + one row per iteration
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 5);  // header + one row per check (every 10 iterations)
+  auto every = proxc("solve " + example("denoise_tv_iso.prox") + " --backend emulate --iters 7 --eps-abs 0 --eps-rel 0 " +
+                     "--check-every 3 --log " + shell_quote(dir + "/log3.csv"));
+  ASSERT_EQ(every.exit_code, 0) << every.out;
+  log = read_file(dir + "/log3.csv");
+  EXPECT_THAT(log, HasSubstr("\n3,"));  // checks after iterations 3, 6 and the last, 7
+  EXPECT_THAT(log, HasSubstr("\n6,"));
+  EXPECT_THAT(log, HasSubstr("\n7,"));
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 4);
+  auto zero = proxc("solve " + example("denoise_tv_iso.prox") + " --check-every 0");
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_THAT(zero.out, HasSubstr("check_every must be >= 1"));
   auto png = proxc("solve " + example("inpaint.prox") + " --backend emulate --iters 5 -o " + shell_quote(dir + "/x.png"));
   EXPECT_EQ(png.exit_code, 0) << png.out;
   EXPECT_TRUE(std::filesystem::exists(dir + "/x.png"));

@@ -226,6 +226,7 @@ TEST(Fuse, FusedIterationsMatchSingleOnes) {
     o.solver = solver;
     o.max_iters = 20;
     o.eps_abs = o.eps_rel = 0;
+    o.check_every = 1;  // with fuse 5: a check after every run
     SolveResult one = solve(p, o, emulator());
     o.fuse = 5;
     SolveResult five = solve(p, o, emulator());
@@ -264,12 +265,52 @@ TEST(Faults, NanStopsAsDivergedAndKeepsTheLastFiniteIterate) {
   Problem p = parse_program("b = load(\"big.npy\")\nx = variable(4, 4)\nminimize 1e30 * sum_squares(x - b) + norm1(grad(x))\n",
                             "p.prox", dir)
                   .problem;
-  SolverOptions o;
-  o.solver = "ladmm";
-  o.max_iters = 50;
-  SolveResult r = solve(p, o, emulator());
-  EXPECT_EQ(r.summary.termination, Termination::Diverged);
-  for (float v : r.x.at("x").data) EXPECT_TRUE(std::isfinite(v));
+  // Checked every iteration, the state before the failing run is kept; checked
+  // every 10, the variables of the last check that passed are.
+  for (int every : {1, 10}) {
+    SCOPED_TRACE(every);
+    SolverOptions o;
+    o.solver = "ladmm";
+    o.max_iters = 50;
+    o.check_every = every;
+    SolveResult r = solve(p, o, emulator());
+    EXPECT_EQ(r.summary.termination, Termination::Diverged);
+    EXPECT_EQ(r.summary.iterations % every, 0);
+    for (float v : r.x.at("x").data) EXPECT_TRUE(std::isfinite(v));
+  }
+}
+
+TEST(CheckEvery, ChecksFallOnMultiplesAndTheIteratesDoNotChange) {
+  // The iterates do not depend on how often convergence is checked: a solve
+  // checked every 10 iterations stops at the first multiple of 10 at or after
+  // the iteration where one checked every iteration converged, with the
+  // iterate of an unchecked run of that length, bit for bit. On halide the
+  // runs between checks skip the residuals (check = 0) in the same pipeline.
+  // (deconv: three psi terms, so ADMM's state has a "z2" among its outputs.)
+  Problem p = problem(kProblems[2]);
+  for (Backend* b : {&emulator(), &halide()}) {
+    for (const char* solver : {"pc", "ladmm", "admm"}) {
+      SCOPED_TRACE(b->name() + " " + solver);
+      SolverOptions o;
+      o.solver = solver;
+      o.max_iters = 400;
+      o.check_every = 1;
+      SolveResult each = solve(p, o, *b);
+      ASSERT_EQ(each.summary.termination, Termination::Converged);
+      o.check_every = 10;
+      SolveResult tens = solve(p, o, *b);
+      ASSERT_EQ(tens.summary.termination, Termination::Converged);
+      EXPECT_EQ(tens.summary.iterations, (each.summary.iterations + 9) / 10 * 10);
+      for (const IterationInfo& i : tens.history) EXPECT_EQ(i.iteration % 10, 0);
+      SolverOptions fixed = o;
+      fixed.max_iters = tens.summary.iterations;
+      fixed.eps_abs = fixed.eps_rel = 0;
+      fixed.check_every = 1;
+      SolveResult same = solve(p, fixed, *b);
+      EXPECT_EQ(same.x.at("x").data, tens.x.at("x").data);
+      EXPECT_EQ(same.summary.last.r, tens.summary.last.r);
+    }
+  }
 }
 
 TEST(Checkpoint, ResumingGivesTheUninterruptedResult) {
@@ -285,6 +326,7 @@ TEST(Checkpoint, ResumingGivesTheUninterruptedResult) {
     SolverOptions a = o;
     a.checkpoint_path = dir + "/state.ckpt";
     a.checkpoint_every = 10;
+    a.check_every = 1;  // the callback sees every iteration
     a.callback = [](const IterationInfo& i) { return i.iteration < 23; };  // stopped early, as by a crash
     SolveResult first = solve(p, a, emulator());
     EXPECT_EQ(first.summary.iterations, 23);
@@ -350,6 +392,7 @@ TEST(Callback, CanStopTheSolve) {
   Problem p = problem(kProblems[0]);
   SolverOptions o;
   o.eps_abs = o.eps_rel = 0;
+  o.check_every = 1;
   o.callback = [](const IterationInfo& i) { return i.iteration < 7; };
   SolveResult r = solve(p, o, emulator());
   EXPECT_EQ(r.summary.termination, Termination::UserStop);

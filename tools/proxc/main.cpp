@@ -524,6 +524,8 @@ int main(int argc, char** argv) {
   solve_cmd->add_option("--eps-rel", solve.options.eps_rel, "Relative tolerance (default 1e-3)");
   solve_cmd->add_option("--time-limit", solve.options.time_limit_s, "Stop after this many seconds of iterating");
   solve_cmd->add_option("--fuse", solve.options.fuse, "Iterations unrolled into one pipeline (pc, ladmm)");
+  solve_cmd->add_option("--check-every", solve.options.check_every,
+                        "Check convergence every N iterations and after the last (default 10; 1: every iteration)");
   solve_cmd->add_option("--hqs-rho-max", solve.options.hqs_rho_max, "HQS continuation ends at this rho (default 256)");
   solve_cmd->add_option("-o,--output", solve.output, "Write the result (.npy, .png, .tif)");
   solve_cmd->add_option("--log", solve.log, "Write one CSV row per convergence check");
@@ -532,7 +534,8 @@ int main(int argc, char** argv) {
   solve_cmd->add_option("--set", solve.sets, "NAME=FILE: replace a constant's data without recompiling; repeatable")
       ->expected(1);
   solve_cmd->add_option("--checkpoint", solve.options.checkpoint_path, "Save the whole solver state to this file");
-  solve_cmd->add_option("--checkpoint-every", solve.options.checkpoint_every, "... every N iterations (and at the end)");
+  solve_cmd->add_option("--checkpoint-every", solve.options.checkpoint_every,
+                        "... at the first check N iterations after the last save (and at the end)");
   solve_cmd->add_option("--resume", solve.options.resume_path, "Continue from a checkpoint of the same problem and solver");
   solve_cmd->add_flag("--json", solve.json, "Print the summary as one JSON object");
   solve_cmd->add_flag("--full", solve.full, "Print the full report");
