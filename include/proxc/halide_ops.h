@@ -482,7 +482,7 @@ class Graph {
     const std::vector<Halide::Expr>& ext = v.ext;
     // u = (rho·v − c)·beta/denom − b
     Val u = define("u", ext, [&](const Coords& i) { return (rho * call(v, i) - at(t.c, i)) * beta / denom - at(t.b, i); });
-    if (t.kind == "group_norm1") schedule_at_root(u);
+    if (t.kind == "group_norm1" && !short_group(u, t.axes)) schedule_at_root(u);
     Val p = define("prox", ext, [&](const Coords& i) {
       Halide::Expr x = call(u, i);
       Halide::Expr out;
@@ -644,6 +644,79 @@ class Graph {
     outputs_.push_back(f);
     output_ext_.push_back(ext);
     return f;
+  }
+
+  /// Computes output b in the same loop over rows as output a (Halide's
+  /// compute_with at the outermost, parallel, row loop): each row of b is
+  /// computed right after the same row of a, while the values both read are
+  /// still in cache. Where b reads a (pointwise: the caller checks), b
+  /// recomputes a's expression instead of reading a's buffer (clone_in), as
+  /// fused stages cannot be producer and consumer. Both must be pure outputs
+  /// at root of rank >= 2 with the same number of rows; otherwise nothing
+  /// changes (false).
+  bool fuse_outputs(int a, int b) {
+    // Outputs are rows-first: px_0 is the outermost loop of every output at root.
+    if (record_) *record_ << "  g.fuse_outputs(" << args(a, b) << ");\n";
+    if (schedule_ != Schedule::Default) return false;
+    const size_t ia = static_cast<size_t>(a), ib = static_cast<size_t>(b);
+    if (ia >= outputs_.size() || ib >= outputs_.size() || ia == ib) fail("fuse_outputs: no such pair of outputs");
+    Halide::Func fa = outputs_[ia], fb = outputs_[ib];
+    auto fusable = [&](const Halide::Func& f, const Ext& ext) {
+      return ext.size() >= 2 && f.defined() && !f.is_extern() && f.num_update_definitions() == 0 &&
+             f.outputs() == 1 && f.args().size() == ext.size() && f.args().back().name() == "px_0";
+    };
+    // (Their rows are run-time extents: the caller knows they are equal;
+    // Halide would run the union of both ranges, each stage within its own.)
+    if (!fusable(fa, output_ext_[ia]) || !fusable(fb, output_ext_[ib])) return false;
+    // The members of a's group (a, and what was fused with it before): b
+    // recomputes those it reads. Their callers among the inlined Funcs of b's
+    // definition (b included), by member.
+    std::map<std::string, Halide::Func> members = {{fa.name(), fa}};
+    for (const auto& [member, leader] : fused_with_) {
+      if (leader == a) members[outputs_[static_cast<size_t>(member)].name()] = outputs_[static_cast<size_t>(member)];
+    }
+    std::map<std::string, std::vector<Halide::Func>> callers;
+    std::set<std::string> seen;
+    std::function<void(const Halide::Internal::Function&)> visit = [&](const Halide::Internal::Function& f) {
+      if (!seen.insert(f.name()).second) return;
+      std::vector<Halide::Expr> exprs = f.definition().values();
+      for (const Halide::Internal::Definition& u : f.updates()) {
+        exprs.insert(exprs.end(), u.values().begin(), u.values().end());
+        exprs.insert(exprs.end(), u.args().begin(), u.args().end());
+      }
+      struct Calls : Halide::Internal::IRVisitor {
+        std::vector<Halide::Internal::Function> funcs;
+        using Halide::Internal::IRVisitor::visit;
+        void visit(const Halide::Internal::Call* op) override {
+          if (op->call_type == Halide::Internal::Call::Halide && op->func.defined()) funcs.emplace_back(op->func);
+          Halide::Internal::IRVisitor::visit(op);
+        }
+      } calls;
+      for (const Halide::Expr& e : exprs) e.accept(&calls);
+      std::set<std::string> called;
+      for (const Halide::Internal::Function& g : calls.funcs) {
+        if (members.count(g.name())) {
+          if (called.insert(g.name()).second) callers[g.name()].emplace_back(f);
+          continue;
+        }
+        const bool root = materialized_.count(g.name()) || output_funcs_.count(g.name()) || g.has_extern_definition();
+        if (!root) visit(g);
+      }
+    };
+    visit(fb.function());
+    for (auto& [name, funcs] : callers) {
+      // The clone starts with the member's schedule (vectorized, at root):
+      // give it the schedule of a fresh, inlined Func of the same arguments.
+      Halide::Func member = members.at(name);
+      Halide::Func clone = member.clone_in(funcs);
+      Halide::Func fresh(name + "_inline");
+      fresh(member.args()) = member.value();
+      clone.function().schedule() = Halide::Internal::FuncSchedule();
+      clone.function().definition().schedule() = fresh.function().definition().schedule().get_copy();
+    }
+    fused_with_[b] = a;
+    fb.compute_with(fa, Halide::Var("px_0"));
+    return true;
   }
 
   /// Estimates of every argument and output from the slots' values, for an
@@ -1056,7 +1129,41 @@ class Graph {
     return e;
   }
 
+  // The group axes' extents multiplied, when all are compile-time constants
+  // (gradient components, colour channels); 0 otherwise.
+  static int64_t const_group_size(const Val& u, const std::vector<int>& axes) {
+    int64_t n = 1;
+    for (int a : axes) {
+      const int64_t* e = Halide::Internal::as_const_int(u.ext[static_cast<size_t>(a)]);
+      if (!e) return 0;
+      n *= *e;
+    }
+    return n;
+  }
+  // Groups this small are summed as one expression (no reduction loop), so
+  // the prox's operand can be inlined: each entry recomputes its group's
+  // few values instead of reading them back from memory.
+  static constexpr int64_t kShortGroup = 16;
+  static bool short_group(const Val& u, const std::vector<int>& axes) {
+    const int64_t n = const_group_size(u, axes);
+    return n > 0 && n <= kShortGroup;
+  }
   static Halide::Expr group_sum_squares(const Val& u, const std::vector<int>& axes, const Coords& i) {
+    if (short_group(u, axes)) {
+      Halide::Expr total;
+      for (int64_t k = 0; k < const_group_size(u, axes); ++k) {
+        Coords src = i;
+        int64_t rest = k;
+        for (int a : axes) {
+          const int64_t e = *Halide::Internal::as_const_int(u.ext[static_cast<size_t>(a)]);
+          src[static_cast<size_t>(a)] = static_cast<int>(rest % e);
+          rest /= e;
+        }
+        Halide::Expr e = call(u, src);
+        total = total.defined() ? total + e * e : e * e;
+      }
+      return total;
+    }
     Halide::Region ranges;
     for (auto it = axes.rbegin(); it != axes.rend(); ++it) ranges.push_back(Halide::Range(0, u.ext[static_cast<size_t>(*it)]));
     Halide::RDom r(ranges);
@@ -1123,6 +1230,7 @@ class Graph {
   std::set<std::string> materialized_;
   std::set<std::string> black_boxes_;
   std::set<std::string> output_funcs_;  ///< materialized values that are outputs themselves
+  std::map<int, int> fused_with_;       ///< output -> the output whose row loop it shares
   std::map<std::string, Halide::ImageParam> inputs_;
   std::map<std::string, Halide::Param<double>> params_;
   std::map<int, Halide::ImageParam> data_;
