@@ -587,7 +587,10 @@ class Graph {
       Halide::Expr red = kind == "max_abs" ? Halide::maximum(element(i)) : Halide::sum(element(i));
       return rec(define0(kind, red), "reduce", kind, a0, b0, gate);
     }
-    return rec(parallel_reduce(kind, a0, element, combine, on), "reduce", kind, a0, b0, gate);
+    last_partial_ = Halide::Func();
+    Val v = rec(parallel_reduce(kind, a0, element, combine, on), "reduce", kind, a0, b0, gate);
+    if (last_partial_.defined()) partials_[v.id] = last_partial_;
+    return v;
   }
   /// x = (a·I + c·KᵀK)⁻¹ rhs (a, c: scalars of constants and parameters, not
   /// computed ones) for the circular convolution K whose |otf|² is
@@ -716,6 +719,21 @@ class Graph {
     }
     fused_with_[b] = a;
     fb.compute_with(fa, Halide::Var("px_0"));
+    return true;
+  }
+
+  /// Computes the row sums of reduction b in the same loop over rows as
+  /// those of reduction a (compute_with), so that arrays both read are read
+  /// once: the residual norms of a convergence check read x, y and their
+  /// updates in one pass instead of one pass per norm. The caller checks that
+  /// both reduce arrays of as many rows and that neither depends on the
+  /// other. False (nothing changes) unless both are row-parallel reductions.
+  bool fuse_reductions(const Val& a, const Val& b) {
+    if (record_) *record_ << "  g.fuse_reductions(" << args(a, b) << ");\n";
+    if (schedule_ != Schedule::Default) return false;
+    auto pa = partials_.find(a.id), pb = partials_.find(b.id);
+    if (pa == partials_.end() || pb == partials_.end() || a.id == b.id) return false;
+    pb->second.update(0).compute_with(pa->second.update(0), Halide::Var("row"));
     return true;
   }
 
@@ -984,6 +1002,7 @@ class Graph {
     partial(lane, row) = combine(partial(lane, row), value_at(middle(r, 1), pos));
     partial.compute_root().vectorize(lane, kLanes);
     partial.update().parallel(row).vectorize(lane, kLanes);
+    if (!chunked) last_partial_ = partial;  // fuse_reductions may share its row loop
     // The rest: n mod kLanes positions per row, or the elements after the
     // last whole chunk.
     Halide::Expr done = chunked ? rows * kChunk : groups * kLanes;
@@ -1231,6 +1250,8 @@ class Graph {
   std::set<std::string> black_boxes_;
   std::set<std::string> output_funcs_;  ///< materialized values that are outputs themselves
   std::map<int, int> fused_with_;       ///< output -> the output whose row loop it shares
+  std::map<std::string, Halide::Func> partials_;  ///< row-parallel reductions: their row sums, by Val id
+  Halide::Func last_partial_;
   std::map<std::string, Halide::ImageParam> inputs_;
   std::map<std::string, Halide::Param<double>> params_;
   std::map<int, Halide::ImageParam> data_;

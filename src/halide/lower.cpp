@@ -200,6 +200,26 @@ class Lowerer {
       }
       if (!joined) groups.push_back({static_cast<int>(k), {b}});
     }
+    // Reductions of arrays of as many rows, none depending on another, share
+    // one loop over rows too (Graph::fuse_reductions).
+    std::vector<std::vector<size_t>> reductions;
+    for (size_t i = 0; i < n; ++i) {
+      if (canon[i] != static_cast<int>(i) || !is_reduction(nodes[i]->kind)) continue;
+      const Shape& shape = nodes[i]->args[0]->shape;
+      if (shape.size() < 2) continue;
+      bool joined = false;
+      for (std::vector<size_t>& g : reductions) {
+        if (nodes[g[0]]->args[0]->shape[0] != shape[0]) continue;
+        bool ok = true;
+        for (size_t a : g) ok = ok && !reach[a][i] && !reach[i][a];
+        if (ok && graph_->fuse_reductions(vals_.at(nodes[g[0]].get()), vals_.at(nodes[i].get()))) {
+          g.push_back(i);
+          joined = true;
+          break;
+        }
+      }
+      if (!joined) reductions.push_back({i});
+    }
   }
 
   static bool is_pointwise(StepKind k) {
