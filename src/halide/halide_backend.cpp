@@ -231,36 +231,81 @@ std::string shell_quote(const std::string& s) {
   return o + "'";
 }
 
-// Compiles L into <dir>/<hash>.so (written whole or not at all). False and a
-// warning when it cannot (no C++ compiler, a read-only folder).
-bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path) {
-  namespace fs = std::filesystem;
-  std::string tmp = so_path + ".tmp" + std::to_string(::getpid());
-  // Halide errors propagate: the JIT would fail the same way.
-  L.pipeline.compile_to_object(tmp + ".o", L.graph->arguments(), "proxc_cached", t);
-  const char* cxx = std::getenv("CXX");
-  std::string cmd = std::string(cxx && *cxx ? cxx : "c++") + " -shared -Wl,-Bsymbolic -o " + shell_quote(tmp + ".so") +
-                    " " + shell_quote(tmp + ".o") + " -lpthread -ldl 2>&1";
-  std::string log;
+// Runs a shell command; its exit status, and its output in *log.
+int run_command(const std::string& cmd, std::string* log) {
   int rc = -1;
-  if (FILE* f = ::popen(cmd.c_str(), "r")) {
+  if (FILE* f = ::popen((cmd + " 2>&1").c_str(), "r")) {
     char buf[512];
-    while (std::fgets(buf, sizeof buf, f)) log += buf;
+    while (std::fgets(buf, sizeof buf, f)) *log += buf;
     rc = ::pclose(f);
   }
+  return rc;
+}
+
+// Links objects into the shared object `so` (written whole or not at all).
+bool link_shared(const std::string& so, const std::string& inputs, const std::string& extra) {
+  namespace fs = std::filesystem;
+  std::string tmp = so + ".tmp" + std::to_string(::getpid());
+  const char* cxx = std::getenv("CXX");
+  std::string cmd = std::string(cxx && *cxx ? cxx : "c++") + " -shared -Wl,-Bsymbolic " + extra + " -o " +
+                    shell_quote(tmp) + " " + inputs + " -lpthread -ldl";
+  std::string log;
   std::error_code ec;
-  fs::remove(tmp + ".o", ec);
-  if (rc != 0) {
-    fs::remove(tmp + ".so", ec);
+  if (run_command(cmd, &log) != 0) {
+    fs::remove(tmp, ec);
     warn("cannot link a cached pipeline (" + cmd + "): " + log);
     return false;
   }
-  fs::rename(tmp + ".so", so_path, ec);
-  if (ec) {
-    fs::remove(tmp + ".so", ec);
-    return false;
+  fs::rename(tmp, so, ec);
+  if (ec) fs::remove(tmp, ec);
+  return !ec;
+}
+
+// The Halide runtime (allocation, thread pool, errors) of target t, compiled
+// once into the cache folder as runtime-<hash>.so and shared by the cached
+// pipelines of that target, which are compiled without one: LLVM spends
+// about 1.4 s on the runtime, which every pipeline would otherwise repeat.
+// Its file name, or "" when it cannot be built (pipelines then embed one).
+std::string shared_runtime(const std::string& dir, const Halide::Target& t) {
+  namespace fs = std::filesystem;
+  std::string hash = content_hash(std::string(kBuildId) + "|" + t.to_string());
+  hash = hash.substr(hash.find(':') + 1, 24);  // hex digits only: the name is also the soname
+  const std::string name = "runtime-" + hash + ".so";
+  const std::string so = (fs::path(dir) / name).string();
+  if (fs::exists(so)) return name;
+  const std::string obj = so + ".tmp" + std::to_string(::getpid()) + ".o";
+  std::error_code ec;
+  try {
+    Halide::compile_standalone_runtime(obj, t);
+  } catch (const Halide::Error&) {
+    fs::remove(obj, ec);
+    return "";
   }
-  return true;
+  const bool ok = link_shared(so, shell_quote(obj), "-Wl,-soname," + name);
+  fs::remove(obj, ec);
+  return ok ? name : "";
+}
+
+// Compiles L into <dir>/<hash>.so (written whole or not at all), against the
+// folder's shared runtime. False and a warning when it cannot (no C++
+// compiler, a read-only folder).
+bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path) {
+  namespace fs = std::filesystem;
+  const std::string dir = fs::path(so_path).parent_path().string();
+  const std::string runtime = shared_runtime(dir, t);
+  std::string obj = so_path + ".tmp" + std::to_string(::getpid()) + ".o";
+  // Halide errors propagate: the JIT would fail the same way.
+  // No bounds-query code either: the backend always passes whole buffers
+  // (less code for LLVM to compile).
+  const Halide::Target pt = t.with_feature(Halide::Target::NoBoundsQuery);
+  L.pipeline.compile_to_object(obj, L.graph->arguments(), "proxc_cached",
+                               runtime.empty() ? pt : pt.with_feature(Halide::Target::NoRuntime));
+  std::string inputs = shell_quote(obj);
+  if (!runtime.empty()) inputs += " " + shell_quote((fs::path(dir) / runtime).string()) + " -Wl,-rpath,'$ORIGIN'";
+  const bool ok = link_shared(so_path, inputs, "");
+  std::error_code ec;
+  fs::remove(obj, ec);
+  return ok;
 }
 
 // Keeps the cache folder under 1 GiB: the least recently written entries go first.
@@ -271,7 +316,8 @@ void prune_cache(const std::string& dir) {
   uintmax_t total = 0;
   std::error_code ec;
   for (const auto& f : fs::directory_iterator(dir, ec)) {
-    if (f.path().extension() != ".so") continue;
+    // Shared runtimes stay: every cached pipeline of their target needs one.
+    if (f.path().extension() != ".so" || f.path().filename().string().rfind("runtime-", 0) == 0) continue;
     total += f.file_size(ec);
     entries.push_back({f.last_write_time(ec), f.path()});
   }

@@ -119,14 +119,18 @@ class Lowerer {
       // inlined into their users, recomputed where they are read: memory
       // traffic, not arithmetic, bounds these pipelines, so a value is
       // inlined when recomputing it reads little. cost(n) estimates the
-      // loads of n's inlined expression per element: 1 for a buffer, the sum
+      // loads of n's inlined expression per element: 1 for a buffer, 0 for a
+      // scalar, the sum
       // over the operands for pointwise nodes and prox functions, the
       // operator's taps times that for forward and adjoint. A node used once
       // is inlined up to kInlineOnce loads, a shared one up to kInlineShared
       // (each use pays it again); reductions, extern stages and region
       // boundaries are always computed once.
       double c = 0;
-      for (const Step& a : n.args) c += cost_.count(canonical(a)) ? cost_.at(canonical(a)) : 1.0;
+      for (const Step& a : n.args) {
+        if (a->shape.empty()) continue;  // a scalar: loaded once, not per element
+        c += cost_.count(canonical(a)) ? cost_.at(canonical(a)) : 1.0;
+      }
       if (n.kind == StepKind::Forward || n.kind == StepKind::Adjoint) c *= operator_taps(n.expr);
       const bool inlinable = (is_pointwise(n.kind) || n.kind == StepKind::Prox ||
                               ((n.kind == StepKind::Forward || n.kind == StepKind::Adjoint) && c < kNever)) &&

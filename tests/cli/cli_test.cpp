@@ -303,6 +303,16 @@ TEST(CliCompile, ASecondProcessLoadsThePipelineFromTheDiskCache) {
   ASSERT_EQ(a.exit_code, 0) << a.out;
   ASSERT_EQ(b.exit_code, 0) << b.out;
   EXPECT_EQ(read_file(dir + "/a.npy"), read_file(dir + "/b.npy"));
+  // Two pipelines (ladmm, pc) in the folder share one Halide runtime, compiled once.
+  int runtimes = 0, pipelines = 0;
+  for (const auto& f : std::filesystem::directory_iterator(cache)) {
+    const std::string name = f.path().filename().string();
+    if (f.path().extension() != ".so") continue;
+    if (name.rfind("runtime-", 0) == 0) ++runtimes;
+    else ++pipelines;
+  }
+  EXPECT_EQ(runtimes, 1);
+  EXPECT_EQ(pipelines, 2);
 }
 
 TEST(CliCompile, EmitsTheGeneratorSourceAndTakesASchedule) {
