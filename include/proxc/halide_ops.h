@@ -449,6 +449,10 @@ class Graph {
       out.f(reversed(dst)) += t.w[k] * call(y, src);
     }
     schedule_at_root(out);
+    if (schedule_ == Schedule::Default) {
+      // The scatters run serially (two may write one pixel): said so, not a forgotten schedule.
+      for (int k = 0; k < out.f.num_update_definitions(); ++k) out.f.update(k).unscheduled();
+    }
     return rec(out, "warp_t", h, y0, ext);
   }
 
@@ -663,6 +667,7 @@ class Graph {
     if (schedule_ != Schedule::Default) return false;
     const size_t ia = static_cast<size_t>(a), ib = static_cast<size_t>(b);
     if (ia >= outputs_.size() || ib >= outputs_.size() || ia == ib) fail("fuse_outputs: no such pair of outputs");
+    if (merged_.count(a) || merged_.count(b)) return false;
     Halide::Func fa = outputs_[ia], fb = outputs_[ib];
     auto fusable = [&](const Halide::Func& f, const Ext& ext) {
       return ext.size() >= 2 && f.defined() && !f.is_extern() && f.num_update_definitions() == 0 &&
@@ -682,28 +687,13 @@ class Graph {
     std::set<std::string> seen;
     std::function<void(const Halide::Internal::Function&)> visit = [&](const Halide::Internal::Function& f) {
       if (!seen.insert(f.name()).second) return;
-      std::vector<Halide::Expr> exprs = f.definition().values();
-      for (const Halide::Internal::Definition& u : f.updates()) {
-        exprs.insert(exprs.end(), u.values().begin(), u.values().end());
-        exprs.insert(exprs.end(), u.args().begin(), u.args().end());
-      }
-      struct Calls : Halide::Internal::IRVisitor {
-        std::vector<Halide::Internal::Function> funcs;
-        using Halide::Internal::IRVisitor::visit;
-        void visit(const Halide::Internal::Call* op) override {
-          if (op->call_type == Halide::Internal::Call::Halide && op->func.defined()) funcs.emplace_back(op->func);
-          Halide::Internal::IRVisitor::visit(op);
-        }
-      } calls;
-      for (const Halide::Expr& e : exprs) e.accept(&calls);
       std::set<std::string> called;
-      for (const Halide::Internal::Function& g : calls.funcs) {
+      for (const Halide::Internal::Function& g : direct_calls(definition_exprs(f))) {
         if (members.count(g.name())) {
           if (called.insert(g.name()).second) callers[g.name()].emplace_back(f);
-          continue;
+        } else if (!computed_at_root(g)) {
+          visit(g);
         }
-        const bool root = materialized_.count(g.name()) || output_funcs_.count(g.name()) || g.has_extern_definition();
-        if (!root) visit(g);
       }
     };
     visit(fb.function());
@@ -719,6 +709,100 @@ class Graph {
     }
     fused_with_[b] = a;
     fb.compute_with(fa, Halide::Var("px_0"));
+    return true;
+  }
+
+  // The Funcs an expression calls directly (Halide Funcs only, not buffers).
+  static std::vector<Halide::Internal::Function> direct_calls(const std::vector<Halide::Expr>& exprs) {
+    struct Calls : Halide::Internal::IRVisitor {
+      std::vector<Halide::Internal::Function> funcs;
+      using Halide::Internal::IRVisitor::visit;
+      void visit(const Halide::Internal::Call* op) override {
+        if (op->call_type == Halide::Internal::Call::Halide && op->func.defined()) funcs.emplace_back(op->func);
+        Halide::Internal::IRVisitor::visit(op);
+      }
+    } calls;
+    for (const Halide::Expr& e : exprs) e.accept(&calls);
+    return calls.funcs;
+  }
+  // The expressions of a Func's definitions (values, and update arguments).
+  static std::vector<Halide::Expr> definition_exprs(const Halide::Internal::Function& f) {
+    std::vector<Halide::Expr> exprs = f.definition().values();
+    for (const Halide::Internal::Definition& u : f.updates()) {
+      exprs.insert(exprs.end(), u.values().begin(), u.values().end());
+      exprs.insert(exprs.end(), u.args().begin(), u.args().end());
+    }
+    return exprs;
+  }
+  bool computed_at_root(const Halide::Internal::Function& g) const {
+    return materialized_.count(g.name()) || output_funcs_.count(g.name()) || g.has_extern_definition();
+  }
+  // Whether e calls the Func `name` through Funcs that are inlined into it.
+  bool calls_through_inlined(const Halide::Expr& e, const std::string& name) const {
+    std::set<std::string> seen;
+    std::function<bool(const std::vector<Halide::Expr>&)> go = [&](const std::vector<Halide::Expr>& exprs) {
+      for (const Halide::Internal::Function& g : direct_calls(exprs)) {
+        if (g.name() == name) return true;
+        if (computed_at_root(g) || !seen.insert(g.name()).second) continue;
+        if (go(definition_exprs(g))) return true;
+      }
+      return false;
+    };
+    for (const Halide::Internal::Function& g : direct_calls({e})) {
+      if (g.name() != name && !computed_at_root(g) && seen.insert(g.name()).second && go(definition_exprs(g))) return true;
+    }
+    return false;
+  }
+
+  /// Computes output b in the loop of output a, as one Tuple-valued Func
+  /// (a, b): for b a pointwise function of a (b reads a at its own position,
+  /// directly, plus other buffers), such as Pock–Chambolle's x̄ = 2x⁺ − x next
+  /// to x⁺. b then uses a's value in registers instead of a second pass that
+  /// reads a's buffer back. Outputs a and b must be consecutive (a Tuple's
+  /// buffers are), of rank 2, pure, a computed at root. False (nothing
+  /// changes) otherwise. Consumers of a other than b (a check's reductions)
+  /// still read a separately computed a, only on the runs that need them.
+  bool pair_outputs(int a, int b) {
+    if (record_) *record_ << "  g.pair_outputs(" << args(a, b) << ");\n";
+    if (schedule_ != Schedule::Default) return false;
+    const size_t ia = static_cast<size_t>(a), ib = static_cast<size_t>(b);
+    if (ib != ia + 1 || ib >= outputs_.size() || merged_.count(a) || merged_.count(b)) return false;
+    Halide::Func fa = outputs_[ia], fb = outputs_[ib];
+    auto pure = [](const Halide::Func& f) {
+      return f.defined() && !f.is_extern() && f.num_update_definitions() == 0 && f.outputs() == 1 && f.args().size() == 2;
+    };
+    if (!output_funcs_.count(fa.name()) || !pure(fa) || !pure(fb) || output_ext_[ia].size() != 2) return false;
+    const std::vector<Halide::Var> va = fa.args(), vb = fb.args();
+    if (va[0].name() != vb[0].name() || va[1].name() != vb[1].name()) return false;
+    // b's definition with its reads of a (at its own position) replaced by a's definition.
+    struct Substitute : Halide::Internal::IRMutator {
+      std::string name;
+      std::vector<Halide::Var> vars;
+      Halide::Expr value;
+      bool pointwise = true;
+      int replaced = 0;
+      using Halide::Internal::IRMutator::visit;
+      Halide::Expr visit(const Halide::Internal::Call* op) override {
+        if (op->call_type != Halide::Internal::Call::Halide || op->name != name) return IRMutator::visit(op);
+        for (size_t i = 0; i < op->args.size(); ++i) {
+          const auto* v = op->args[i].as<Halide::Internal::Variable>();
+          pointwise = pointwise && v && v->name == vars[i].name();
+        }
+        ++replaced;
+        return value;
+      }
+    } sub;
+    sub.name = fa.name();
+    sub.vars = va;
+    sub.value = fa.value();
+    Halide::Expr vb_value = sub.mutate(fb.value());
+    if (!sub.pointwise || sub.replaced == 0 || calls_through_inlined(vb_value, fa.name())) return false;
+    Halide::Func t(fa.name() + "_and_" + fb.name());
+    t(va) = Halide::Tuple(fa.value(), vb_value);
+    std::vector<Halide::Var> numpy = {va[1], va[0]};
+    schedule_root(t, numpy, extents(output_ext_[ia]), false);
+    outputs_[ia] = t;
+    merged_.insert(b);
     return true;
   }
 
@@ -784,7 +868,14 @@ class Graph {
     return r;
   }
 
-  Halide::Pipeline pipeline() const { return Halide::Pipeline(outputs_); }
+  /// The outputs' Funcs in order (a Tuple-valued one for a pair stands for both).
+  Halide::Pipeline pipeline() const {
+    std::vector<Halide::Func> funcs;
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      if (!merged_.count(static_cast<int>(k))) funcs.push_back(outputs_[k]);
+    }
+    return Halide::Pipeline(funcs);
+  }
   const std::vector<Halide::Func>& outputs() const { return outputs_; }
 
   /// The pipeline's arguments in order: inputs (by name), params (by name),
@@ -1250,6 +1341,7 @@ class Graph {
   std::set<std::string> black_boxes_;
   std::set<std::string> output_funcs_;  ///< materialized values that are outputs themselves
   std::map<int, int> fused_with_;       ///< output -> the output whose row loop it shares
+  std::set<int> merged_;                ///< outputs computed as the second value of a pair (pair_outputs)
   std::map<std::string, Halide::Func> partials_;  ///< row-parallel reductions: their row sums, by Val id
   Halide::Func last_partial_;
   std::map<std::string, Halide::ImageParam> inputs_;

@@ -120,12 +120,11 @@ class Lowerer {
       // traffic, not arithmetic, bounds these pipelines, so a value is
       // inlined when recomputing it reads little. cost(n) estimates the
       // loads of n's inlined expression per element: 1 for a buffer, 0 for a
-      // scalar, the sum
-      // over the operands for pointwise nodes and prox functions, the
-      // operator's taps times that for forward and adjoint. A node used once
-      // is inlined up to kInlineOnce loads, a shared one up to kInlineShared
-      // (each use pays it again); reductions, extern stages and region
-      // boundaries are always computed once.
+      // scalar, the sum over the operands for pointwise nodes and prox
+      // functions, the operator's taps times that for forward and adjoint.
+      // A node used once is inlined up to kInlineOnce loads, a shared one up
+      // to kInlineShared (each use pays it again); reductions, extern stages
+      // and region boundaries are always computed once.
       double c = 0;
       for (const Step& a : n.args) {
         if (a->shape.empty()) continue;  // a scalar: loaded once, not per element
@@ -141,7 +140,6 @@ class Lowerer {
       const bool fuse = inlinable && !shared_output && c <= (uses[&n] <= 1 ? kInlineOnce : kInlineShared);
       if (!fuse && n.kind != StepKind::Input && n.kind != StepKind::Param && n.kind != StepKind::Constant) {
         graph_->materialize(v);
-        root_.insert(&n);
       } else if (fuse) {
         cost_[&n] = std::max(c, 1.0);
       }
@@ -152,7 +150,8 @@ class Lowerer {
       Halide::Func f = graph_->output(name, v, extents(s->shape));
       out_.outputs.push_back({name, f, v.rank(), s->shape});
     }
-    fuse_outputs(nodes, canon, index);
+    pair_outputs(nodes, canon, index);
+    fuse_loops(nodes, canon, index);
     out_.graph = graph_;
     out_.pipeline = graph_->pipeline();
     out_.key = record_.str();
@@ -160,13 +159,29 @@ class Lowerer {
   }
 
  private:
+  // An output that is a pointwise function of the output just before it
+  // (Pock–Chambolle's x̄ = 2x⁺ − x after x⁺) is computed with it, as one
+  // Tuple-valued Func (Graph::pair_outputs): no second pass reading x⁺ back.
+  void pair_outputs(const std::vector<Step>& nodes, const std::vector<int>& canon,
+                    const std::unordered_map<const StepNode*, int>& index) {
+    auto node = [&](const Step& s) { return nodes[static_cast<size_t>(canon[static_cast<size_t>(index.at(s.get()))])].get(); };
+    for (size_t k = 0; k + 1 < p_.outputs.size(); ++k) {
+      const StepNode* a = node(p_.outputs[k].second);
+      const StepNode* b = node(p_.outputs[k + 1].second);
+      if (a == b || a->shape.size() != 2 || b->shape != a->shape || !is_pointwise(b->kind)) continue;
+      bool reads_a = false;
+      for (const Step& arg : b->args) reads_a = reads_a || node(arg) == a;
+      if (reads_a && graph_->pair_outputs(static_cast<int>(k), static_cast<int>(k + 1))) ++k;
+    }
+  }
+
   // Array outputs computed in one loop over rows (Graph::fuse_outputs), in
   // groups of outputs of as many rows none of which depends on another: the
   // iteration of a primal-dual solver so updates all its dual variables in
   // one pass, reading the primal ones they share once. (Fusing an output
   // with one it reads pointwise, by recomputing it, measured slower: the
   // x-update of Pock–Chambolle is about as costly to compute as to load.)
-  void fuse_outputs(const std::vector<Step>& nodes, const std::vector<int>& canon,
+  void fuse_loops(const std::vector<Step>& nodes, const std::vector<int>& canon,
                     const std::unordered_map<const StepNode*, int>& index) {
     const size_t n = nodes.size();
     auto id = [&](const Step& s) { return canon[static_cast<size_t>(index.at(s.get()))]; };
@@ -180,50 +195,51 @@ class Lowerer {
         for (size_t k = 0; k < n; ++k) reach[i][k] |= reach[j][k];
       }
     }
-    struct Group {
-      int leader;
-      std::vector<size_t> members;  // canonical nodes
+    // Greedily: each candidate (a canonical node, its rows, a handle for
+    // `fuse`) joins the first group of as many rows none of whose members it
+    // depends on or feeds, if fuse(the group's first handle, its handle)
+    // takes it; else it starts a group.
+    struct Candidate {
+      size_t node;
+      int64_t rows;
+      int handle;
     };
-    std::vector<Group> groups;
+    auto group = [&](const std::vector<Candidate>& candidates, const std::function<bool(int, int)>& fuse) {
+      std::vector<std::vector<Candidate>> groups;
+      for (const Candidate& c : candidates) {
+        bool joined = false;
+        for (std::vector<Candidate>& g : groups) {
+          if (g[0].rows != c.rows) continue;
+          bool independent = true;
+          for (const Candidate& m : g) independent = independent && !reach[m.node][c.node] && !reach[c.node][m.node];
+          if (independent && fuse(g[0].handle, c.handle)) {
+            g.push_back(c);
+            joined = true;
+            break;
+          }
+        }
+        if (!joined) groups.push_back({c});
+      }
+    };
+    std::vector<Candidate> outputs;
     std::set<size_t> placed;
     for (size_t k = 0; k < p_.outputs.size(); ++k) {
       const Step& s = p_.outputs[k].second;
       const size_t b = static_cast<size_t>(id(s));
-      if (s->shape.size() < 2 || !placed.insert(b).second) continue;
-      auto compatible = [&](size_t a) { return !reach[a][b] && !reach[b][a]; };
-      bool joined = false;
-      for (Group& g : groups) {
-        if (nodes[static_cast<size_t>(id(p_.outputs[static_cast<size_t>(g.leader)].second))]->shape[0] != s->shape[0]) continue;
-        bool ok = true;
-        for (size_t a : g.members) ok = ok && compatible(a);
-        if (ok && graph_->fuse_outputs(g.leader, static_cast<int>(k))) {
-          g.members.push_back(b);
-          joined = true;
-          break;
-        }
-      }
-      if (!joined) groups.push_back({static_cast<int>(k), {b}});
+      if (s->shape.size() >= 2 && placed.insert(b).second) outputs.push_back({b, s->shape[0], static_cast<int>(k)});
     }
+    group(outputs, [&](int a, int b) { return graph_->fuse_outputs(a, b); });
     // Reductions of arrays of as many rows, none depending on another, share
     // one loop over rows too (Graph::fuse_reductions).
-    std::vector<std::vector<size_t>> reductions;
+    std::vector<Candidate> reductions;
     for (size_t i = 0; i < n; ++i) {
       if (canon[i] != static_cast<int>(i) || !is_reduction(nodes[i]->kind)) continue;
       const Shape& shape = nodes[i]->args[0]->shape;
-      if (shape.size() < 2) continue;
-      bool joined = false;
-      for (std::vector<size_t>& g : reductions) {
-        if (nodes[g[0]]->args[0]->shape[0] != shape[0]) continue;
-        bool ok = true;
-        for (size_t a : g) ok = ok && !reach[a][i] && !reach[i][a];
-        if (ok && graph_->fuse_reductions(vals_.at(nodes[g[0]].get()), vals_.at(nodes[i].get()))) {
-          g.push_back(i);
-          joined = true;
-          break;
-        }
-      }
-      if (!joined) reductions.push_back({i});
+      if (shape.size() >= 2) reductions.push_back({i, shape[0], static_cast<int>(i)});
     }
+    group(reductions, [&](int a, int b) {
+      return graph_->fuse_reductions(vals_.at(nodes[static_cast<size_t>(a)].get()), vals_.at(nodes[static_cast<size_t>(b)].get()));
+    });
   }
 
   static bool is_pointwise(StepKind k) {
@@ -564,7 +580,6 @@ class Lowerer {
   Lowered out_;
   std::unordered_map<const StepNode*, Val> vals_;
   std::unordered_map<const StepNode*, double> cost_;  // inlined nodes: loads per element
-  std::set<const StepNode*> root_;                     // nodes computed at root
   std::unordered_map<const ExprNode*, Val> data_vals_;
   std::map<std::pair<const ExprNode*, Shape>, int> otf_slots_;
 };

@@ -283,7 +283,8 @@ TEST(CliCompile, PrintsTheStepProgramAndHalidesForms) {
 }
 
 TEST(CliCompile, ASecondProcessLoadsThePipelineFromTheDiskCache) {
-  std::string cache = test::temp_dir() + "/cache";
+  const std::string dir = test::temp_dir();  // (each call empties the test's folder)
+  std::string cache = dir + "/cache";
   std::string args = "compile " + example("inpaint.prox") + " --solver ladmm --cache-dir " + shell_quote(cache);
   auto first = proxc(args);
   ASSERT_EQ(first.exit_code, 0) << first.out;
@@ -295,7 +296,6 @@ TEST(CliCompile, ASecondProcessLoadsThePipelineFromTheDiskCache) {
   auto off = proxc("compile " + example("inpaint.prox") + " --solver ladmm --cache-dir off");
   EXPECT_THAT(off.out, HasSubstr("1 pipeline compiled, 0 loaded from the on-disk cache (off)"));
   // A solve from the cache gives the same result as one compiled in process.
-  std::string dir = test::temp_dir();
   auto a = proxc("solve " + example("inpaint.prox") + " --iters 20 --eps-abs 0 --eps-rel 0 --cache-dir " +
                  shell_quote(cache) + " -o " + shell_quote(dir + "/a.npy"));
   auto b = proxc("solve " + example("inpaint.prox") + " --iters 20 --eps-abs 0 --eps-rel 0 --cache-dir off -o " +
@@ -305,14 +305,16 @@ TEST(CliCompile, ASecondProcessLoadsThePipelineFromTheDiskCache) {
   EXPECT_EQ(read_file(dir + "/a.npy"), read_file(dir + "/b.npy"));
   // Two pipelines (ladmm, pc) in the folder share one Halide runtime, compiled once.
   int runtimes = 0, pipelines = 0;
+  std::string listing;
   for (const auto& f : std::filesystem::directory_iterator(cache)) {
     const std::string name = f.path().filename().string();
+    listing += name + " ";
     if (f.path().extension() != ".so") continue;
     if (name.rfind("runtime-", 0) == 0) ++runtimes;
     else ++pipelines;
   }
-  EXPECT_EQ(runtimes, 1);
-  EXPECT_EQ(pipelines, 2);
+  EXPECT_EQ(runtimes, 1) << listing;
+  EXPECT_EQ(pipelines, 2) << listing << a.out;
 }
 
 TEST(CliCompile, EmitsTheGeneratorSourceAndTakesASchedule) {
