@@ -656,11 +656,10 @@ class Graph {
   /// Computes output b in the same loop over rows as output a (Halide's
   /// compute_with at the outermost, parallel, row loop): each row of b is
   /// computed right after the same row of a, while the values both read are
-  /// still in cache. Where b reads a (pointwise: the caller checks), b
-  /// recomputes a's expression instead of reading a's buffer (clone_in), as
-  /// fused stages cannot be producer and consumer. Both must be pure outputs
-  /// at root of rank >= 2 with the same number of rows; otherwise nothing
-  /// changes (false).
+  /// still in cache. Neither may read the other, nor anything else fused
+  /// with a (the caller checks: fused stages cannot be producer and
+  /// consumer). Both must be pure outputs at root of rank >= 2 with the same
+  /// number of rows; otherwise nothing changes (false).
   bool fuse_outputs(int a, int b) {
     // Outputs are rows-first: px_0 is the outermost loop of every output at root.
     if (record_) *record_ << "  g.fuse_outputs(" << args(a, b) << ");\n";
@@ -676,38 +675,6 @@ class Graph {
     // (Their rows are run-time extents: the caller knows they are equal;
     // Halide would run the union of both ranges, each stage within its own.)
     if (!fusable(fa, output_ext_[ia]) || !fusable(fb, output_ext_[ib])) return false;
-    // The members of a's group (a, and what was fused with it before): b
-    // recomputes those it reads. Their callers among the inlined Funcs of b's
-    // definition (b included), by member.
-    std::map<std::string, Halide::Func> members = {{fa.name(), fa}};
-    for (const auto& [member, leader] : fused_with_) {
-      if (leader == a) members[outputs_[static_cast<size_t>(member)].name()] = outputs_[static_cast<size_t>(member)];
-    }
-    std::map<std::string, std::vector<Halide::Func>> callers;
-    std::set<std::string> seen;
-    std::function<void(const Halide::Internal::Function&)> visit = [&](const Halide::Internal::Function& f) {
-      if (!seen.insert(f.name()).second) return;
-      std::set<std::string> called;
-      for (const Halide::Internal::Function& g : direct_calls(definition_exprs(f))) {
-        if (members.count(g.name())) {
-          if (called.insert(g.name()).second) callers[g.name()].emplace_back(f);
-        } else if (!computed_at_root(g)) {
-          visit(g);
-        }
-      }
-    };
-    visit(fb.function());
-    for (auto& [name, funcs] : callers) {
-      // The clone starts with the member's schedule (vectorized, at root):
-      // give it the schedule of a fresh, inlined Func of the same arguments.
-      Halide::Func member = members.at(name);
-      Halide::Func clone = member.clone_in(funcs);
-      Halide::Func fresh(name + "_inline");
-      fresh(member.args()) = member.value();
-      clone.function().schedule() = Halide::Internal::FuncSchedule();
-      clone.function().definition().schedule() = fresh.function().definition().schedule().get_copy();
-    }
-    fused_with_[b] = a;
     fb.compute_with(fa, Halide::Var("px_0"));
     return true;
   }
@@ -737,7 +704,7 @@ class Graph {
   bool computed_at_root(const Halide::Internal::Function& g) const {
     return materialized_.count(g.name()) || output_funcs_.count(g.name()) || g.has_extern_definition();
   }
-  // Whether e calls the Func `name` through Funcs that are inlined into it.
+  // Whether e calls the Func `name`, directly or through Funcs inlined into it.
   bool calls_through_inlined(const Halide::Expr& e, const std::string& name) const {
     std::set<std::string> seen;
     std::function<bool(const std::vector<Halide::Expr>&)> go = [&](const std::vector<Halide::Expr>& exprs) {
@@ -748,10 +715,7 @@ class Graph {
       }
       return false;
     };
-    for (const Halide::Internal::Function& g : direct_calls({e})) {
-      if (g.name() != name && !computed_at_root(g) && seen.insert(g.name()).second && go(definition_exprs(g))) return true;
-    }
-    return false;
+    return go({e});
   }
 
   /// Computes output b in the loop of output a, as one Tuple-valued Func
@@ -1340,7 +1304,6 @@ class Graph {
   std::set<std::string> materialized_;
   std::set<std::string> black_boxes_;
   std::set<std::string> output_funcs_;  ///< materialized values that are outputs themselves
-  std::map<int, int> fused_with_;       ///< output -> the output whose row loop it shares
   std::set<int> merged_;                ///< outputs computed as the second value of a pair (pair_outputs)
   std::map<std::string, Halide::Func> partials_;  ///< row-parallel reductions: their row sums, by Val id
   Halide::Func last_partial_;

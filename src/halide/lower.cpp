@@ -178,9 +178,9 @@ class Lowerer {
   // Array outputs computed in one loop over rows (Graph::fuse_outputs), in
   // groups of outputs of as many rows none of which depends on another: the
   // iteration of a primal-dual solver so updates all its dual variables in
-  // one pass, reading the primal ones they share once. (Fusing an output
-  // with one it reads pointwise, by recomputing it, measured slower: the
-  // x-update of Pock–Chambolle is about as costly to compute as to load.)
+  // one pass, reading the primal ones they share once. (An output reading
+  // another pointwise is paired with it instead, see pair_outputs:
+  // recomputing the other in a fused loop measured slower.)
   void fuse_loops(const std::vector<Step>& nodes, const std::vector<int>& canon,
                     const std::unordered_map<const StepNode*, int>& index) {
     const size_t n = nodes.size();

@@ -618,6 +618,11 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     for (size_t v = 0; v < l.vars.size(); ++v) checked_x[l.name(v)] = state.at(l.name(v));
   };
   keep_checked();
+  // A run's outputs become the state; the arrays they replace are the next
+  // run's output storage.
+  auto adopt_outputs = [&] {
+    for (auto& [k, a] : out.arrays) std::swap(state[k], a);
+  };
   bool state_whole = true;  // false when a divergence left only the variables restored
   while (it < options.max_iters) {
     double rho = 1;
@@ -687,7 +692,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     step->run_into(in, &out);  // into the arrays of two iterations ago
     ran += options.fuse;
     if (!check) {
-      for (auto& [k, a] : out.arrays) std::swap(state[k], a);
+      adopt_outputs();
       it = done;
       stop_next = (options.interrupt && options.interrupt->load()) ||
                   (options.time_limit_s > 0 && since(start) >= options.time_limit_s);
@@ -718,7 +723,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
       sum.iterations = checked_iteration;
       break;
     }
-    for (auto& [k, a] : out.arrays) std::swap(state[k], a);
+    adopt_outputs();
     it = done;
     result.history.push_back(info);
     sum.last = info;
