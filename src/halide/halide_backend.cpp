@@ -263,8 +263,8 @@ bool link_shared(const std::string& so, const std::string& inputs, const std::st
 
 // The Halide runtime (allocation, thread pool, errors) of target t, compiled
 // once into the cache folder as runtime-<hash>.so and shared by the cached
-// pipelines of that target, which are compiled without one: LLVM spends
-// about 1.4 s on the runtime, which every pipeline would otherwise repeat.
+// pipelines of that target, which are compiled without one: every pipeline
+// would otherwise compile it again (1.4 s alone, in a fresh process).
 // Its file name, or "" when it cannot be built (pipelines then embed one).
 std::string shared_runtime(const std::string& dir, const Halide::Target& t) {
   namespace fs = std::filesystem;
