@@ -591,9 +591,9 @@ class Graph {
       Halide::Expr red = kind == "max_abs" ? Halide::maximum(element(i)) : Halide::sum(element(i));
       return rec(define0(kind, red), "reduce", kind, a0, b0, gate);
     }
-    last_partial_ = Halide::Func();
-    Val v = rec(parallel_reduce(kind, a0, element, combine, on), "reduce", kind, a0, b0, gate);
-    if (last_partial_.defined()) partials_[v.id] = last_partial_;
+    Halide::Func row_sums;
+    Val v = rec(parallel_reduce(kind, a0, element, combine, on, &row_sums), "reduce", kind, a0, b0, gate);
+    if (row_sums.defined()) partials_[v.id] = row_sums;
     return v;
   }
   /// x = (a·I + c·KᵀK)⁻¹ rhs (a, c: scalars of constants and parameters, not
@@ -1001,9 +1001,12 @@ class Graph {
   // axis is the last one of run-time extent; shorter trailing axes of
   // compile-time extent (gradient components, colour channels) are folded
   // into each element's value, unrolled. The operand is inlined into the
-  // partial sums unless it is already computed at root.
+  // partial sums unless it is already computed at root. `on`, if defined,
+  // gates the reduction (see reduce); *row_sums is set to partial when rows
+  // are rows of the array (not chunks), for fuse_reductions.
   template <typename Element, typename Combine>
-  Val parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine, Halide::Expr on) {
+  Val parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine, Halide::Expr on,
+                      Halide::Func* row_sums) {
     constexpr int kLanes = 8;
     constexpr int kChunk = 16384;
     const int rank = a.rank();
@@ -1057,7 +1060,7 @@ class Graph {
     partial(lane, row) = combine(partial(lane, row), value_at(middle(r, 1), pos));
     partial.compute_root().vectorize(lane, kLanes);
     partial.update().parallel(row).vectorize(lane, kLanes);
-    if (!chunked) last_partial_ = partial;  // fuse_reductions may share its row loop
+    if (!chunked) *row_sums = partial;  // fuse_reductions may share its row loop
     // The rest: n mod kLanes positions per row, or the elements after the
     // last whole chunk.
     Halide::Expr done = chunked ? rows * kChunk : groups * kLanes;
@@ -1306,7 +1309,6 @@ class Graph {
   std::set<std::string> output_funcs_;  ///< materialized values that are outputs themselves
   std::set<int> merged_;                ///< outputs computed as the second value of a pair (pair_outputs)
   std::map<std::string, Halide::Func> partials_;  ///< row-parallel reductions: their row sums, by Val id
-  Halide::Func last_partial_;
   std::map<std::string, Halide::ImageParam> inputs_;
   std::map<std::string, Halide::Param<double>> params_;
   std::map<int, Halide::ImageParam> data_;
