@@ -70,6 +70,17 @@ class Graph {
   explicit Graph(Schedule schedule = Schedule::Default, std::ostream* record = nullptr)
       : schedule_(schedule), record_(record) {}
 
+  /// A promise that every run-time extent the pipeline runs with is at
+  /// least n (the caller keeps it: proxc keys compiled pipelines on it, and
+  /// Halide checks the outputs' extents when it runs). With n >= 8 the
+  /// vectorized loops need no tail copies: the last vector of a row shifts
+  /// inwards, and a reduction takes each row's remainder in its vector loop
+  /// (less code: LLVM's compile time is most of the JIT's). Call it first.
+  void assume_min_extent(int n) {
+    if (record_) *record_ << "  g.assume_min_extent(" << n << ");\n";
+    min_extent_ = n;
+  }
+
   // ---- Slots and buffers ----
 
   /// Extent slot i (created on first use), or the constant −i when i < 0.
@@ -106,6 +117,7 @@ class Graph {
       it = inputs_.emplace(name, Halide::ImageParam(Halide::Float(32), static_cast<int>(ext.size()), "in_" + name)).first;
     }
     buffer_ext_[it->second.name()] = ext;
+    dense_strides(it->second, ext);
     return rec(buffer("input_" + name, it->second, ext), "input", name, ext);
   }
   /// Data array slot i (a constant of the problem: b, a kernel, a mask).
@@ -116,6 +128,7 @@ class Graph {
                .first;
     }
     buffer_ext_[it->second.name()] = ext;
+    dense_strides(it->second, ext);
     return rec(buffer("data_f" + std::to_string(i), it->second, ext), "data", i, ext);
   }
 
@@ -836,9 +849,29 @@ class Graph {
   Halide::Pipeline pipeline() const {
     std::vector<Halide::Func> funcs;
     for (size_t k = 0; k < outputs_.size(); ++k) {
-      if (!merged_.count(static_cast<int>(k))) funcs.push_back(outputs_[k]);
+      if (merged_.count(static_cast<int>(k))) continue;
+      funcs.push_back(outputs_[k]);
+      for (Halide::OutputImageParam b : funcs.back().output_buffers()) dense_strides(b, output_ext_[k]);
     }
     return Halide::Pipeline(funcs);
+  }
+
+  /// Arrays are dense (numpy order, no padding): each axis's stride is the
+  /// product of the extents inside it. Where those extents are known at
+  /// compile time (short trailing axes: gradient components, colour
+  /// channels), the strides are constrained to match, so Halide loads and
+  /// stores such arrays densely with shuffles instead of gathering and
+  /// scattering 8 lanes at a run-time stride. (Halide checks the buffers
+  /// it is given against them.)
+  static void dense_strides(Halide::OutputImageParam b, const Ext& ext) {
+    const int rank = static_cast<int>(ext.size());
+    int stride = 1;
+    for (int d = 0; d + 1 < rank; ++d) {  // Halide's dimensions, innermost first
+      const int e = ext[static_cast<size_t>(rank - 1 - d)];
+      if (e >= 0) break;  // a run-time extent: the strides outside it are run-time values
+      stride *= -e;
+      b.dim(d + 1).set_stride(stride);
+    }
   }
   const std::vector<Halide::Func>& outputs() const { return outputs_; }
 
@@ -997,7 +1030,8 @@ class Graph {
   // 1-D array) whose index along the lane axis is ≡ lane (mod kLanes), over
   // the whole groups of kLanes, in parallel over rows and vectorized over
   // lanes (dense loads: no index is clamped); tail(row) takes the last
-  // n mod kLanes elements of each row; the total combines both. The lane
+  // n mod kLanes elements of each row (or, when every extent is at least
+  // kLanes, the vector loop does: see `shifted`); the total combines both. The lane
   // axis is the last one of run-time extent; shorter trailing axes of
   // compile-time extent (gradient components, colour channels) are folded
   // into each element's value, unrolled. The operand is inlined into the
@@ -1022,7 +1056,12 @@ class Graph {
     Halide::Var lane("lane"), row("row");
     Halide::Expr n = a.ext[static_cast<size_t>(lane_axis)];
     Halide::Expr rows = chunked ? n / kChunk : a.ext[0];
-    Halide::Expr groups = chunked ? Halide::Expr(kChunk / kLanes) : n / kLanes;
+    // With every extent at least kLanes (assume_min_extent), a row's last,
+    // partial group of lanes is taken in the vector loop: that group starts
+    // kLanes before the row's end and counts only its lanes past the whole
+    // groups. Otherwise a scalar tail loop takes them.
+    const bool shifted = !chunked && min_extent_ >= kLanes;
+    Halide::Expr groups = chunked ? Halide::Expr(kChunk / kLanes) : shifted ? (n + kLanes - 1) / kLanes : n / kLanes;
     if (on.defined()) rows = Halide::select(on, rows, 0);  // gated off: no rows
     // The value at lane-axis position `pos` (and the other axes at i).
     auto value_at = [&](Coords i, Halide::Expr pos) {
@@ -1054,13 +1093,21 @@ class Graph {
     Halide::Region main_ranges = {Halide::Range(0, groups)};
     middle_ranges(&main_ranges);
     Halide::RDom r(main_ranges);
-    Halide::Expr pos = chunked ? row * kChunk + r[0] * kLanes + lane : r[0] * kLanes + lane;
+    Halide::Expr pos = chunked   ? row * kChunk + r[0] * kLanes + lane
+                       : shifted ? Halide::min(r[0] * kLanes, n - kLanes) + lane
+                                 : r[0] * kLanes + lane;
+    Halide::Expr value = value_at(middle(r, 1), pos);
+    if (shifted) value = Halide::select(pos >= r[0] * kLanes, value, zero);
     Halide::Func partial(kind + "_partial" + std::to_string(counter_++));
     partial(lane, row) = zero;
-    partial(lane, row) = combine(partial(lane, row), value_at(middle(r, 1), pos));
+    partial(lane, row) = combine(partial(lane, row), value);
     partial.compute_root().vectorize(lane, kLanes);
     partial.update().parallel(row).vectorize(lane, kLanes);
     if (!chunked) *row_sums = partial;  // fuse_reductions may share its row loop
+    Halide::RDom all(0, kLanes, 0, rows);
+    Halide::Expr p = partial(all.x, all.y);
+    Halide::Expr total = kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p);
+    if (shifted) return define0(kind, total);
     // The rest: n mod kLanes positions per row, or the elements after the
     // last whole chunk.
     Halide::Expr done = chunked ? rows * kChunk : groups * kLanes;
@@ -1072,9 +1119,6 @@ class Graph {
     tail(row) = combine(tail(row), value_at(middle(t, 1), done + t[0]));
     tail.compute_root();
     if (!chunked) tail.update().parallel(row);
-    Halide::RDom all(0, kLanes, 0, rows);
-    Halide::Expr p = partial(all.x, all.y);
-    Halide::Expr total = kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p);
     Halide::Expr rest;
     if (chunked) {
       rest = tail(0);
@@ -1085,8 +1129,15 @@ class Graph {
     return define0(kind, combine(total, rest));
   }
 
-  static void schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,
-                            bool small_inner, int unroll_from = 2) {
+  // Vectors of 8 along a run-time extent: when every run-time extent is at
+  // least 8 (assume_min_extent), the last vector of a row shifts inwards
+  // and recomputes a few elements; otherwise a guarded tail (a second copy
+  // of the loop body).
+  Halide::TailStrategy vector_tail() const {
+    return min_extent_ >= 8 ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf;
+  }
+  void schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,
+                     bool small_inner, int unroll_from = 2) const {
     f.compute_root();
     if (vars.empty()) return;
     // Vectorize along the image rows. Arrays of rank 3 and more are images
@@ -1111,12 +1162,12 @@ class Graph {
       }
       order.push_back(vars[0]);
       if (vars.size() >= 3) f.reorder(order);
-      f.vectorize(vars[1], 8, Halide::TailStrategy::GuardWithIf);
+      f.vectorize(vars[1], 8, vector_tail());
       for (size_t i = 2; i < vars.size(); ++i) {
         if (unrolled[i]) f.bound(vars[i], 0, static_cast<int>(*Halide::Internal::as_const_int(ext[i]))).unroll(vars[i]);
       }
     } else {
-      f.vectorize(vars.back(), 8, Halide::TailStrategy::GuardWithIf);
+      f.vectorize(vars.back(), 8, vector_tail());
     }
     if (vars.size() >= 2) f.parallel(vars.front());
   }
@@ -1300,6 +1351,7 @@ class Graph {
 
   Schedule schedule_;
   std::ostream* record_;
+  int min_extent_ = 0;  ///< see assume_min_extent
   std::pair<std::string, std::string> autoscheduler_;
   int counter_ = 0;
   int ids_ = 0;

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -266,7 +267,7 @@ bool link_shared(const std::string& so, const std::string& inputs, const std::st
 // pipelines of that target, which are compiled without one: every pipeline
 // would otherwise compile it again (1.4 s alone, in a fresh process).
 // Its file name, or "" when it cannot be built (pipelines then embed one).
-std::string shared_runtime(const std::string& dir, const Halide::Target& t) {
+std::string build_shared_runtime(const std::string& dir, const Halide::Target& t) {
   namespace fs = std::filesystem;
   std::string hash = content_hash(std::string(kBuildId) + "|" + t.to_string());
   hash = hash.substr(hash.find(':') + 1, 24);  // hex digits only: the name is also the soname
@@ -286,24 +287,41 @@ std::string shared_runtime(const std::string& dir, const Halide::Target& t) {
   return ok ? name : "";
 }
 
+// The shared runtime of (dir, t), built at most once per process and on a
+// thread of its own: a first compile into an empty folder compiles the
+// runtime and its pipeline at once, on two cores.
+std::shared_future<std::string> shared_runtime(const std::string& dir, const Halide::Target& t) {
+  static std::mutex m;
+  static std::map<std::string, std::shared_future<std::string>> started;
+  std::lock_guard<std::mutex> lock(m);
+  std::shared_future<std::string>& f = started[dir + "|" + t.to_string()];
+  if (!f.valid()) f = std::async(std::launch::async, build_shared_runtime, dir, t).share();
+  return f;
+}
+
 // Compiles L into <dir>/<hash>.so (written whole or not at all), against the
 // folder's shared runtime. False and a warning when it cannot (no C++
 // compiler, a read-only folder).
 bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path) {
   namespace fs = std::filesystem;
   const std::string dir = fs::path(so_path).parent_path().string();
-  const std::string runtime = shared_runtime(dir, t);
-  std::string obj = so_path + ".tmp" + std::to_string(::getpid()) + ".o";
+  std::shared_future<std::string> runtime = shared_runtime(dir, t);
+  // Unique per thread too: two pipelines may compile at once.
+  static std::atomic<int> serial{0};
+  std::string obj = so_path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(serial++) + ".o";
   // Halide errors propagate: the JIT would fail the same way.
   // No bounds-query code either: the backend always passes whole buffers
-  // (less code for LLVM to compile).
-  const Halide::Target pt = t.with_feature(Halide::Target::NoBoundsQuery);
-  L.pipeline.compile_to_object(obj, L.graph->arguments(), "proxc_cached",
-                               runtime.empty() ? pt : pt.with_feature(Halide::Target::NoRuntime));
-  std::string inputs = shell_quote(obj);
-  if (!runtime.empty()) inputs += " " + shell_quote((fs::path(dir) / runtime).string()) + " -Wl,-rpath,'$ORIGIN'";
-  const bool ok = link_shared(so_path, inputs, "");
+  // (less code for LLVM to compile). No runtime: the folder's shared one.
+  const Halide::Target pt = t.with_feature(Halide::Target::NoBoundsQuery).with_feature(Halide::Target::NoRuntime);
+  L.pipeline.compile_to_object(obj, L.graph->arguments(), "proxc_cached", pt);
   std::error_code ec;
+  if (runtime.get().empty()) {  // no shared runtime (no C++ compiler?): the JIT instead
+    fs::remove(obj, ec);
+    return false;
+  }
+  std::string inputs = shell_quote(obj) + " " + shell_quote((fs::path(dir) / runtime.get()).string()) +
+                       " -Wl,-rpath,'$ORIGIN'";
+  const bool ok = link_shared(so_path, inputs, "");
   fs::remove(obj, ec);
   return ok;
 }
@@ -341,20 +359,43 @@ struct Entry {
   LoadedLibrary library;
   std::string schedule_used = "default";
   std::mutex mutex;  // binding parameters and running are not reentrant
+  // Held while the entry is built: another thread wanting the same pipeline
+  // waits for it instead of compiling it again.
+  std::mutex build_mutex;
+  bool built = false;
 };
 
-std::mutex g_cache_mutex;
+std::mutex g_cache_mutex;  // guards g_cache only: pipelines compile in parallel
 std::map<std::string, std::shared_ptr<Entry>> g_cache;
 
+void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const Halide::Target& target,
+                 const hl::Lowered& mine, const std::string& key);
+
+// The compiled pipeline of p (lowered into *mine): this process's, the on-disk
+// cache's, or compiled now. Thread-safe: different pipelines compile at once.
 std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions& o, const Halide::Target& target,
                                       hl::Lowered* mine) {
   *mine = hl::lower(p);
   std::string key = target.to_string() + "|" + o.schedule + "|" + mine->key;
-  std::lock_guard<std::mutex> lock(g_cache_mutex);
-  auto it = g_cache.find(key);
-  if (it != g_cache.end()) return it->second;
-  auto e = std::make_shared<Entry>();
-  const int nargs = static_cast<int>(mine->graph->arguments().size() + mine->outputs.size());
+  std::shared_ptr<Entry> e;
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mutex);
+    std::shared_ptr<Entry>& slot = g_cache[key];
+    if (!slot) slot = std::make_shared<Entry>();
+    e = slot;
+  }
+  std::lock_guard<std::mutex> lock(e->build_mutex);
+  if (!e->built) {
+    // A build that throws leaves the entry unbuilt: the next use tries again.
+    build_entry(e.get(), p, o, target, *mine, key);
+    e->built = true;
+  }
+  return e;
+}
+
+void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const Halide::Target& target,
+                 const hl::Lowered& mine, const std::string& key) {
+  const int nargs = static_cast<int>(mine.graph->arguments().size() + mine.outputs.size());
   std::string dir = halide_cache_dir(o);
   std::string stem;
   if (!dir.empty()) {
@@ -372,11 +413,10 @@ std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions&
       std::string used = std::filesystem::exists(stem + ".schedule") ? read_file(stem + ".schedule") : "default";
       e->schedule_used = used;
       ++g_cache_loads;
-      g_cache[key] = e;
-      return e;
+      return;
     }
   }
-  e->lowered = o.schedule == "default" ? *mine : lower_scheduled(p, o.schedule, target, &e->schedule_used);
+  e->lowered = o.schedule == "default" ? mine : lower_scheduled(p, o.schedule, target, &e->schedule_used);
   ++g_compiles;
   auto build = [&] {
     // A fallback is not cached: the autoscheduler may work next time.
@@ -416,30 +456,27 @@ std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions&
     e->schedule_used = "default";
     build();
   }
-  g_cache[key] = e;
-  return e;
 }
 
-class HalideStep : public CompiledStep {
+// One compiled pipeline of a step program, and how to run it: binds a run's
+// buffers and scalars to the pipeline's arguments.
+class Part {
  public:
-  HalideStep(const StepProgram& p, const HalideOptions& o, const Halide::Target& t, std::string* schedule_used)
-      : program_(p), check_outputs_(p.check_outputs()) {
-    p.verify();
-    entry_ = compiled_entry(p, o, t, &mine_);
-    *schedule_used = entry_->schedule_used;
+  explicit Part(StepProgram p) : program_(std::move(p)), check_outputs_(program_.check_outputs()) {}
+
+  // Lowers and compiles (or finds) the pipeline; may run on another thread.
+  void compile(const HalideOptions& o, const Halide::Target& t) {
+    entry_ = compiled_entry(program_, o, t, &mine_);
     // |otf|² of each circulant solve's kernel, from this program's data.
     for (const auto& [k, dims] : mine_.spectra_sources) spectra_.emplace_back(k, dims, kernel_spectrum);
     for (const auto& [k, dims] : mine_.otf_sources) otfs_.emplace_back(k, dims, kernel_otf_array);
   }
+  const std::string& schedule_used() const { return entry_->schedule_used; }
 
-  StepOutputs run(const StepInputs& in) override {
-    StepOutputs out;
-    run_into(in, &out);
-    return out;
-  }
-
-  void run_into(const StepInputs& in, StepOutputs* out_ptr) override {
-    check_step_inputs(program_, in);
+  // One run: inputs from `next` (by input name) or else from in.buffers;
+  // array outputs into out->arrays, scalar ones into out->scalars (those a
+  // run without a check does not compute are removed).
+  void run(const StepInputs& in, const std::map<std::string, const Array*>& next, StepOutputs* out_ptr) {
     StepOutputs& out = *out_ptr;
     halide_ops::Graph& G = *mine_.graph;
     // Every argument in the pipeline's order (Graph::arguments), then the outputs.
@@ -456,7 +493,10 @@ class HalideStep : public CompiledStep {
       argv.push_back(keep.back().raw_buffer());
     };
     keep.reserve(G.inputs().size() + G.data().size() + G.spectra().size() + G.otfs().size() + mine_.outputs.size());
-    for (auto& [name, ip] : G.inputs()) buffer(wrap(*in.buffers.at(name)));
+    for (auto& [name, ip] : G.inputs()) {
+      auto it = next.find(name);
+      buffer(wrap(it != next.end() ? *it->second : *in.buffers.at(name)));
+    }
     const bool check = run_checks(in.params);
     for (auto& [name, param] : G.params()) {
       doubles.push_back(name == kCheckParam ? (check ? 1.0 : 0.0) : in.params.at(name));
@@ -562,6 +602,65 @@ class HalideStep : public CompiledStep {
     }
   };
   std::vector<KernelArgument> spectra_, otfs_;
+};
+
+// A step program as one pipeline, or, when it has a convergence check, as
+// two (split_check): the iteration, and the check that reads the
+// iteration's results. The two compile at once, on two threads (LLVM's code
+// generation is most of a compile, and the check's reductions were more than
+// half of one pipeline's code); a run without a check runs only the first.
+class HalideStep : public CompiledStep {
+ public:
+  HalideStep(const StepProgram& p, const HalideOptions& o, const Halide::Target& t, std::string* schedule_used)
+      : program_(p), check_outputs_(p.check_outputs()) {
+    p.verify();
+    if (check_outputs_.empty()) {
+      iteration_ = std::make_unique<Part>(p);
+      iteration_->compile(o, t);
+      *schedule_used = iteration_->schedule_used();
+      return;
+    }
+    CheckSplit split = split_check(p);
+    next_inputs_ = split.next_inputs;
+    iteration_ = std::make_unique<Part>(std::move(split.iteration));
+    check_ = std::make_unique<Part>(std::move(split.check));
+    std::future<void> checking = std::async(std::launch::async, [&] { check_->compile(o, t); });
+    std::exception_ptr failed;
+    try {
+      iteration_->compile(o, t);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    checking.get();  // rethrows the check's failure, if any (after the iteration's thread is done)
+    if (failed) std::rethrow_exception(failed);
+    const std::string& a = iteration_->schedule_used();
+    *schedule_used = a == check_->schedule_used() ? a : "default";
+  }
+
+  StepOutputs run(const StepInputs& in) override {
+    StepOutputs out;
+    run_into(in, &out);
+    return out;
+  }
+
+  void run_into(const StepInputs& in, StepOutputs* out) override {
+    check_step_inputs(program_, in);
+    iteration_->run(in, {}, out);
+    if (!check_) return;
+    if (run_checks(in.params)) {
+      std::map<std::string, const Array*> next;
+      for (const auto& [output, input] : next_inputs_) next[input] = &out->arrays.at(output);
+      check_->run(in, next, out);
+    } else {
+      for (const std::string& name : check_outputs_) out->scalars.erase(name);
+    }
+  }
+
+ private:
+  StepProgram program_;
+  std::set<std::string> check_outputs_;
+  std::unique_ptr<Part> iteration_, check_;
+  std::map<std::string, std::string> next_inputs_;
 };
 
 class HalideBackend : public Backend {

@@ -1,5 +1,6 @@
 #include "halide/lower.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -64,8 +65,10 @@ std::vector<int> ints(const std::vector<int64_t>& v) { return std::vector<int>(v
 /// calls; keeps, for each slot the calls use, this program's value.
 class Lowerer {
  public:
-  Lowerer(const StepProgram& p, halide_ops::Schedule schedule)
-      : p_(p), graph_(std::make_shared<Graph>(schedule, &record_)) {}
+  Lowerer(const StepProgram& p, halide_ops::Schedule schedule, int min_extent)
+      : p_(p), graph_(std::make_shared<Graph>(schedule, &record_)) {
+    if (min_extent > 0) graph_->assume_min_extent(min_extent);
+  }
 
   Lowered run() {
     std::vector<Step> nodes = p_.nodes();
@@ -592,7 +595,18 @@ std::string list(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-Lowered lower(const StepProgram& p, halide_ops::Schedule schedule) { return Lowerer(p, schedule).run(); }
+Lowered lower(const StepProgram& p, halide_ops::Schedule schedule) {
+  // Most programs have no run-time extent under 8 (Graph::assume_min_extent:
+  // vector loops without tail copies, a third less code to compile). The
+  // promise is part of the pipeline's key, so a pipeline compiled with it
+  // only serves programs that keep it.
+  constexpr int kMinExtent = 8;
+  if (schedule == halide_ops::Schedule::Default) {
+    Lowered L = Lowerer(p, schedule, kMinExtent).run();
+    if (std::all_of(L.extent_values.begin(), L.extent_values.end(), [](int64_t e) { return e >= kMinExtent; })) return L;
+  }
+  return Lowerer(p, schedule, 0).run();
+}
 
 std::string generator_source(const StepProgram& p, const Lowered& L, const std::string& plugin,
                              const std::string& autoscheduler) {

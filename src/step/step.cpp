@@ -261,6 +261,49 @@ bool run_checks(const std::map<std::string, double>& params) {
   return it == params.end() || it->second != 0;
 }
 
+CheckSplit split_check(const StepProgram& p) {
+  CheckSplit s;
+  s.iteration.name = p.name;
+  s.check.name = (p.name.empty() ? std::string("step") : p.name) + "_check";
+  const std::set<std::string> checks = p.check_outputs();
+  std::set<std::string> taken;
+  for (const Step& n : p.inputs()) taken.insert(n->name);
+  // What each node of p is in the check program: the iteration's array
+  // outputs become inputs; nodes reading a replaced node are copied.
+  std::unordered_map<const StepNode*, Step> map;
+  for (const auto& [name, st] : p.outputs) {
+    if (checks.count(name)) continue;
+    s.iteration.outputs.push_back({name, st});
+    if (st->shape.empty() || map.count(st.get())) continue;
+    std::string in = "next_" + name;
+    while (taken.count(in)) in = "next_" + in;
+    taken.insert(in);
+    s.next_inputs[name] = in;
+    map[st.get()] = step_input(in, st->shape);
+  }
+  if (checks.empty()) return s;
+  for (const Step& n : p.nodes()) {
+    if (map.count(n.get())) continue;
+    std::vector<Step> args;
+    bool same = true;
+    for (const Step& a : n->args) {
+      args.push_back(map.at(a.get()));
+      same = same && args.back() == a;
+    }
+    if (same) {
+      map[n.get()] = n;
+    } else {
+      auto copy = std::make_shared<StepNode>(*n);
+      copy->args = std::move(args);
+      map[n.get()] = copy;
+    }
+  }
+  for (const auto& [name, st] : p.outputs) {
+    if (checks.count(name)) s.check.outputs.push_back({name, map.at(st.get())});
+  }
+  return s;
+}
+
 std::string print_step_program(const StepProgram& p) {
   std::ostringstream out;
   out << "step " << (p.name.empty() ? "program" : p.name) << " {\n";

@@ -147,6 +147,20 @@ struct StepProgram {
 /// Whether a run with these params checks (kCheckParam absent or not 0).
 bool run_checks(const std::map<std::string, double>& params);
 
+/// A program's convergence check as a program of its own, for a backend that
+/// compiles the two apart (and at once): `iteration` has p's outputs other
+/// than its check outputs; `check` has the check outputs, with every node
+/// that is an array output of `iteration` read from an input instead (named
+/// next_inputs[output name]) and the rest recomputed from p's inputs. A
+/// checking run of p computes what a run of `iteration` and then a run of
+/// `check` (given p's inputs and params, and iteration's outputs) compute.
+/// `check` has no outputs when p has no check outputs.
+struct CheckSplit {
+  StepProgram iteration, check;
+  std::map<std::string, std::string> next_inputs;  ///< an iteration output's name → check's input
+};
+CheckSplit split_check(const StepProgram& p);
+
 /// Readable, deterministic text of a program (names chosen at print time).
 std::string print_step_program(const StepProgram& p);
 

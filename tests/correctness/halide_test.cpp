@@ -409,6 +409,106 @@ TEST(HalideParity, ArithmeticReductionsAndCirculantSolve) {
   for (const auto& [name, v] : e.scalars) EXPECT_NEAR(h.scalars.at(name), v, 1e-5 * (1 + std::fabs(v))) << name;
 }
 
+// Reductions over rows of every length: with all extents at least 8 the
+// pipeline takes a row's last partial group of 8 in its vector loop (the
+// group shifted inwards, the lanes already counted masked off); with an
+// extent under 8 it is another pipeline, with scalar tails. Both agree with
+// the emulator, and sizes keeping the promise share one pipeline.
+TEST(HalideParity, ReductionsOverRowsOfEveryLength) {
+  std::mt19937_64 rng(41);
+  auto program_for = [](const Shape& s) {
+    StepProgram p;
+    p.name = "rows";
+    Expr x = make_variable(s, "x");
+    Step a = step_input("a", s), b = step_input("b", s);
+    Step g = step_forward(make_grad(x), {a});  // (rows, columns, 2): a short axis folded into each element
+    p.outputs = {{"sum", step_reduce(StepKind::Sum, a)},
+                 {"ss", step_reduce(StepKind::SumSquares, g)},
+                 {"dot", step_reduce(StepKind::Dot, a, b)},
+                 {"maxabs", step_reduce(StepKind::MaxAbs, step_binary(StepKind::Sub, a, b))},
+                 {"g", g}};
+    return p;
+  };
+  auto obtained = [] { return halide_compile_count() + halide_cache_load_count(); };
+  auto run = [&](const Shape& s) {
+    SCOPED_TRACE(shape_to_string(s));
+    StepProgram p = program_for(s);
+    Array av = random_array(s, &rng), bv = random_array(s, &rng);
+    // The largest |entry| where max_abs is reached: in the last partial group.
+    bv.data.back() = 5.0f;
+    StepInputs in;
+    in.buffers = {{"a", &av}, {"b", &bv}};
+    StepOutputs h = halide().compile(p)->run(in), e = emulator().compile(p)->run(in);
+    expect_close(h.arrays.at("g"), e.arrays.at("g"), 4 * kEps32, "g");
+    // Each term is a float product or difference of O(1) values summed in
+    // double: 1e-6 relative to the sum of |terms| bounds their rounding.
+    for (const auto& [name, v] : e.scalars) {
+      EXPECT_NEAR(h.scalars.at(name), v, 1e-6 * static_cast<double>(av.data.size()) + 1e-6 * std::fabs(v)) << name;
+    }
+  };
+  run({9, 17});
+  const int promised = obtained();
+  for (Shape s : {Shape{8, 8}, Shape{13, 8}, Shape{10, 31}, Shape{8, 1000}}) run(s);
+  EXPECT_EQ(obtained(), promised) << "sizes of at least 8 share one pipeline";
+  run({6, 17});
+  EXPECT_EQ(obtained(), promised + 1) << "an extent under 8 is another pipeline";
+  for (Shape s : {Shape{17, 6}, Shape{3, 3}, Shape{1, 40}}) run(s);
+  EXPECT_EQ(obtained(), promised + 1);
+}
+
+// A program with a convergence check runs on halide as two pipelines
+// (split_check): the iteration, then the check reading its results.
+TEST(HalideSplit, TheCheckReadsTheIterationsResults) {
+  std::mt19937_64 rng(43);
+  Shape s{12, 10};
+  Expr xv = make_variable(s, "x");
+  Step x = step_input("x", s), y = step_input("next_x", s);  // an input named like the check's own
+  Step check = step_param(kCheckParam);
+  Step x_new = step_axpby(step_constant(1), x, step_constant(-0.5),
+                           step_adjoint(make_grad(xv), 0, step_forward(make_grad(xv), {y})));
+  Step x_bar = step_axpby(step_constant(2), x_new, step_constant(-1), x);
+  Step dx = step_binary(StepKind::Sub, x_new, x);
+  StepProgram p;
+  p.name = "split";
+  p.outputs = {{"x", x_new},
+               {"xbar", x_bar},
+               {"objective", step_reduce(StepKind::Sum, x)},  // not gated: the iteration's
+               {"r", step_reduce(StepKind::SumSquares, step_forward(make_grad(xv), {dx}), nullptr, check)},
+               {"d", step_reduce(StepKind::Dot, x_bar, y, check)}};
+  CheckSplit split = split_check(p);
+  ASSERT_EQ(split.iteration.outputs.size(), 3u);
+  ASSERT_EQ(split.check.outputs.size(), 2u);
+  EXPECT_EQ(split.check.check_outputs(), (std::set<std::string>{"r", "d"}));
+  EXPECT_EQ(split.next_inputs, (std::map<std::string, std::string>{{"x", "next_next_x"}, {"xbar", "next_xbar"}}));
+  std::set<std::string> check_inputs;
+  for (const Step& n : split.check.inputs()) check_inputs.insert(n->name);
+  EXPECT_EQ(check_inputs, (std::set<std::string>{"x", "next_x", "next_next_x", "next_xbar"}));
+
+  Array x0 = random_array(s, &rng), y0 = random_array(s, &rng);
+  StepInputs in;
+  in.buffers = {{"x", &x0}, {"next_x", &y0}};
+  in.params = {{kCheckParam, 1}};
+  StepOutputs whole = emulator().compile(p)->run(in);
+  // The emulator runs the two parts as halide does: the same values (the
+  // check reads the iteration's float32 arrays, as the whole program's
+  // float32 nodes are).
+  StepOutputs first = emulator().compile(split.iteration)->run(in);
+  StepInputs in2 = in;
+  for (const auto& [output, input] : split.next_inputs) in2.buffers[input] = &first.arrays.at(output);
+  StepOutputs second = emulator().compile(split.check)->run(in2);
+  for (const char* name : {"r", "d"}) EXPECT_NEAR(second.scalars.at(name), whole.scalars.at(name), 1e-6 * (1 + std::fabs(whole.scalars.at(name)))) << name;
+  EXPECT_EQ(first.arrays.at("x").data, whole.arrays.at("x").data);
+  // Halide, checking and not.
+  auto step = halide().compile(p);
+  StepOutputs h = step->run(in);
+  for (const auto& [name, v] : whole.scalars) EXPECT_NEAR(h.scalars.at(name), v, 1e-5 * (1 + std::fabs(v))) << name;
+  for (const auto& [name, arr] : whole.arrays) expect_close(h.arrays.at(name), arr, 16 * kEps32 * std::max(1.0, max_abs(arr)), name);
+  in.params[kCheckParam] = 0;
+  step->run_into(in, &h);
+  EXPECT_EQ(h.scalars.count("r") + h.scalars.count("d"), 0u) << "a run without a check leaves the check's outputs out";
+  EXPECT_EQ(h.scalars.count("objective"), 1u);
+}
+
 TEST(HalideCache, NewSizesAndDataDoNotRecompile) {
   std::mt19937_64 rng(31);
   auto program_for = [&](Shape s, float scale) {
