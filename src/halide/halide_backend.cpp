@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <sstream>
 #include <cstdio>
@@ -266,7 +267,8 @@ bool link_shared(const std::string& so, const std::string& inputs, const std::st
 // once into the cache folder as runtime-<hash>.so and shared by the cached
 // pipelines of that target, which are compiled without one: every pipeline
 // would otherwise compile it again (1.4 s alone, in a fresh process).
-// Its file name, or "" when it cannot be built (pipelines then embed one).
+// Its file name, or "" when it cannot be built (pipelines then run
+// JIT-compiled instead).
 std::string build_shared_runtime(const std::string& dir, const Halide::Target& t) {
   namespace fs = std::filesystem;
   std::string hash = content_hash(std::string(kBuildId) + "|" + t.to_string());
@@ -295,6 +297,11 @@ std::shared_future<std::string> shared_runtime(const std::string& dir, const Hal
   static std::map<std::string, std::shared_future<std::string>> started;
   std::lock_guard<std::mutex> lock(m);
   std::shared_future<std::string>& f = started[dir + "|" + t.to_string()];
+  // Built before, and the file since removed (the folder emptied): again.
+  if (f.valid() && f.wait_for(std::chrono::seconds(0)) == std::future_status::ready && !f.get().empty() &&
+      !std::filesystem::exists(std::filesystem::path(dir) / f.get())) {
+    f = {};
+  }
   if (!f.valid()) f = std::async(std::launch::async, build_shared_runtime, dir, t).share();
   return f;
 }
@@ -614,13 +621,13 @@ class HalideStep : public CompiledStep {
   HalideStep(const StepProgram& p, const HalideOptions& o, const Halide::Target& t, std::string* schedule_used)
       : program_(p), check_outputs_(p.check_outputs()) {
     p.verify();
-    if (check_outputs_.empty()) {
+    CheckSplit split = split_check(p);
+    if (check_outputs_.empty() || recomputes_an_iteration(split.check)) {
       iteration_ = std::make_unique<Part>(p);
       iteration_->compile(o, t);
       *schedule_used = iteration_->schedule_used();
       return;
     }
-    CheckSplit split = split_check(p);
     next_inputs_ = split.next_inputs;
     iteration_ = std::make_unique<Part>(std::move(split.iteration));
     check_ = std::make_unique<Part>(std::move(split.check));
@@ -641,6 +648,16 @@ class HalideStep : public CompiledStep {
     StepOutputs out;
     run_into(in, &out);
     return out;
+  }
+
+  // Whether a check program computes a prox or a solve: it then recomputes
+  // iterations the program does not output (those --fuse N unrolls before
+  // its last one), and is better left gated in the iteration's pipeline.
+  static bool recomputes_an_iteration(const StepProgram& check) {
+    for (const Step& n : check.nodes()) {
+      if (n->kind == StepKind::Prox || n->kind == StepKind::CirculantSolve) return true;
+    }
+    return false;
   }
 
   void run_into(const StepInputs& in, StepOutputs* out) override {
