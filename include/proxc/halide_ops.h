@@ -70,6 +70,9 @@ class Graph {
   explicit Graph(Schedule schedule = Schedule::Default, std::ostream* record = nullptr)
       : schedule_(schedule), record_(record) {}
 
+  /// The vector width of the default schedule (float32 lanes).
+  static constexpr int kVectorLanes = 8;
+
   /// A promise that every run-time extent the pipeline runs with is at
   /// least n (the caller keeps it: proxc keys compiled pipelines on it, and
   /// Halide checks the outputs' extents when it runs). With n >= 8 the
@@ -1041,7 +1044,7 @@ class Graph {
   template <typename Element, typename Combine>
   Val parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine, Halide::Expr on,
                       Halide::Func* row_sums) {
-    constexpr int kLanes = 8;
+    constexpr int kLanes = kVectorLanes;
     constexpr int kChunk = 16384;
     const int rank = a.rank();
     if (rank == 0) return define0(kind, on.defined() ? Halide::select(on, element({}), Halide::cast<double>(0)) : element({}));
@@ -1129,12 +1132,12 @@ class Graph {
     return define0(kind, combine(total, rest));
   }
 
-  // Vectors of 8 along a run-time extent: when every run-time extent is at
-  // least 8 (assume_min_extent), the last vector of a row shifts inwards
-  // and recomputes a few elements; otherwise a guarded tail (a second copy
-  // of the loop body).
+  // Vectors along a run-time extent: when every run-time extent is at least
+  // kVectorLanes (assume_min_extent), the last vector of a row shifts
+  // inwards and recomputes a few elements; otherwise a guarded tail (a
+  // second copy of the loop body).
   Halide::TailStrategy vector_tail() const {
-    return min_extent_ >= 8 ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf;
+    return min_extent_ >= kVectorLanes ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf;
   }
   void schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,
                      bool small_inner, int unroll_from = 2) const {
@@ -1162,12 +1165,12 @@ class Graph {
       }
       order.push_back(vars[0]);
       if (vars.size() >= 3) f.reorder(order);
-      f.vectorize(vars[1], 8, vector_tail());
+      f.vectorize(vars[1], kVectorLanes, vector_tail());
       for (size_t i = 2; i < vars.size(); ++i) {
         if (unrolled[i]) f.bound(vars[i], 0, static_cast<int>(*Halide::Internal::as_const_int(ext[i]))).unroll(vars[i]);
       }
     } else {
-      f.vectorize(vars.back(), 8, vector_tail());
+      f.vectorize(vars.back(), kVectorLanes, vector_tail());
     }
     if (vars.size() >= 2) f.parallel(vars.front());
   }

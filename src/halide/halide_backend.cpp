@@ -469,7 +469,7 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
 // buffers and scalars to the pipeline's arguments.
 class Part {
  public:
-  explicit Part(StepProgram p) : program_(std::move(p)), check_outputs_(program_.check_outputs()) {}
+  explicit Part(StepProgram p) : program_(std::move(p)) {}
 
   // Lowers and compiles (or finds) the pipeline; may run on another thread.
   void compile(const HalideOptions& o, const Halide::Target& t) {
@@ -481,8 +481,7 @@ class Part {
   const std::string& schedule_used() const { return entry_->schedule_used; }
 
   // One run: inputs from `next` (by input name) or else from in.buffers;
-  // array outputs into out->arrays, scalar ones into out->scalars (those a
-  // run without a check does not compute are removed).
+  // array outputs into out->arrays, scalar ones into out->scalars.
   void run(const StepInputs& in, const std::map<std::string, const Array*>& next, StepOutputs* out_ptr) {
     StepOutputs& out = *out_ptr;
     halide_ops::Graph& G = *mine_.graph;
@@ -556,12 +555,8 @@ class Part {
         throw;
       }
     }
-    // Outputs a run without a check did not compute are absent (as in the emulator).
     for (size_t i = 0; i < mine_.outputs.size(); ++i) {
-      const std::string& name = mine_.outputs[i].name;
-      if (mine_.outputs[i].rank != 0) continue;
-      if (check || !check_outputs_.count(name)) out.scalars[name] = scalars[i];
-      else out.scalars.erase(name);
+      if (mine_.outputs[i].rank == 0) out.scalars[mine_.outputs[i].name] = scalars[i];
     }
   }
 
@@ -584,7 +579,6 @@ class Part {
   }
 
   StepProgram program_;
-  std::set<std::string> check_outputs_;
   hl::Lowered mine_;
   std::shared_ptr<Entry> entry_;
   // A run-time argument computed on the host from a kernel: |otf|² for a
@@ -650,6 +644,20 @@ class HalideStep : public CompiledStep {
     return out;
   }
 
+  void run_into(const StepInputs& in, StepOutputs* out) override {
+    check_step_inputs(program_, in);
+    iteration_->run(in, {}, out);
+    if (!run_checks(in.params)) {
+      // Outputs a run without a check did not compute are absent (as in the emulator).
+      for (const std::string& name : check_outputs_) out->scalars.erase(name);
+    } else if (check_) {
+      std::map<std::string, const Array*> next;
+      for (const auto& [output, input] : next_inputs_) next[input] = &out->arrays.at(output);
+      check_->run(in, next, out);
+    }
+  }
+
+ private:
   // Whether a check program computes a prox or a solve: it then recomputes
   // iterations the program does not output (those --fuse N unrolls before
   // its last one), and is better left gated in the iteration's pipeline.
@@ -660,20 +668,6 @@ class HalideStep : public CompiledStep {
     return false;
   }
 
-  void run_into(const StepInputs& in, StepOutputs* out) override {
-    check_step_inputs(program_, in);
-    iteration_->run(in, {}, out);
-    if (!check_) return;
-    if (run_checks(in.params)) {
-      std::map<std::string, const Array*> next;
-      for (const auto& [output, input] : next_inputs_) next[input] = &out->arrays.at(output);
-      check_->run(in, next, out);
-    } else {
-      for (const std::string& name : check_outputs_) out->scalars.erase(name);
-    }
-  }
-
- private:
   StepProgram program_;
   std::set<std::string> check_outputs_;
   std::unique_ptr<Part> iteration_, check_;

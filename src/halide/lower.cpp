@@ -185,7 +185,7 @@ class Lowerer {
   // another pointwise is paired with it instead, see pair_outputs:
   // recomputing the other in a fused loop measured slower.)
   void fuse_loops(const std::vector<Step>& nodes, const std::vector<int>& canon,
-                    const std::unordered_map<const StepNode*, int>& index) {
+                  const std::unordered_map<const StepNode*, int>& index) {
     const size_t n = nodes.size();
     auto id = [&](const Step& s) { return canon[static_cast<size_t>(index.at(s.get()))]; };
     // reach[i]: the canonical nodes i depends on.
@@ -600,7 +600,7 @@ Lowered lower(const StepProgram& p, halide_ops::Schedule schedule) {
   // vector loops without tail copies, a third less code to compile). The
   // promise is part of the pipeline's key, so a pipeline compiled with it
   // only serves programs that keep it.
-  constexpr int kMinExtent = 8;
+  constexpr int kMinExtent = Graph::kVectorLanes;
   if (schedule == halide_ops::Schedule::Default) {
     Lowered L = Lowerer(p, schedule, kMinExtent).run();
     if (std::all_of(L.extent_values.begin(), L.extent_values.end(), [](int64_t e) { return e >= kMinExtent; })) return L;
