@@ -39,6 +39,42 @@ std::string describe(const Token& t) {
 }
 
 namespace {
+// The offset of the first byte of `s` that does not belong to a well-formed
+// UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, at most
+// U+10FFFF), or npos. Strings become file paths and JSON, which need text.
+size_t invalid_utf8_at(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = b(i);
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + n >= s.size()) return i;  // truncated sequence
+    for (size_t k = 1; k <= n; ++k) {
+      const unsigned char ck = b(i + k);
+      if (k == 1 ? (ck < lo || ck > hi) : (ck < 0x80 || ck > 0xBF)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string::npos;
+}
+
 class Lexer {
  public:
   Lexer(const std::string& src, const std::string& file) : src_(src), file_(file) {}
@@ -205,6 +241,12 @@ class Lexer {
       }
       value += ch;
       advance();
+    }
+    if (size_t bad = invalid_utf8_at(value); bad != std::string::npos) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "the string is not UTF-8 text (byte 0x%02X at offset %zu of its value)",
+                    static_cast<unsigned char>(value[bad]), bad);
+      fail(t->line, t->col, buf);
     }
     t->kind = TokenKind::String;
     t->text = value;

@@ -431,11 +431,18 @@ class Parser {
       }
       if (other->type == T::Terms) {
         if (!(f >= 0) || !std::isfinite(f)) {
-          fail(s->loc, "the factor of a function term must be a finite number >= 0, got " + format_double(f));
+          fail(s->loc, "the factor of a function term must be a finite number >= 0, got " + format_number(f));
         }
         out.type = T::Terms;
         out.terms = other->terms;
-        for (FunctionTerm& t : out.terms) t.alpha *= f;
+        for (FunctionTerm& t : out.terms) {
+          const double alpha = t.alpha * f;
+          if (!std::isfinite(alpha)) {
+            fail(loc, "the factor of a function term overflows: " + format_double(t.alpha) + " * " + format_double(f) +
+                          " is not a finite number");
+          }
+          t.alpha = alpha;
+        }
         return out;
       }
     }
@@ -541,7 +548,7 @@ double Args::scalar(const Value& v, const char* what) const {
 int64_t Args::integer(const Value& v, const char* what) const {
   double d = scalar(v, what);
   if (d != std::floor(d) || std::fabs(d) > 9.0e15) {
-    p_->fail(v.loc, fn_ + ": " + what + " must be an integer, got " + format_double(d));
+    p_->fail(v.loc, fn_ + ": " + what + " must be an integer, got " + format_number(d));
   }
   return static_cast<int64_t>(d);
 }

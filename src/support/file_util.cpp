@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/error.h"
+#include "support/format.h"
 
 namespace proxc {
 
@@ -77,6 +78,9 @@ void PathPolicy::allow(const std::string& dir) { allowed_roots().push_back(canon
 void PathPolicy::clear() { allowed_roots().clear(); }
 
 void PathPolicy::check(const std::string& path, const std::string& base_dir, const std::string& written) {
+  if (path.find('\0') != std::string::npos) {
+    user_error << "the path " << quote_string(written) << " contains a NUL byte; no file has such a name";
+  }
   std::filesystem::path p = canonical_or_lexical(path);
   if (under(p, canonical_or_lexical(base_dir.empty() ? "." : base_dir))) return;
   for (const auto& root : allowed_roots()) {

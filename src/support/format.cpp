@@ -19,6 +19,12 @@ std::string format_double(double v) {
   return buf;
 }
 
+std::string format_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return format_double(v);
+}
+
 std::string quote_string(const std::string& s) {
   std::string out = "\"";
   for (char ch : s) {

@@ -102,6 +102,15 @@ const BadText kBadTexts[] = {
     {"huge_number", "x = variable(4, 5)\nminimize 1e999 * norm1(x)\n", "2:10", "number 1e999 is too large"},
     {"kernel_too_large", "k = load(\"good.npy\")\nx = variable(3, 3)\nminimize norm1(conv(k, x))\n", "3:16",
      "conv: kernel shape (4, 5) is larger than operand shape (3, 3)"},
+    {"infinite_extent", "x = variable(inf, 4)\n", "1:14", "variable: each extent must be an integer, got inf"},
+    {"term_factor_overflow", "x = variable(4)\nminimize 1e300 * (1e300 * norm1(x))\n", "2:16",
+     "the factor of a function term overflows: 1e+300 * 1e+300 is not a finite number"},
+    {"string_not_utf8", "solver = \"p\\xC0\\x80\"\n", "1:10",
+     "the string is not UTF-8 text (byte 0xC0 at offset 1 of its value)"},
+    {"path_with_nul", "b = load(\"good\\x00.npy\")\nx = variable(4, 5)\nminimize sum_squares(x - b)\n", "1:5",
+     "the path \"good\\x00.npy\" contains a NUL byte"},
+    {"raw_string_not_utf8", "solver = \"p\xFFq\"\n", "1:10",
+     "the string is not UTF-8 text (byte 0xFF at offset 1 of its value)"},
 };
 
 class ErrorTest : public ::testing::TestWithParam<BadText> {
@@ -227,7 +236,9 @@ TEST(BadJson, ReportsPathAndField) {
 }
 
 // Every input a fuzzer once crashed on (fuzz/regressions/<target>/) now gives
-// a UserError or a problem, never a crash or an InternalError.
+// a UserError or a problem, never a crash or an InternalError; a problem
+// prints, and its text and JSON read back to the same text (the property the
+// prox and json fuzz targets check).
 TEST(FuzzRegressions, EveryFoundInputIsHandled) {
   namespace fs = std::filesystem;
   int checked = 0;
@@ -237,10 +248,21 @@ TEST(FuzzRegressions, EveryFoundInputIsHandled) {
       std::string bytes = read_file(f.path().string());
       std::string kind = target.path().filename().string();
       try {
-        if (kind == "json") parse_json(bytes, "fuzz.json", "/nonexistent-fuzz-dir");
-        else if (kind == "prox") parse_program(bytes, "fuzz.prox", "/nonexistent-fuzz-dir");
-        else if (kind == "npy") io::parse_npy(bytes, "fuzz.npy");
-        else ADD_FAILURE() << "unknown regression folder " << kind;
+        if (kind == "json" || kind == "prox") {
+          const Problem p = kind == "json" ? parse_json(bytes, "fuzz.json", "/nonexistent-fuzz-dir")
+                                           : parse_program(bytes, "fuzz.prox", "/nonexistent-fuzz-dir").problem;
+          const std::string text = print_text(p);
+          try {
+            EXPECT_EQ(print_text(parse_program(text, "printed.prox", "/nonexistent-fuzz-dir").problem), text);
+            EXPECT_EQ(print_text(parse_json(print_json(p), "printed.json", "/nonexistent-fuzz-dir")), text);
+          } catch (const UserError& e) {
+            ADD_FAILURE() << "the printed problem does not read back: " << e.what() << "\n" << text;
+          }
+        } else if (kind == "npy") {
+          io::parse_npy(bytes, "fuzz.npy");
+        } else {
+          ADD_FAILURE() << "unknown regression folder " << kind;
+        }
       } catch (const UserError&) {
       } catch (const InternalError& e) {
         ADD_FAILURE() << e.what();
