@@ -72,6 +72,11 @@ class Graph {
 
   /// The vector width of the default schedule (float32 lanes).
   static constexpr int kVectorLanes = 8;
+  /// Rows of an image per parallel task of the default schedule. One row
+  /// per task made Halide's thread pool take its lock once per row: at 512²
+  /// a third of an iteration went to handing out tasks. Strips of 8 to 64
+  /// rows all measured the same; 8 leaves a 512-row image 64 tasks to share.
+  static constexpr int kRowsPerTask = 8;
 
   /// A promise that every run-time extent the pipeline runs with is at
   /// least n (the caller keeps it: proxc keys compiled pipelines on it, and
@@ -579,7 +584,7 @@ class Graph {
 
   // ---- Reductions, solves ----
 
-  /// sum, sum_squares, max_abs (of a) or dot (of a and b), in double. With a
+  /// sum, sum_squares, max_abs (of a) or dot (of a and b), as a double. With a
   /// gate (a param), the reduction runs only when the gate is not 0: its
   /// domain is empty otherwise (value 0), and so is every region of a value
   /// only it reads, which is then not computed either.
@@ -587,9 +592,17 @@ class Graph {
     if (kind != "sum" && kind != "sum_squares" && kind != "max_abs" && kind != "dot") {
       fail("reduce: unknown reduction " + kind);
     }
-    // The reduced value of one element (double), and how values combine.
+    // The reduced value of one element, and how values combine.
+    // Sums of squares and maxima of |x| take their per-row partial values in
+    // float (a max is exact in float; a sum of squares has no cancellation:
+    // each lane of a row adds n/8 positive terms, relative error below
+    // (n/8)·2⁻²⁴, 1.5e-5 for a 2048-wide row, about √(n/8)·2⁻²⁴ typically)
+    // and combine rows in double: the convergence check's norms at the cost
+    // of float arithmetic. Sums and dot products, which may cancel, stay in
+    // double throughout.
+    const bool float_partials = kind == "sum_squares" || kind == "max_abs";
     auto element = [&](const Coords& i) {
-      Halide::Expr x = Halide::cast<double>(call(a0, i));
+      Halide::Expr x = float_partials ? call(a0, i) : Halide::cast<double>(call(a0, i));
       if (kind == "sum") return x;
       if (kind == "sum_squares") return x * x;
       if (kind == "max_abs") return Halide::abs(x);
@@ -604,7 +617,8 @@ class Graph {
       if (on.defined() && !ext.empty()) ext[0] = Halide::select(on, ext[0], 0);
       Halide::RDom r = full_domain(ext);
       Coords i = domain_point(r, a0.ext.size());
-      Halide::Expr red = kind == "max_abs" ? Halide::maximum(element(i)) : Halide::sum(element(i));
+      Halide::Expr e = Halide::cast<double>(element(i));
+      Halide::Expr red = kind == "max_abs" ? Halide::maximum(e) : Halide::sum(e);
       return rec(define0(kind, red), "reduce", kind, a0, b0, gate);
     }
     Halide::Func row_sums;
@@ -1047,7 +1061,10 @@ class Graph {
     constexpr int kLanes = kVectorLanes;
     constexpr int kChunk = 16384;
     const int rank = a.rank();
-    if (rank == 0) return define0(kind, on.defined() ? Halide::select(on, element({}), Halide::cast<double>(0)) : element({}));
+    if (rank == 0) {
+      Halide::Expr e = Halide::cast<double>(element({}));
+      return define0(kind, on.defined() ? Halide::select(on, e, Halide::cast<double>(0)) : e);
+    }
     int lane_axis = rank - 1, folded = 1;
     while (lane_axis > 0) {
       const int64_t* e = Halide::Internal::as_const_int(a.ext[static_cast<size_t>(lane_axis)]);
@@ -1092,7 +1109,6 @@ class Graph {
     auto middle_ranges = [&](Halide::Region* ranges) {
       for (int ax = lane_axis - 1; ax >= 1; --ax) ranges->push_back(Halide::Range(0, a.ext[static_cast<size_t>(ax)]));
     };
-    const Halide::Expr zero = Halide::cast<double>(0);
     Halide::Region main_ranges = {Halide::Range(0, groups)};
     middle_ranges(&main_ranges);
     Halide::RDom r(main_ranges);
@@ -1100,15 +1116,20 @@ class Graph {
                        : shifted ? Halide::min(r[0] * kLanes, n - kLanes) + lane
                                  : r[0] * kLanes + lane;
     Halide::Expr value = value_at(middle(r, 1), pos);
+    // A float element (see reduce) is summed in float along a row's lane,
+    // but a chunk's lanes have 2048 terms each: those sum in double.
+    if (chunked && kind != "max_abs") value = Halide::cast<double>(value);
+    const Halide::Expr zero = Halide::cast(value.type(), 0);
     if (shifted) value = Halide::select(pos >= r[0] * kLanes, value, zero);
     Halide::Func partial(kind + "_partial" + std::to_string(counter_++));
     partial(lane, row) = zero;
     partial(lane, row) = combine(partial(lane, row), value);
     partial.compute_root().vectorize(lane, kLanes);
-    partial.update().parallel(row).vectorize(lane, kLanes);
+    partial.update().parallel(row);
+    partial.update().vectorize(lane, kLanes);
     if (!chunked) *row_sums = partial;  // fuse_reductions may share its row loop
     Halide::RDom all(0, kLanes, 0, rows);
-    Halide::Expr p = partial(all.x, all.y);
+    Halide::Expr p = Halide::cast<double>(partial(all.x, all.y));
     Halide::Expr total = kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p);
     if (shifted) return define0(kind, total);
     // The rest: n mod kLanes positions per row, or the elements after the
@@ -1118,8 +1139,8 @@ class Graph {
     middle_ranges(&tail_ranges);
     Halide::RDom t(tail_ranges);
     Halide::Func tail(kind + "_tail" + std::to_string(counter_++));
-    tail(row) = zero;
-    tail(row) = combine(tail(row), value_at(middle(t, 1), done + t[0]));
+    tail(row) = Halide::cast<double>(0);
+    tail(row) = combine(tail(row), Halide::cast<double>(value_at(middle(t, 1), done + t[0])));
     tail.compute_root();
     if (!chunked) tail.update().parallel(row);
     Halide::Expr rest;
@@ -1172,7 +1193,7 @@ class Graph {
     } else {
       f.vectorize(vars.back(), kVectorLanes, vector_tail());
     }
-    if (vars.size() >= 2) f.parallel(vars.front());
+    if (vars.size() >= 2) f.parallel(vars.front(), kRowsPerTask, min_extent_ >= kRowsPerTask ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf);
   }
   void schedule_at_root(const Val& v) {
     if (schedule_ != Schedule::Default) return;
