@@ -1193,7 +1193,9 @@ class Graph {
     } else {
       f.vectorize(vars.back(), kVectorLanes, vector_tail());
     }
-    if (vars.size() >= 2) f.parallel(vars.front(), kRowsPerTask, min_extent_ >= kRowsPerTask ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf);
+    // Guarded, not shifted inwards: a value only a gated-off check reads
+    // has an empty region, and a shifted strip would read before row 0.
+    if (vars.size() >= 2) f.parallel(vars.front(), kRowsPerTask, Halide::TailStrategy::GuardWithIf);
   }
   void schedule_at_root(const Val& v) {
     if (schedule_ != Schedule::Default) return;

@@ -241,6 +241,32 @@ TEST(Fuse, FusedIterationsMatchSingleOnes) {
   }
 }
 
+// On halide a fused program keeps its check gated inside its one pipeline:
+// the runs without a check leave the check's values an empty region (which
+// a schedule must not shift into the arrays' outside), and the result is the
+// unfused emulator's.
+TEST(Fuse, GatedChecksOnHalideMatchTheEmulator) {
+  Problem p = problem(kProblems[1]);  // every extent at least 8: the schedule without tail copies
+  for (const char* solver : {"pc", "ladmm"}) {
+    SolverOptions o;
+    o.solver = solver;
+    o.max_iters = 20;
+    o.eps_abs = o.eps_rel = 0;
+    o.check_every = 10;  // with fuse 5: runs without a check, then one with
+    SolveResult one = solve(p, o, emulator());
+    o.fuse = 5;
+    SolveResult five = solve(p, o, halide());
+    EXPECT_EQ(five.summary.iterations, 20);
+    EXPECT_EQ(five.history.size(), 2u);
+    double worst = 0;
+    for (size_t i = 0; i < one.x.at("x").data.size(); ++i) {
+      worst = std::max(worst, std::fabs(double(one.x.at("x").data[i]) - five.x.at("x").data[i]));
+    }
+    // As the halide-against-emulator solves above: float rounding over 20 iterations.
+    EXPECT_LE(worst, 1e-4) << solver;
+  }
+}
+
 TEST(Admm, DirectXUpdateWhenTheGramMatrixAllowsIt) {
   PassManagerOptions po;
   po.pass.solver = "admm";
