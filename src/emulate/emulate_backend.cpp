@@ -18,12 +18,13 @@ using emulate::Tensor;
 class EmulatedStep : public CompiledStep {
  public:
   EmulatedStep(StepProgram p, emulate::EmulateDebug debug)
-      : program_(std::move(p)), nodes_(program_.nodes()), check_outputs_(program_.check_outputs()), debug_(debug) {
+      : program_(std::move(p)), check_inputs_(program_), nodes_(program_.nodes()), check_outputs_(program_.check_outputs()),
+        debug_(debug) {
     program_.verify();
   }
 
   StepOutputs run(const StepInputs& in) override {
-    check_step_inputs(program_, in);
+    check_inputs_(in);
     emulate::ConstantLookup data = [&in](const ExprNode* c) -> const Array& {
       auto it = in.data.find(c);
       return it != in.data.end() ? *it->second : c->constant->array;
@@ -145,6 +146,7 @@ class EmulatedStep : public CompiledStep {
   }
 
   StepProgram program_;
+  StepInputCheck check_inputs_;
   std::vector<Step> nodes_;
   std::set<std::string> check_outputs_;
   emulate::EmulateDebug debug_;

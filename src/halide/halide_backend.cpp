@@ -613,7 +613,7 @@ class Part {
 class HalideStep : public CompiledStep {
  public:
   HalideStep(const StepProgram& p, const HalideOptions& o, const Halide::Target& t, std::string* schedule_used)
-      : program_(p), check_outputs_(p.check_outputs()) {
+      : program_(p), check_inputs_(p), check_outputs_(p.check_outputs()) {
     p.verify();
     CheckSplit split = split_check(p);
     if (check_outputs_.empty() || recomputes_an_iteration(split.check)) {
@@ -645,7 +645,7 @@ class HalideStep : public CompiledStep {
   }
 
   void run_into(const StepInputs& in, StepOutputs* out) override {
-    check_step_inputs(program_, in);
+    check_inputs_(in);
     iteration_->run(in, {}, out);
     if (!run_checks(in.params)) {
       // Outputs a run without a check did not compute are absent (as in the emulator).
@@ -669,6 +669,7 @@ class HalideStep : public CompiledStep {
   }
 
   StepProgram program_;
+  StepInputCheck check_inputs_;
   std::set<std::string> check_outputs_;
   std::unique_ptr<Part> iteration_, check_;
   std::map<std::string, std::string> next_inputs_;

@@ -64,4 +64,17 @@ class Backend {
 /// right shapes; UserError naming the first missing or mis-shaped one.
 void check_step_inputs(const StepProgram& program, const StepInputs& inputs);
 
+/// check_step_inputs for one program run many times: its inputs and params
+/// are listed once (each listing walks the whole program).
+class StepInputCheck {
+ public:
+  explicit StepInputCheck(const StepProgram& program);
+  void operator()(const StepInputs& inputs) const;
+
+ private:
+  std::string name_;
+  std::vector<std::pair<std::string, Shape>> inputs_;
+  std::vector<std::string> params_;
+};
+
 }  // namespace proxc
