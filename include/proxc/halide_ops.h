@@ -598,8 +598,9 @@ class Graph {
     // each lane of a row adds n/8 positive terms, relative error below
     // (n/8)·2⁻²⁴, 1.5e-5 for a 2048-wide row, about √(n/8)·2⁻²⁴ typically)
     // and combine rows in double: the convergence check's norms at the cost
-    // of float arithmetic. Sums and dot products, which may cancel, stay in
-    // double throughout.
+    // of float arithmetic. (Entries beyond 1.8e19 in magnitude, whose squares
+    // overflow float, make the sum inf: a state that large has diverged.)
+    // Sums and dot products, which may cancel, stay in double throughout.
     const bool float_partials = kind == "sum_squares" || kind == "max_abs";
     auto element = [&](const Coords& i) {
       Halide::Expr x = float_partials ? call(a0, i) : Halide::cast<double>(call(a0, i));
