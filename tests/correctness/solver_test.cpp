@@ -81,6 +81,16 @@ std::string data_dir() {
   return dir;
 }
 
+// The largest |a - b| over the entries of two arrays of one shape.
+double worst_difference(const Array& a, const Array& b) {
+  EXPECT_EQ(a.shape, b.shape);
+  double worst = 0;
+  for (size_t i = 0; i < std::min(a.data.size(), b.data.size()); ++i) {
+    worst = std::max(worst, std::fabs(double(a.data[i]) - b.data[i]));
+  }
+  return worst;
+}
+
 struct Canonical {
   const char* name;
   const char* text;
@@ -212,9 +222,7 @@ TEST(Trajectory, HalideFollowsTheEmulator) {
       SolveResult e = solve(p, o, emulator()), h = solve(p, o, halide());
       EXPECT_EQ(h.summary.iterations, 10);
       const Array &xe = e.x.at("x"), &xh = h.x.at("x");
-      double worst = 0;
-      for (size_t i = 0; i < xe.data.size(); ++i) worst = std::max(worst, std::fabs(double(xe.data[i]) - xh.data[i]));
-      EXPECT_LE(worst, 1e-4);
+      EXPECT_LE(worst_difference(xe, xh), 1e-4);
     }
   }
 }
@@ -232,10 +240,7 @@ TEST(Fuse, FusedIterationsMatchSingleOnes) {
     SolveResult five = solve(p, o, emulator());
     EXPECT_EQ(five.summary.iterations, 20);
     EXPECT_EQ(five.history.size(), 4u);
-    double worst = 0;
-    for (size_t i = 0; i < one.x.at("x").data.size(); ++i) {
-      worst = std::max(worst, std::fabs(double(one.x.at("x").data[i]) - five.x.at("x").data[i]));
-    }
+    const double worst = worst_difference(one.x.at("x"), five.x.at("x"));
     // Fused iterations keep the state in double inside the pipeline: float rounding only.
     EXPECT_LE(worst, 1e-5) << solver;
   }
@@ -258,10 +263,7 @@ TEST(Fuse, GatedChecksOnHalideMatchTheEmulator) {
     SolveResult five = solve(p, o, halide());
     EXPECT_EQ(five.summary.iterations, 20);
     EXPECT_EQ(five.history.size(), 2u);
-    double worst = 0;
-    for (size_t i = 0; i < one.x.at("x").data.size(); ++i) {
-      worst = std::max(worst, std::fabs(double(one.x.at("x").data[i]) - five.x.at("x").data[i]));
-    }
+    const double worst = worst_difference(one.x.at("x"), five.x.at("x"));
     // As the halide-against-emulator solves above: float rounding over 20 iterations.
     EXPECT_LE(worst, 1e-4) << solver;
   }
