@@ -1132,8 +1132,7 @@ class Graph {
     partial(lane, row) = zero;
     partial(lane, row) = combine(partial(lane, row), value);
     partial.compute_root().vectorize(lane, kLanes);
-    partial.update().parallel(row);
-    partial.update().vectorize(lane, kLanes);
+    partial.update().parallel(row).vectorize(lane, kLanes);
     if (!chunked) *row_sums = partial;  // fuse_reductions may share its row loop
     Halide::RDom all(0, kLanes, 0, rows);
     Halide::Expr p = Halide::cast<double>(partial(all.x, all.y));

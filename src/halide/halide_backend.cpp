@@ -613,7 +613,7 @@ class Part {
 class HalideStep : public CompiledStep {
  public:
   HalideStep(const StepProgram& p, const HalideOptions& o, const Halide::Target& t, std::string* schedule_used)
-      : program_(p), check_inputs_(p), check_outputs_(p.check_outputs()) {
+      : check_inputs_(p), check_outputs_(p.check_outputs()) {
     p.verify();
     CheckSplit split = split_check(p);
     if (check_outputs_.empty() || recomputes_an_iteration(split.check)) {
@@ -668,7 +668,6 @@ class HalideStep : public CompiledStep {
     return false;
   }
 
-  StepProgram program_;
   StepInputCheck check_inputs_;
   std::set<std::string> check_outputs_;
   std::unique_ptr<Part> iteration_, check_;

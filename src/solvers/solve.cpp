@@ -438,30 +438,23 @@ bool all_finite(const float* d, size_t n) {
 bool all_finite(const std::map<std::string, Array>& arrays) {
   size_t total = 0;
   for (const auto& [name, a] : arrays) total += a.data.size();
-  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
-  if (threads == 1 || total < (size_t{1} << 20)) {
-    for (const auto& [name, a] : arrays) {
-      if (!all_finite(a.data.data(), a.data.size())) return false;
-    }
-    return true;
-  }
-  std::vector<std::pair<const float*, size_t>> slices;  // about total / threads elements each
-  const size_t per = (total + threads - 1) / threads;
+  const size_t threads = total < (size_t{1} << 20) ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  // Slices of about total / threads values; thread t scans slices t, t + threads, ...
+  const size_t per = std::max<size_t>(1, (total + threads - 1) / threads);
+  std::vector<std::pair<const float*, size_t>> slices;
   for (const auto& [name, a] : arrays) {
     for (size_t at = 0; at < a.data.size(); at += per) slices.push_back({a.data.data() + at, std::min(per, a.data.size() - at)});
   }
-  std::vector<std::future<bool>> parts;
-  for (size_t t = 1; t < threads; ++t) {
-    parts.push_back(std::async(std::launch::async, [&slices, t, threads] {
-      for (size_t k = t; k < slices.size(); k += threads) {
-        if (!all_finite(slices[k].first, slices[k].second)) return false;
-      }
-      return true;
-    }));
-  }
-  bool finite = true;
-  for (size_t k = 0; k < slices.size(); k += threads) finite = finite && all_finite(slices[k].first, slices[k].second);
-  for (auto& f : parts) finite = f.get() && finite;
+  auto scan = [&slices, threads](size_t t) {
+    for (size_t k = t; k < slices.size(); k += threads) {
+      if (!all_finite(slices[k].first, slices[k].second)) return false;
+    }
+    return true;
+  };
+  std::vector<std::future<bool>> others;
+  for (size_t t = 1; t < threads; ++t) others.push_back(std::async(std::launch::async, scan, t));
+  bool finite = scan(0);
+  for (auto& f : others) finite = f.get() && finite;
   return finite;
 }
 

@@ -30,9 +30,4 @@ void StepInputCheck::operator()(const StepInputs& inputs) const {
   }
 }
 
-void check_step_inputs(const StepProgram& program, const StepInputs& inputs) {
-  const StepInputCheck check(program);
-  check(inputs);
-}
-
 }  // namespace proxc

@@ -60,12 +60,10 @@ class Backend {
   virtual std::string schedule_used() const { return "default"; }
 };
 
-/// Checks that `inputs` has every buffer and param `program` needs with the
-/// right shapes; UserError naming the first missing or mis-shaped one.
-void check_step_inputs(const StepProgram& program, const StepInputs& inputs);
-
-/// check_step_inputs for one program run many times: its inputs and params
-/// are listed once (each listing walks the whole program).
+/// Checks that a run's inputs have every buffer and param `program` needs,
+/// with the right shapes; UserError naming the first missing or mis-shaped
+/// one. Made once per compiled program: its inputs and params are listed
+/// once (each listing walks the whole program), not on every run.
 class StepInputCheck {
  public:
   explicit StepInputCheck(const StepProgram& program);
