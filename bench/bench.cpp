@@ -238,7 +238,8 @@ int main(int argc, char** argv) {
           {
             PassManagerOptions po;
             po.pass.solver = solver;
-            StepProgram ip = iteration_program(run_passes(prob, po), o);
+            // As the solver runs it: its loop invariants computed once, apart.
+            StepProgram ip = hoist_invariants(iteration_program(run_passes(prob, po), o)).rest;
             for (const Step& nd : ip.nodes()) {
               if (nd->kind == StepKind::Input || nd->kind == StepKind::Data) bytes += 4.0 * static_cast<double>(num_elements(nd->shape));
             }
@@ -259,11 +260,17 @@ int main(int argc, char** argv) {
           {
             PassManagerOptions po;
             po.pass.solver = solver;
-            StepProgram ip = iteration_program(run_passes(prob, po), o);
+            HoistSplit hs = hoist_invariants(iteration_program(run_passes(prob, po), o));
+            const StepProgram& ip = hs.rest;
             auto step = halide->compile(ip);
+            StepOutputs invariants;
+            if (!hs.setup.outputs.empty()) invariants = halide->compile(hs.setup)->run(StepInputs{});
             std::map<std::string, Array> state;
             StepInputs in;
+            for (const auto& [name, a] : invariants.arrays) in.buffers[name] = &a;
+            for (const auto& [name, v] : invariants.scalars) in.params[name] = v;
             for (const Step& input : ip.inputs()) {
+              if (invariants.arrays.count(input->name)) continue;
               Array a(input->shape);
               for (size_t i = 0; i < a.data.size(); ++i) a.data[i] = b.data[i % b.data.size()];
               state[input->name] = std::move(a);

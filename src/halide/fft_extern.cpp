@@ -2,9 +2,11 @@
 
 #include <fftw3.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -16,10 +18,16 @@ struct Plans {
   fftwf_complex* spec = nullptr;
 };
 
+// Transforms of at least this many points run on FFTW's threads, one per
+// core: a 512² pair of transforms is about a millisecond on one core, as long
+// as the rest of a deconvolution iteration on all of them.
+constexpr size_t kThreadedFftPoints = size_t{1} << 16;
+
 // Plans per spatial size, made once (FFTW's planner is not thread-safe).
 Plans& plans_for(const std::vector<int>& dims) {
   static std::mutex m;
   static std::map<std::vector<int>, Plans> cache;
+  static const bool threads = fftwf_init_threads() != 0;
   std::lock_guard<std::mutex> lock(m);
   Plans& p = cache[dims];
   if (!p.forward) {
@@ -28,6 +36,8 @@ Plans& plans_for(const std::vector<int>& dims) {
       n *= static_cast<size_t>(dims[i]);
       half *= i + 1 == dims.size() ? static_cast<size_t>(dims[i] / 2 + 1) : static_cast<size_t>(dims[i]);
     }
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (threads) fftwf_plan_with_nthreads(n >= kThreadedFftPoints ? cores : 1);
     p.real = fftwf_alloc_real(n);
     p.spec = fftwf_alloc_complex(half);
     p.forward = fftwf_plan_dft_r2c(static_cast<int>(dims.size()), dims.data(), p.real, p.spec, FFTW_ESTIMATE);
@@ -78,22 +88,32 @@ void answer_bounds_query(halide_buffer_t* in, halide_buffer_t* spectrum, int spe
   }
 }
 
-// For each channel of `in`: r2c FFT, `filter` on the half spectrum, c2r,
-// divided by n, into `out`. Element (channel ch, spatial flat index f) sits at
-// ch + f·channels: the buffers are dense (Halide lays dimension 0 innermost).
+// For each channel of `in`: r2c FFT, `filter` on the half spectrum (given
+// 1/n, the inverse transform's scale, to fold in), c2r, into `out`. Element
+// (channel ch, spatial flat index f) sits at ch + f·channels: the buffers are
+// dense (Halide lays dimension 0 innermost). One channel transforms from
+// `in` and into `out` directly when they are aligned as the plan's arrays
+// (an r2c transform leaves its input as it was); others are copied.
 template <typename Filter>
 void filter_channels(const Layout& l, const halide_buffer_t* in_buf, halide_buffer_t* out_buf, Filter filter) {
   Plans& p = plans_for(l.spatial);
   std::lock_guard<std::mutex> lock(exec_mutex());  // the plan's buffers are shared
-  const float* in = reinterpret_cast<const float*>(in_buf->host);
+  float* in = reinterpret_cast<float*>(in_buf->host);
   float* o = reinterpret_cast<float*>(out_buf->host);
   const float scale = 1.0f / static_cast<float>(l.n);
+  const int aligned = fftwf_alignment_of(p.real);
+  if (l.channels == 1 && fftwf_alignment_of(in) == aligned && fftwf_alignment_of(o) == aligned) {
+    fftwf_execute_dft_r2c(p.forward, in, p.spec);
+    for (int64_t k = 0; k < l.half; ++k) filter(k, scale, p.spec[k]);
+    fftwf_execute_dft_c2r(p.inverse, p.spec, o);
+    return;
+  }
   for (int64_t ch = 0; ch < l.channels; ++ch) {
     for (int64_t f = 0; f < l.n; ++f) p.real[f] = in[ch + f * l.channels];
     fftwf_execute(p.forward);
-    for (int64_t k = 0; k < l.half; ++k) filter(k, p.spec[k]);
+    for (int64_t k = 0; k < l.half; ++k) filter(k, scale, p.spec[k]);
     fftwf_execute(p.inverse);
-    for (int64_t f = 0; f < l.n; ++f) o[ch + f * l.channels] = p.real[f] * scale;
+    for (int64_t f = 0; f < l.n; ++f) o[ch + f * l.channels] = p.real[f];
   }
 }
 
@@ -108,10 +128,10 @@ extern "C" int proxc_circulant_solve(halide_buffer_t* rhs, halide_buffer_t* otf2
   const float a = static_cast<float>(a_in);
   const float c = static_cast<float>(c_in);
   const float* s = reinterpret_cast<const float*>(otf2->host);
-  filter_channels(Layout(out, spatial_rank), rhs, out, [&](int64_t k, fftwf_complex& z) {
-    float d = a * s[k] + c;
-    z[0] /= d;
-    z[1] /= d;
+  filter_channels(Layout(out, spatial_rank), rhs, out, [&](int64_t k, float scale, fftwf_complex& z) {
+    const float r = scale / (a * s[k] + c);
+    z[0] *= r;
+    z[1] *= r;
   });
   return 0;
 }
@@ -124,9 +144,9 @@ extern "C" int proxc_fft_conv(halide_buffer_t* x, halide_buffer_t* otf, int spat
   }
   const float* t = reinterpret_cast<const float*>(otf->host);
   const float sign = adjoint ? -1.0f : 1.0f;
-  filter_channels(Layout(out, spatial_rank), x, out, [&](int64_t k, fftwf_complex& z) {
+  filter_channels(Layout(out, spatial_rank), x, out, [&](int64_t k, float scale, fftwf_complex& z) {
     const float re = z[0], im = z[1];
-    const float tr = t[2 * k], ti = sign * t[2 * k + 1];
+    const float tr = scale * t[2 * k], ti = scale * sign * t[2 * k + 1];
     z[0] = re * tr - im * ti;
     z[1] = re * ti + im * tr;
   });

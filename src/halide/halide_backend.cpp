@@ -10,6 +10,7 @@
 #include <sstream>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <cstdlib>
 #include <map>
@@ -612,30 +613,29 @@ class Part {
 // half of one pipeline's code); a run without a check runs only the first.
 class HalideStep : public CompiledStep {
  public:
-  HalideStep(const StepProgram& p, const HalideOptions& o, const Halide::Target& t, std::string* schedule_used)
-      : check_inputs_(p), check_outputs_(p.check_outputs()) {
+  // The parts, not compiled yet: compile_jobs() lists their compiles, which
+  // HalideBackend runs at once with other steps' (compile_many).
+  explicit HalideStep(const StepProgram& p) : check_inputs_(p), check_outputs_(p.check_outputs()) {
     p.verify();
     CheckSplit split = split_check(p);
     if (check_outputs_.empty() || recomputes_an_iteration(split.check)) {
       iteration_ = std::make_unique<Part>(p);
-      iteration_->compile(o, t);
-      *schedule_used = iteration_->schedule_used();
       return;
     }
     next_inputs_ = split.next_inputs;
     iteration_ = std::make_unique<Part>(std::move(split.iteration));
     check_ = std::make_unique<Part>(std::move(split.check));
-    std::future<void> checking = std::async(std::launch::async, [&] { check_->compile(o, t); });
-    std::exception_ptr failed;
-    try {
-      iteration_->compile(o, t);
-    } catch (...) {
-      failed = std::current_exception();
-    }
-    checking.get();  // rethrows the check's failure, if any (after the iteration's thread is done)
-    if (failed) std::rethrow_exception(failed);
+  }
+
+  std::vector<std::function<void()>> compile_jobs(const HalideOptions& o, const Halide::Target& t) {
+    std::vector<std::function<void()>> jobs = {[this, &o, &t] { iteration_->compile(o, t); }};
+    if (check_) jobs.push_back([this, &o, &t] { check_->compile(o, t); });
+    return jobs;
+  }
+  // The schedule its parts used (after the compiles).
+  std::string schedule_used() const {
     const std::string& a = iteration_->schedule_used();
-    *schedule_used = a == check_->schedule_used() ? a : "default";
+    return !check_ || a == check_->schedule_used() ? a : "default";
   }
 
   StepOutputs run(const StepInputs& in) override {
@@ -674,6 +674,27 @@ class HalideStep : public CompiledStep {
   std::map<std::string, std::string> next_inputs_;
 };
 
+// Runs the jobs at once, one thread each (the first on the caller's), and
+// rethrows the first failure once all have finished.
+void run_at_once(const std::vector<std::function<void()>>& jobs) {
+  std::vector<std::future<void>> others;
+  for (size_t i = 1; i < jobs.size(); ++i) others.push_back(std::async(std::launch::async, jobs[i]));
+  std::exception_ptr failed;
+  try {
+    if (!jobs.empty()) jobs[0]();
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  for (auto& f : others) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
+}
+
 class HalideBackend : public Backend {
  public:
   explicit HalideBackend(const HalideOptions& o) : options_(o), target_(parse_target(o.target)) {
@@ -682,11 +703,26 @@ class HalideBackend : public Backend {
   std::string name() const override { return "halide"; }
   double epsilon() const override { return 1.1920928955078125e-07; }
   std::unique_ptr<CompiledStep> compile(const StepProgram& program) override {
-    std::string used;
-    auto s = std::make_unique<HalideStep>(program, options_, target_, &used);
-    // One fallback among several pipelines makes the whole "default".
-    schedule_used_ = compiles_++ == 0 || used == schedule_used_ ? used : "default";
-    return s;
+    return std::move(compile_many({&program}).front());
+  }
+  // Every part of every program compiles at once: LLVM's code generation,
+  // most of a compile, runs on one thread per pipeline.
+  std::vector<std::unique_ptr<CompiledStep>> compile_many(const std::vector<const StepProgram*>& programs) override {
+    std::vector<std::unique_ptr<HalideStep>> steps;
+    std::vector<std::function<void()>> jobs;
+    for (const StepProgram* p : programs) {
+      steps.push_back(std::make_unique<HalideStep>(*p));
+      for (auto& j : steps.back()->compile_jobs(options_, target_)) jobs.push_back(std::move(j));
+    }
+    run_at_once(jobs);
+    std::vector<std::unique_ptr<CompiledStep>> out;
+    for (auto& s : steps) {
+      const std::string used = s->schedule_used();
+      // One fallback among several pipelines makes the whole "default".
+      schedule_used_ = compiles_++ == 0 || used == schedule_used_ ? used : "default";
+      out.push_back(std::move(s));
+    }
+    return out;
   }
   std::string schedule_requested() const override { return options_.schedule; }
   std::string schedule_used() const override { return compiles_ ? schedule_used_ : options_.schedule; }
@@ -799,7 +835,7 @@ AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& d
   w << "// Generated by proxc: calls " << name << "() with the scalars and sizes of the problem it was\n"
     << "// compiled from. Link " << name << ".a"
     << (a.needs_fft_runtime || !a.black_boxes.empty() ? ", libproxc_runtime.a" : "")
-    << (a.black_boxes.empty() ? "" : ", libproxc_black_box.a") << (a.needs_fft_runtime ? " and -lfftw3f" : "")
+    << (a.black_boxes.empty() ? "" : ", libproxc_black_box.a") << (a.needs_fft_runtime ? " and -lfftw3f_threads -lfftw3f" : "")
     << " and -lpthread -ldl.\n";
   if (!a.black_boxes.empty()) {
     w << "// It calls the black-box operators";

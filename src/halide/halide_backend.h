@@ -62,7 +62,7 @@ struct AotArtifacts {
   std::string header;    ///< <name>.h: Halide's declaration of the function
   std::string wrapper;   ///< <name>_call.h: calls it with this program's scalars and sizes
   std::string manifest;  ///< <name>.json: every argument in order (inputs, params, data, outputs)
-  bool needs_fft_runtime = false;  ///< link libproxc_runtime.a and -lfftw3f too
+  bool needs_fft_runtime = false;  ///< link libproxc_runtime.a and -lfftw3f_threads -lfftw3f too
   /// The black-box operators it calls: link libproxc_runtime.a and
   /// libproxc_black_box.a, and register each (proxc_register_black_box)
   /// before the first call.

@@ -55,6 +55,57 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// A step program compiled with its loop invariants (hoist_invariants) apart:
+// the first run computes them, every run reads them (Kᵀb of a
+// deconvolution is computed once per solve, not once per iteration).
+class InvariantStep {
+ public:
+  InvariantStep(std::unique_ptr<CompiledStep> step, std::unique_ptr<CompiledStep> setup)
+      : step_(std::move(step)), setup_(std::move(setup)) {}
+  StepOutputs run(StepInputs in) {
+    bind(&in);
+    return step_->run(in);
+  }
+  void run_into(StepInputs in, StepOutputs* out) {
+    bind(&in);
+    step_->run_into(in, out);
+  }
+
+ private:
+  void bind(StepInputs* in) {
+    if (setup_) {
+      invariants_ = setup_->run(StepInputs{});
+      setup_.reset();
+    }
+    for (const auto& [k, a] : invariants_.arrays) in->buffers[k] = &a;
+    for (const auto& [k, v] : invariants_.scalars) in->params[k] = v;
+  }
+  std::unique_ptr<CompiledStep> step_, setup_;
+  StepOutputs invariants_;
+};
+
+// Compiles the programs with their invariants apart, all at once
+// (Backend::compile_many).
+std::vector<std::unique_ptr<InvariantStep>> compile_hoisted(Backend& backend, const std::vector<StepProgram>& programs) {
+  std::vector<HoistSplit> splits;
+  std::vector<const StepProgram*> all;
+  for (const StepProgram& p : programs) splits.push_back(hoist_invariants(p));
+  for (const HoistSplit& h : splits) {
+    all.push_back(&h.rest);
+    if (!h.setup.outputs.empty()) all.push_back(&h.setup);
+  }
+  auto compiled = backend.compile_many(all);
+  std::vector<std::unique_ptr<InvariantStep>> out;
+  size_t k = 0;
+  for (const HoistSplit& h : splits) {
+    auto step = std::move(compiled[k++]);
+    std::unique_ptr<CompiledStep> setup;
+    if (!h.setup.outputs.empty()) setup = std::move(compiled[k++]);
+    out.push_back(std::make_unique<InvariantStep>(std::move(step), std::move(setup)));
+  }
+  return out;
+}
+
 // The split problem as the lowering sees it.
 struct Layout {
   std::vector<Expr> vars;
@@ -565,15 +616,18 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
 
   // Compile.
   t0 = Clock::now();
-  StepProgram iter = iteration_program(p, options);
-  auto step = backend.compile(iter);
-  std::unique_ptr<CompiledStep> cg_apply, cg_rhs;
-  CgPrograms cg;
+  std::vector<StepProgram> programs = {iteration_program(p, options)};
   const bool host_cg = options.solver == "hqs" || (options.solver == "admm" && !admm_is_direct(p));
   if (host_cg) {
-    cg = cg_programs(l);
-    cg_apply = backend.compile(cg.apply);
-    cg_rhs = backend.compile(cg.rhs);
+    CgPrograms cg = cg_programs(l);
+    programs.push_back(cg.apply);
+    programs.push_back(cg.rhs);
+  }
+  auto compiled = compile_hoisted(backend, programs);
+  std::unique_ptr<InvariantStep> step = std::move(compiled[0]), cg_apply, cg_rhs;
+  if (host_cg) {
+    cg_apply = std::move(compiled[1]);
+    cg_rhs = std::move(compiled[2]);
   }
   sum.compile_s = since(t0);
   sum.schedule_used = backend.schedule_used();

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "step/step.h"
 #include "support/array.h"
@@ -54,6 +55,13 @@ class Backend {
   /// their tolerances by it).
   virtual double epsilon() const = 0;
   virtual std::unique_ptr<CompiledStep> compile(const StepProgram& program) = 0;
+  /// Compiles several programs, at once where the backend can (the Halide
+  /// backend compiles each pipeline on a thread of its own); in order.
+  virtual std::vector<std::unique_ptr<CompiledStep>> compile_many(const std::vector<const StepProgram*>& programs) {
+    std::vector<std::unique_ptr<CompiledStep>> out;
+    for (const StepProgram* p : programs) out.push_back(compile(*p));
+    return out;
+  }
   /// The schedule asked for, and the one the last compile used ("default"
   /// unless an autoscheduler was asked for and succeeded).
   virtual std::string schedule_requested() const { return "default"; }

@@ -1,5 +1,6 @@
 #include "step/step.h"
 
+#include <functional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -302,6 +303,90 @@ CheckSplit split_check(const StepProgram& p) {
     if (checks.count(name)) s.check.outputs.push_back({name, map.at(st.get())});
   }
   return s;
+}
+
+HoistSplit hoist_invariants(const StepProgram& p) {
+  HoistSplit h;
+  h.setup.name = (p.name.empty() ? std::string("step") : p.name) + "_setup";
+  h.rest.name = p.name;
+  const std::vector<Step> nodes = p.nodes();
+  std::unordered_set<const StepNode*> invariant;
+  for (const Step& n : nodes) {
+    bool inv = n->kind != StepKind::Input && n->kind != StepKind::Param;
+    for (const Step& a : n->args) inv = inv && invariant.count(a.get()) > 0;
+    if (inv) invariant.insert(n.get());
+  }
+  // Work more than reading arrays: a pass over an array to a scalar, a
+  // prox or solve, an operator that reads neighbours (a convolution, not a
+  // mask or a scaling: elementwise work on data costs what reading the result
+  // would, and a pipeline of its own to compile).
+  std::function<bool(const ExprNode&)> reads_neighbours = [&](const ExprNode& e) {
+    switch (e.kind) {
+      case ExprKind::Variable:
+      case ExprKind::Constant:
+      case ExprKind::MulElemwise:
+      case ExprKind::Scale:
+      case ExprKind::Add:
+      case ExprKind::Sub:
+      case ExprKind::Neg:
+        break;
+      default:
+        return true;
+    }
+    for (const Expr& a : e.args) {
+      if (reads_neighbours(*a)) return true;
+    }
+    return false;
+  };
+  std::unordered_set<const StepNode*> costly;
+  for (const Step& n : nodes) {
+    if (!invariant.count(n.get())) continue;
+    bool c = is_reduction(n->kind) || n->kind == StepKind::Value || n->kind == StepKind::Prox ||
+             n->kind == StepKind::CirculantSolve ||
+             ((n->kind == StepKind::Forward || n->kind == StepKind::Adjoint) && reads_neighbours(*n->expr));
+    for (const Step& a : n->args) c = c || costly.count(a.get()) > 0;
+    if (c) costly.insert(n.get());
+  }
+  // Worth computing once: costly work (above) made into an array or a
+  // scalar, read by a value that varies.
+  auto worth = [&](const StepNode& n) { return costly.count(&n) > 0; };
+  std::set<std::string> taken;
+  for (const Step& n : p.inputs()) taken.insert(n->name);
+  for (const std::string& s : p.params()) taken.insert(s);
+  std::unordered_map<const StepNode*, Step> map;
+  for (const Step& n : nodes) {
+    for (const Step& a : n->args) {
+      if (invariant.count(n.get()) || !invariant.count(a.get()) || map.count(a.get()) || !worth(*a)) continue;
+      std::string name = "hoisted" + std::to_string(h.setup.outputs.size());
+      while (taken.count(name)) name = "_" + name;
+      taken.insert(name);
+      h.setup.outputs.push_back({name, a});
+      map[a.get()] = a->shape.empty() ? step_param(name) : step_input(name, a->shape);
+    }
+  }
+  if (h.setup.outputs.empty()) {
+    h.rest = p;
+    return h;
+  }
+  for (const Step& n : nodes) {
+    if (map.count(n.get())) continue;
+    std::vector<Step> args;
+    bool same = true;
+    for (const Step& a : n->args) {
+      auto it = map.find(a.get());
+      args.push_back(it == map.end() ? a : it->second);
+      same = same && args.back() == a;
+    }
+    if (same) continue;
+    auto copy = std::make_shared<StepNode>(*n);
+    copy->args = std::move(args);
+    map[n.get()] = copy;
+  }
+  for (const auto& [name, st] : p.outputs) {
+    auto it = map.find(st.get());
+    h.rest.outputs.push_back({name, it == map.end() ? st : it->second});
+  }
+  return h;
 }
 
 std::string print_step_program(const StepProgram& p) {

@@ -161,6 +161,23 @@ struct CheckSplit {
 };
 CheckSplit split_check(const StepProgram& p);
 
+/// A program's loop invariants computed once: the values that depend on no
+/// input and no param (Kᵀb of a deconvolution, a norm of the data) but feed
+/// values that do. `setup` computes them, as outputs named hoisted<i>; `rest`
+/// computes p's outputs, reading each hoisted array as an input and each
+/// hoisted scalar as a param of that name. A run of `rest` given setup's
+/// results computes what a run of p computes, but for the rounding of the
+/// hoisted values to float32 (the emulator computes in double within a
+/// program). Only work costlier than reading its result is hoisted: a
+/// reduction, a prox, a solve, an operator that reads neighbours (a
+/// convolution; not a mask, a scaling or a sum of data); elementwise work on
+/// data stays, as do values only outputs read. `setup` has no outputs, and
+/// `rest` is p, when p has nothing to hoist.
+struct HoistSplit {
+  StepProgram setup, rest;
+};
+HoistSplit hoist_invariants(const StepProgram& p);
+
 /// Readable, deterministic text of a program (names chosen at print time).
 std::string print_step_program(const StepProgram& p);
 

@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   void link_run_and_compare(const std::string& library, const std::string& include_dirs) {
     std::string cmd = "g++ -std=c++17 -O1 -o " + test::shell_quote(dir + "/main") + " " +
                       test::shell_quote(dir + "/main.cpp") + " " + include_dirs + " -I" PROXC_HALIDE_INCLUDE " " +
-                      test::shell_quote(library) + " " PROXC_RUNTIME_LIB " -lfftw3f -lpthread -ldl 2>&1";
+                      test::shell_quote(library) + " " PROXC_RUNTIME_LIB " -lfftw3f_threads -lfftw3f -lpthread -ldl 2>&1";
     auto build = test::run_command(cmd);
     ASSERT_EQ(build.exit_code, 0) << cmd << "\n" << build.out;
     // The program links no proxc library but the FFT runtime, and no LLVM.
@@ -204,7 +204,7 @@ int main() {
                     test::shell_quote(dir + "/main.cpp") + " " PROXC_SOURCE_DIR "/tests/plugin/test_black_boxes.cpp -I" +
                     test::shell_quote(dir) + " -I" PROXC_SOURCE_DIR "/include -I" PROXC_HALIDE_INCLUDE " " +
                     test::shell_quote(a.library) + " " PROXC_RUNTIME_LIB " " PROXC_BLACK_BOX_LIB
-                    " -lfftw3f -lpthread -ldl 2>&1";
+                    " -lfftw3f_threads -lfftw3f -lpthread -ldl 2>&1";
   auto build = test::run_command(cmd);
   ASSERT_EQ(build.exit_code, 0) << cmd << "\n" << build.out;
   std::string inbin(reinterpret_cast<const char*>(xv.data.data()), 48 * 4);

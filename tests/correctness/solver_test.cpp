@@ -285,6 +285,73 @@ TEST(Admm, DirectXUpdateWhenTheGramMatrixAllowsIt) {
   EXPECT_THAT(cg, ::testing::Not(::testing::HasSubstr("output x0")));
 }
 
+// A deconvolution's Kᵀb depends on the data alone: the solver computes it
+// once (hoist_invariants), and the iteration reads it. On the emulator the
+// two programs compute what the one did but for Kᵀb rounded to float32
+// (within a program the emulator computes in double): one rounding, carried
+// through one iteration of operators of norm about 1 and proxes (contractions),
+// so within a few float ulps of the values' magnitude; 8 allowed.
+TEST(Hoisting, KtbIsComputedOnceAndTheIterationIsUnchanged) {
+  for (const char* solver : {"pc", "ladmm"}) {
+    SCOPED_TRACE(solver);
+    PassManagerOptions po;
+    po.pass.solver = solver;
+    SolverOptions o;
+    o.solver = solver;
+    StepProgram whole = iteration_program(run_passes(problem(kProblems[2]), po), o);
+    HoistSplit h = hoist_invariants(whole);
+    ASSERT_EQ(h.setup.outputs.size(), 1u);
+    EXPECT_THAT(print_step_program(h.setup), ::testing::HasSubstr("adjoint[conv("));
+    EXPECT_THAT(print_step_program(h.rest), ::testing::Not(::testing::HasSubstr("adjoint[conv(")));
+    EXPECT_THAT(print_step_program(whole), ::testing::HasSubstr("adjoint[conv("));
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::map<std::string, Array> state;
+    StepInputs in;
+    for (const Step& input : whole.inputs()) {
+      Array a(input->shape);
+      for (float& v : a.data) v = u(rng);
+      state[input->name] = std::move(a);
+    }
+    for (const auto& [name, a] : state) in.buffers[name] = &a;
+    StepOutputs expected = emulator().compile(whole)->run(in);
+    StepOutputs invariants = emulator().compile(h.setup)->run(StepInputs{});
+    for (const auto& [name, a] : invariants.arrays) in.buffers[name] = &a;
+    for (const auto& [name, v] : invariants.scalars) in.params[name] = v;
+    StepOutputs got = emulator().compile(h.rest)->run(in);
+    ASSERT_EQ(got.arrays.size(), expected.arrays.size());
+    constexpr double kEps32 = 1.0 / (1 << 23);
+    for (const auto& [name, a] : expected.arrays) {
+      const Array& g = got.arrays.at(name);
+      ASSERT_EQ(g.shape, a.shape) << name;
+      double scale = 1, worst = 0;
+      for (size_t i = 0; i < a.data.size(); ++i) {
+        scale = std::max(scale, static_cast<double>(std::fabs(a.data[i])));
+        worst = std::max(worst, static_cast<double>(std::fabs(g.data[i] - a.data[i])));
+      }
+      EXPECT_LE(worst, 8 * kEps32 * scale) << name;
+    }
+    // Sums of squares of n such values: 8 ulps relative each.
+    for (const auto& [name, v] : expected.scalars) EXPECT_NEAR(got.scalars.at(name), v, 8 * kEps32 * std::fabs(v)) << name;
+  }
+  // Elementwise work on data (a mask times b) is not worth a pipeline.
+  {
+    PassManagerOptions po;
+    po.pass.solver = "pc";
+    SolverOptions o;
+    StepProgram inpaint = iteration_program(run_passes(problem(kProblems[3]), po), o);
+    EXPECT_TRUE(hoist_invariants(inpaint).setup.outputs.empty());
+  }
+  // Nothing to hoist: the program as it was.
+  PassManagerOptions po;
+  po.pass.solver = "pc";
+  SolverOptions o;
+  StepProgram tv = iteration_program(run_passes(problem(kProblems[1]), po), o);
+  HoistSplit h = hoist_invariants(tv);
+  EXPECT_TRUE(h.setup.outputs.empty());
+  EXPECT_EQ(print_step_program(h.rest), print_step_program(tv));
+}
+
 TEST(Faults, NanStopsAsDivergedAndKeepsTheLastFiniteIterate) {
   std::string dir = test::temp_dir();
   Array big(Shape{4, 4});

@@ -373,7 +373,7 @@ struct CompileCommand {
       proxc::AotArtifacts a = m.compile_aot(aot_dir, aot_name);
       std::printf("wrote %s, %s, %s and %s\n", a.library.c_str(), a.header.c_str(), a.wrapper.c_str(),
                   a.manifest.c_str());
-      if (a.needs_fft_runtime) std::printf("the pipeline has FFT solves: link libproxc_runtime.a and -lfftw3f too\n");
+      if (a.needs_fft_runtime) std::printf("the pipeline has FFT solves: link libproxc_runtime.a, -lfftw3f_threads and -lfftw3f too\n");
       if (!a.black_boxes.empty()) {
         std::printf("the pipeline calls black-box operators:");
         for (const std::string& b : a.black_boxes) std::printf(" %s", b.c_str());
