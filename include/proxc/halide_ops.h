@@ -56,6 +56,7 @@ struct Val {
   bool is_buffer = false;         ///< a wrapper over an input or data buffer
   int unroll_from = 2;            ///< short axes from this one on may be unrolled
   int loads = -1;                 ///< loads per element when inlined (pointwise of buffers); -1: more
+  int lanes = 0;                  ///< vector width at root (0: Graph::kVectorLanes)
   int rank() const { return static_cast<int>(ext.size()); }
   bool defined() const { return f.defined(); }
 };
@@ -77,6 +78,11 @@ class Graph {
   /// a third of an iteration went to handing out tasks. Strips of 8 to 64
   /// rows all measured the same; 8 leaves a 512-row image 64 tasks to share.
   static constexpr int kRowsPerTask = 8;
+  /// The vector width of a direct convolution when every run-time extent is
+  /// at least this (assume_min_extent): four vectors of 8 lanes accumulate
+  /// each tap at once. With one, each tap waited for the last one's
+  /// multiply-add (its latency, not the machine's throughput, bound it).
+  static constexpr int kWideLanes = 32;
 
   /// A promise that every run-time extent the pipeline runs with is at
   /// least n (the caller keeps it: proxc keys compiled pipelines on it, and
@@ -260,17 +266,22 @@ class Graph {
     Halide::Region ranges;
     for (int i = kr - 1; i >= 0; --i) ranges.push_back(Halide::Range(0, k.ext[i]));
     Halide::RDom r(ranges);
-    return rec(define(adjoint ? "corr" : "conv", e,
-                      [&](const Coords& c) {
-                        Coords ki(kr), src = c;
-                        for (int i = 0; i < kr; ++i) {
-                          Halide::Expr ri = r[kr - 1 - i];
-                          ki[i] = ri;
-                          src[i] = adjoint ? c[i] + ri - k.ext[i] / 2 : c[i] - ri + k.ext[i] / 2;
-                        }
-                        return Halide::sum(call(k, ki) * call(xw, src));
-                      }),
-               "conv", k, x0, adjoint, ext);
+    Val v = define(adjoint ? "corr" : "conv", e, [&](const Coords& c) {
+      Coords ki(kr), src = c;
+      for (int i = 0; i < kr; ++i) {
+        Halide::Expr ri = r[kr - 1 - i];
+        ki[i] = ri;
+        src[i] = adjoint ? c[i] + ri - k.ext[i] / 2 : c[i] - ri + k.ext[i] / 2;
+      }
+      return Halide::sum(call(k, ki) * call(xw, src));
+    });
+    // At root, its taps' sums over wide vectors (kWideLanes) when the sizes
+    // allow: a consumer's vectors of 8 would sum one vector at a time.
+    if (min_extent_ >= kWideLanes) {
+      v.lanes = kWideLanes;
+      schedule_at_root(v);
+    }
+    return rec(v, "conv", k, x0, adjoint, ext);
   }
   /// The same convolution by FFT (the extern stage proxc_fft_conv of
   /// libproxc_runtime): the kernel's transfer function is otf slot `otf`, a
@@ -1163,11 +1174,11 @@ class Graph {
   // kVectorLanes (assume_min_extent), the last vector of a row shifts
   // inwards and recomputes a few elements; otherwise a guarded tail (a
   // second copy of the loop body).
-  Halide::TailStrategy vector_tail() const {
-    return min_extent_ >= kVectorLanes ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf;
+  Halide::TailStrategy vector_tail(int lanes = kVectorLanes) const {
+    return min_extent_ >= lanes ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf;
   }
   void schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,
-                     bool small_inner, int unroll_from = 2) const {
+                     bool small_inner, int unroll_from = 2, int lanes = kVectorLanes) const {
     f.compute_root();
     if (vars.empty()) return;
     // Vectorize along the image rows. Arrays of rank 3 and more are images
@@ -1192,12 +1203,12 @@ class Graph {
       }
       order.push_back(vars[0]);
       if (vars.size() >= 3) f.reorder(order);
-      f.vectorize(vars[1], kVectorLanes, vector_tail());
+      f.vectorize(vars[1], lanes, vector_tail(lanes));
       for (size_t i = 2; i < vars.size(); ++i) {
         if (unrolled[i]) f.bound(vars[i], 0, static_cast<int>(*Halide::Internal::as_const_int(ext[i]))).unroll(vars[i]);
       }
     } else {
-      f.vectorize(vars.back(), kVectorLanes, vector_tail());
+      f.vectorize(vars.back(), lanes, vector_tail(lanes));
     }
     // Guarded, not shifted inwards: a value only a gated-off check reads
     // has an empty region, and a shifted strip would read before row 0.
@@ -1208,7 +1219,7 @@ class Graph {
     if (v.is_buffer) return;                         // already a buffer
     if (v.vars.empty() && !v.ext.empty()) return;    // an extern stage: already at root
     if (!materialized_.insert(v.f.name()).second) return;
-    schedule_root(v.f, v.vars, v.ext, v.small_inner, v.unroll_from);
+    schedule_root(v.f, v.vars, v.ext, v.small_inner, v.unroll_from, v.lanes > 0 ? v.lanes : kVectorLanes);
   }
   // A value read at other positions than its own (a stencil): compute it once.
   // Unless it is a pointwise function of at most kStencilInline buffers:

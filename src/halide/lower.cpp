@@ -320,6 +320,20 @@ class Lowerer {
     return data_vals_[c] = graph_->data(id, extents(c->shape));
   }
 
+  // A direct convolution's kernel (fewer than kFftConvTaps taps): data of
+  // compile-time extents, so its taps' loops have known trip counts and the
+  // pipeline's run-time extents are the images' alone (assume_min_extent).
+  // A kernel of another size is another pipeline.
+  Val kernel(const ExprNode* c) {
+    auto it = kernel_vals_.find(c);
+    if (it != kernel_vals_.end()) return it->second;
+    int id = static_cast<int>(out_.data_nodes.size());
+    out_.data_nodes.push_back(c);
+    Ext e;
+    for (int64_t x : c->shape) e.push_back(static_cast<int>(-x));
+    return kernel_vals_[c] = graph_->data(id, e);
+  }
+
   Val param_at(const proxc::Param& p) { return p.array ? data(p.array.get()) : scalar(p.scalar); }
 
   // ---- Linear operators (problem expressions) ----
@@ -351,7 +365,7 @@ class Lowerer {
       }
       case ExprKind::Conv: {
         if (use_fft(a[0].get())) return fft_conv(a[0].get(), go(a[1]), false, n->shape);
-        Val k = data(a[0].get());
+        Val k = kernel(a[0].get());
         Val x = go(a[1]);
         return graph_->conv(k, x, false, extents(n->shape));
       }
@@ -468,7 +482,7 @@ class Lowerer {
           push(a[1], fft_conv(a[0].get(), g, true, a[1]->shape));
           return;
         }
-        Val k = data(a[0].get());
+        Val k = kernel(a[0].get());
         push(a[1], graph_->conv(k, g, true, extents(a[1]->shape)));
         return;
       }
@@ -583,7 +597,7 @@ class Lowerer {
   Lowered out_;
   std::unordered_map<const StepNode*, Val> vals_;
   std::unordered_map<const StepNode*, double> cost_;  // inlined nodes: loads per element
-  std::unordered_map<const ExprNode*, Val> data_vals_;
+  std::unordered_map<const ExprNode*, Val> data_vals_, kernel_vals_;
   std::map<std::pair<const ExprNode*, Shape>, int> otf_slots_;
 };
 
@@ -600,10 +614,16 @@ Lowered lower(const StepProgram& p, halide_ops::Schedule schedule) {
   // vector loops without tail copies, a third less code to compile). The
   // promise is part of the pipeline's key, so a pipeline compiled with it
   // only serves programs that keep it.
-  constexpr int kMinExtent = Graph::kVectorLanes;
+  // Programs whose run-time extents are all at least Graph::kWideLanes
+  // promise that: their direct convolutions sum taps over wide vectors.
   if (schedule == halide_ops::Schedule::Default) {
-    Lowered L = Lowerer(p, schedule, kMinExtent).run();
-    if (std::all_of(L.extent_values.begin(), L.extent_values.end(), [](int64_t e) { return e >= kMinExtent; })) return L;
+    for (int min_extent : {Graph::kWideLanes, Graph::kVectorLanes}) {
+      Lowered L = Lowerer(p, schedule, min_extent).run();
+      if (std::all_of(L.extent_values.begin(), L.extent_values.end(),
+                      [&](int64_t e) { return e >= min_extent; })) {
+        return L;
+      }
+    }
   }
   return Lowerer(p, schedule, 0).run();
 }
