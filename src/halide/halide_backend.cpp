@@ -320,7 +320,13 @@ bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string
   // Halide errors propagate: the JIT would fail the same way.
   // No bounds-query code either: the backend always passes whole buffers
   // (less code for LLVM to compile). No runtime: the folder's shared one.
-  const Halide::Target pt = t.with_feature(Halide::Target::NoBoundsQuery).with_feature(Halide::Target::NoRuntime);
+  // No assertions unless a black box may fail (its extern stage's result is
+  // checked by one): the backend checks every buffer's shape before a run
+  // (StepInputCheck) and allocates the outputs itself, so the pipeline's
+  // own checks of its arguments are code for LLVM that never fails (a
+  // third of a superresolution pipeline's compile).
+  Halide::Target pt = t.with_feature(Halide::Target::NoBoundsQuery).with_feature(Halide::Target::NoRuntime);
+  if (L.graph->black_boxes().empty()) pt = pt.with_feature(Halide::Target::NoAsserts);
   L.pipeline.compile_to_object(obj, L.graph->arguments(), "proxc_cached", pt);
   std::error_code ec;
   if (runtime.get().empty()) {  // no shared runtime (no C++ compiler?): the JIT instead

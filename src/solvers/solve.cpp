@@ -279,7 +279,7 @@ bool admm_is_direct(const Problem& p) {
 
 }  // namespace
 
-StepProgram iteration_program(const Problem& p, const SolverOptions& o) {
+static StepProgram build_iteration_program(const Problem& p, const SolverOptions& o) {
   Layout l = layout_of(p);
   Builder b(l);
   StepProgram prog;
@@ -406,6 +406,10 @@ StepProgram iteration_program(const Problem& p, const SolverOptions& o) {
     prog.outputs.push_back({"u" + std::to_string(i), u1[i]});
   }
   return prog;
+}
+
+StepProgram iteration_program(const Problem& p, const SolverOptions& o) {
+  return eliminate_common_subexpressions(build_iteration_program(p, o));
 }
 
 namespace {

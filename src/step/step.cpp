@@ -1,5 +1,6 @@
 #include "step/step.h"
 
+#include <cstring>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -303,6 +304,75 @@ CheckSplit split_check(const StepProgram& p) {
     if (checks.count(name)) s.check.outputs.push_back({name, map.at(st.get())});
   }
   return s;
+}
+
+namespace {
+
+// Whether two problem expressions are the same operator: equal structure,
+// attributes and scalars, the same variables and constants.
+bool same_expr(const Expr& a, const Expr& b) {
+  if (a == b) return true;
+  if (!a || !b) return false;
+  if (a->kind != b->kind || a->shape != b->shape || a->ints != b->ints || a->str != b->str ||
+      a->args.size() != b->args.size() || std::memcmp(&a->scalar, &b->scalar, sizeof(double)) != 0) {
+    return false;
+  }
+  if (a->kind == ExprKind::Variable) return false;  // distinct nodes are distinct variables
+  if (a->kind == ExprKind::Constant) return a->constant == b->constant;
+  for (size_t i = 0; i < a->args.size(); ++i) {
+    if (!same_expr(a->args[i], b->args[i])) return false;
+  }
+  return true;
+}
+
+bool same_node(const StepNode& a, const StepNode& b) {
+  if (a.kind != b.kind || a.shape != b.shape || a.args != b.args || a.name != b.name || a.index != b.index ||
+      a.term != b.term || a.vars.size() != b.vars.size() || std::memcmp(&a.value, &b.value, sizeof(double)) != 0) {
+    return false;
+  }
+  for (size_t i = 0; i < a.vars.size(); ++i) {
+    if (a.vars[i] != b.vars[i]) return false;
+  }
+  return same_expr(a.expr, b.expr);
+}
+
+}  // namespace
+
+StepProgram eliminate_common_subexpressions(const StepProgram& p) {
+  // Each node's representative, operands first; candidates by kind and first operand.
+  std::unordered_map<const StepNode*, Step> rep;
+  std::map<std::pair<int, const StepNode*>, std::vector<Step>> seen;
+  for (const Step& n : p.nodes()) {
+    std::vector<Step> args;
+    bool same = true;
+    for (const Step& a : n->args) {
+      args.push_back(rep.at(a.get()));
+      same = same && args.back() == a;
+    }
+    Step node = n;
+    if (!same) {
+      auto copy = std::make_shared<StepNode>(*n);
+      copy->args = std::move(args);
+      node = copy;
+    }
+    auto& bucket = seen[{static_cast<int>(node->kind), node->args.empty() ? nullptr : node->args[0].get()}];
+    Step found;
+    for (const Step& c : bucket) {
+      if (same_node(*c, *node)) {
+        found = c;
+        break;
+      }
+    }
+    if (!found) {
+      bucket.push_back(node);
+      found = node;
+    }
+    rep[n.get()] = found;
+  }
+  StepProgram out;
+  out.name = p.name;
+  for (const auto& [name, st] : p.outputs) out.outputs.push_back({name, rep.at(st.get())});
+  return out;
 }
 
 HoistSplit hoist_invariants(const StepProgram& p) {

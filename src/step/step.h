@@ -161,6 +161,13 @@ struct CheckSplit {
 };
 CheckSplit split_check(const StepProgram& p);
 
+/// p with equal nodes made one: nodes of one kind, shape and attributes over
+/// the same operands (problem expressions compared by structure, variables
+/// and constants by identity). A term used twice (g = grad(u) in two
+/// functions) is applied once, and a check's Kᵀy of the y the update already
+/// took it of is not taken again. The outputs compute what they did.
+StepProgram eliminate_common_subexpressions(const StepProgram& p);
+
 /// A program's loop invariants computed once: the values that depend on no
 /// input and no param (Kᵀb of a deconvolution, a norm of the data) but feed
 /// values that do. `setup` computes them, as outputs named hoisted<i>; `rest`

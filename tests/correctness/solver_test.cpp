@@ -352,6 +352,62 @@ TEST(Hoisting, KtbIsComputedOnceAndTheIterationIsUnchanged) {
   EXPECT_EQ(print_step_program(h.rest), print_step_program(tv));
 }
 
+// g = grad(u) in two functions: ProxImaL splits it into two terms, each with
+// its own copy of 0.35 * grad(u); the iteration applies it to x̄ once.
+TEST(CommonSubexpressions, ATermUsedTwiceIsAppliedOnce) {
+  Problem prob = parse_program(
+                     "b = load(\"noisy.npy\")\nx = variable(shape(b))\ng = grad(x)\n"
+                     "minimize sum_squares(x - b) + 0.1 * group_norm1(g, [2]) + 0.01 * norm1(g)\n",
+                     "twice.prox", data_dir())
+                     .problem;
+  PassManagerOptions po;
+  po.pass.solver = "pc";
+  SolverOptions o;
+  const std::string text = print_step_program(iteration_program(run_passes(prob, po), o));
+  size_t applied = 0;
+  for (size_t at = text.find("grad(x)](%xbar0)"); at != std::string::npos; at = text.find("grad(x)](%xbar0)", at + 1)) {
+    ++applied;
+  }
+  EXPECT_EQ(applied, 1u) << text;
+
+  // Equal structure over the same variable is one node; another variable, or
+  // another constant of the same values and name, is not.
+  Expr x = make_variable({6, 5}, "x"), y = make_variable({6, 5}, "x");
+  auto data = [] {
+    auto d = std::make_shared<ConstantData>();
+    d->array = Array(Shape{3, 3}, std::vector<float>(9, 0.25f));
+    d->source.type = ConstantSource::Type::Inline;
+    return make_constant(d, "k");
+  };
+  Expr k = data();
+  Step in = step_input("in", {6, 5});
+  StepProgram p;
+  p.outputs = {{"a", step_forward(make_scale(0.5, make_grad(x)), {in})},
+               {"b", step_forward(make_scale(0.5, make_grad(x)), {in})},
+               {"c", step_forward(make_scale(0.5, make_grad(y)), {in})},
+               {"d", step_forward(make_conv(k, x), {in})},
+               {"e", step_forward(make_conv(k, x), {in})},
+               {"f", step_forward(make_conv(data(), x), {in})}};
+  StepProgram q = eliminate_common_subexpressions(p);
+  auto node = [&](const char* name) {
+    for (const auto& [n, st] : q.outputs) {
+      if (n == name) return st.get();
+    }
+    return static_cast<const StepNode*>(nullptr);
+  };
+  EXPECT_EQ(node("a"), node("b"));
+  EXPECT_NE(node("a"), node("c"));
+  EXPECT_EQ(node("d"), node("e"));
+  EXPECT_NE(node("d"), node("f"));
+  // And the outputs are what they were.
+  Array v(Shape{6, 5});
+  for (size_t i = 0; i < v.data.size(); ++i) v.data[i] = static_cast<float>(i % 7) - 2.5f;
+  StepInputs si;
+  si.buffers["in"] = &v;
+  StepOutputs before = emulator().compile(p)->run(si), after = emulator().compile(q)->run(si);
+  for (const auto& [name, a] : before.arrays) EXPECT_EQ(after.arrays.at(name).data, a.data) << name;
+}
+
 TEST(Faults, NanStopsAsDivergedAndKeepsTheLastFiniteIterate) {
   std::string dir = test::temp_dir();
   Array big(Shape{4, 4});
