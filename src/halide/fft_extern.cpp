@@ -40,7 +40,10 @@ Plans& plans_for(const std::vector<int>& dims) {
     if (threads) fftwf_plan_with_nthreads(n >= kThreadedFftPoints ? cores : 1);
     p.real = fftwf_alloc_real(n);
     p.spec = fftwf_alloc_complex(half);
-    p.forward = fftwf_plan_dft_r2c(static_cast<int>(dims.size()), dims.data(), p.real, p.spec, FFTW_ESTIMATE);
+    // Preserving its input (r2c's default, said here): it may transform a
+    // buffer that other stages read.
+    p.forward = fftwf_plan_dft_r2c(static_cast<int>(dims.size()), dims.data(), p.real, p.spec,
+                                   FFTW_ESTIMATE | FFTW_PRESERVE_INPUT);
     p.inverse = fftwf_plan_dft_c2r(static_cast<int>(dims.size()), dims.data(), p.spec, p.real, FFTW_ESTIMATE);
   }
   return p;

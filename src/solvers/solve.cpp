@@ -74,7 +74,9 @@ class InvariantStep {
  private:
   void bind(StepInputs* in) {
     if (setup_) {
-      invariants_ = setup_->run(StepInputs{});
+      StepInputs data;
+      data.data = in->data;  // replacement constants, if any
+      invariants_ = setup_->run(data);
       setup_.reset();
     }
     for (const auto& [k, a] : invariants_.arrays) in->buffers[k] = &a;
