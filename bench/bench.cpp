@@ -233,20 +233,19 @@ int main(int argc, char** argv) {
           // faults) do not weigh: a steady-state time per iteration.
           const int iters = s >= 2048 ? 40 : s >= 1024 ? 100 : 400;
           o.max_iters = iters;
+          // The iteration as the solver runs it: its loop invariants computed once, apart.
+          PassManagerOptions po;
+          po.pass.solver = solver;
+          const HoistSplit hs = hoist_invariants(iteration_program(run_passes(prob, po), o));
+          const StepProgram& ip = hs.rest;
           // The traffic bound of one iteration: every state array read and
           // written once and every data array read once, at triad bandwidth.
           double bytes = 0;
-          {
-            PassManagerOptions po;
-            po.pass.solver = solver;
-            // As the solver runs it: its loop invariants computed once, apart.
-            StepProgram ip = hoist_invariants(iteration_program(run_passes(prob, po), o)).rest;
-            for (const Step& nd : ip.nodes()) {
-              if (nd->kind == StepKind::Input || nd->kind == StepKind::Data) bytes += 4.0 * static_cast<double>(num_elements(nd->shape));
-            }
-            for (const auto& [name, out] : ip.outputs) {
-              if (!out->shape.empty()) bytes += 4.0 * static_cast<double>(num_elements(out->shape));
-            }
+          for (const Step& nd : ip.nodes()) {
+            if (nd->kind == StepKind::Input || nd->kind == StepKind::Data) bytes += 4.0 * static_cast<double>(num_elements(nd->shape));
+          }
+          for (const auto& [name, out] : ip.outputs) {
+            if (!out->shape.empty()) bytes += 4.0 * static_cast<double>(num_elements(out->shape));
           }
           const double bound = bytes / (bw * 1e9);
           // Each problem and solver compiles into a cache folder of its own,
@@ -277,10 +276,6 @@ int main(int argc, char** argv) {
           // image-like values, run into the same outputs as a solver's loop.
           double tp = 0;
           {
-            PassManagerOptions po;
-            po.pass.solver = solver;
-            HoistSplit hs = hoist_invariants(iteration_program(run_passes(prob, po), o));
-            const StepProgram& ip = hs.rest;
             auto step = backend.compile(ip);
             StepOutputs invariants;
             if (!hs.setup.outputs.empty()) invariants = backend.compile(hs.setup)->run(StepInputs{});

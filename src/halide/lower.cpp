@@ -312,26 +312,25 @@ class Lowerer {
     return e;
   }
 
-  Val data(const ExprNode* c) {
-    auto it = data_vals_.find(c);
-    if (it != data_vals_.end()) return it->second;
-    int id = static_cast<int>(out_.data_nodes.size());
-    out_.data_nodes.push_back(c);
-    return data_vals_[c] = graph_->data(id, extents(c->shape));
-  }
+  Val data(const ExprNode* c) { return data_slot(c, extents(c->shape), &data_vals_); }
 
   // A direct convolution's kernel (fewer than kFftConvTaps taps): data of
   // compile-time extents, so its taps' loops have known trip counts and the
   // pipeline's run-time extents are the images' alone (assume_min_extent).
   // A kernel of another size is another pipeline.
   Val kernel(const ExprNode* c) {
-    auto it = kernel_vals_.find(c);
-    if (it != kernel_vals_.end()) return it->second;
-    int id = static_cast<int>(out_.data_nodes.size());
-    out_.data_nodes.push_back(c);
     Ext e;
     for (int64_t x : c->shape) e.push_back(static_cast<int>(-x));
-    return kernel_vals_[c] = graph_->data(id, e);
+    return data_slot(c, e, &kernel_vals_);
+  }
+
+  // Constant c as a data slot of extents e, once per slot kind (*vals).
+  Val data_slot(const ExprNode* c, const Ext& e, std::unordered_map<const ExprNode*, Val>* vals) {
+    auto it = vals->find(c);
+    if (it != vals->end()) return it->second;
+    int id = static_cast<int>(out_.data_nodes.size());
+    out_.data_nodes.push_back(c);
+    return (*vals)[c] = graph_->data(id, e);
   }
 
   Val param_at(const proxc::Param& p) { return p.array ? data(p.array.get()) : scalar(p.scalar); }

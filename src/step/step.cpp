@@ -1,7 +1,6 @@
 #include "step/step.h"
 
 #include <cstring>
-#include <functional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -263,6 +262,25 @@ bool run_checks(const std::map<std::string, double>& params) {
   return it == params.end() || it->second != 0;
 }
 
+namespace {
+
+// n with each operand a replaced by replace(a); n itself when none changes.
+template <typename Replace>
+Step with_args(const Step& n, Replace replace) {
+  std::vector<Step> args;
+  bool same = true;
+  for (const Step& a : n->args) {
+    args.push_back(replace(a));
+    same = same && args.back() == a;
+  }
+  if (same) return n;
+  auto copy = std::make_shared<StepNode>(*n);
+  copy->args = std::move(args);
+  return copy;
+}
+
+}  // namespace
+
 CheckSplit split_check(const StepProgram& p) {
   CheckSplit s;
   s.iteration.name = p.name;
@@ -285,20 +303,7 @@ CheckSplit split_check(const StepProgram& p) {
   }
   if (checks.empty()) return s;
   for (const Step& n : p.nodes()) {
-    if (map.count(n.get())) continue;
-    std::vector<Step> args;
-    bool same = true;
-    for (const Step& a : n->args) {
-      args.push_back(map.at(a.get()));
-      same = same && args.back() == a;
-    }
-    if (same) {
-      map[n.get()] = n;
-    } else {
-      auto copy = std::make_shared<StepNode>(*n);
-      copy->args = std::move(args);
-      map[n.get()] = copy;
-    }
+    if (!map.count(n.get())) map[n.get()] = with_args(n, [&](const Step& a) { return map.at(a.get()); });
   }
   for (const auto& [name, st] : p.outputs) {
     if (checks.count(name)) s.check.outputs.push_back({name, map.at(st.get())});
@@ -336,6 +341,27 @@ bool same_node(const StepNode& a, const StepNode& b) {
   return same_expr(a.expr, b.expr);
 }
 
+// Whether an operator reads neighbours (a convolution, a gradient), not
+// only each element's own value (a mask, a scaling, a sum of such).
+bool reads_neighbours(const ExprNode& e) {
+  switch (e.kind) {
+    case ExprKind::Variable:
+    case ExprKind::Constant:
+    case ExprKind::MulElemwise:
+    case ExprKind::Scale:
+    case ExprKind::Add:
+    case ExprKind::Sub:
+    case ExprKind::Neg:
+      break;
+    default:
+      return true;
+  }
+  for (const Expr& a : e.args) {
+    if (reads_neighbours(*a)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 StepProgram eliminate_common_subexpressions(const StepProgram& p) {
@@ -343,18 +369,7 @@ StepProgram eliminate_common_subexpressions(const StepProgram& p) {
   std::unordered_map<const StepNode*, Step> rep;
   std::map<std::pair<int, const StepNode*>, std::vector<Step>> seen;
   for (const Step& n : p.nodes()) {
-    std::vector<Step> args;
-    bool same = true;
-    for (const Step& a : n->args) {
-      args.push_back(rep.at(a.get()));
-      same = same && args.back() == a;
-    }
-    Step node = n;
-    if (!same) {
-      auto copy = std::make_shared<StepNode>(*n);
-      copy->args = std::move(args);
-      node = copy;
-    }
+    Step node = with_args(n, [&](const Step& a) { return rep.at(a.get()); });
     auto& bucket = seen[{static_cast<int>(node->kind), node->args.empty() ? nullptr : node->args[0].get()}];
     Step found;
     for (const Step& c : bucket) {
@@ -380,53 +395,30 @@ HoistSplit hoist_invariants(const StepProgram& p) {
   h.setup.name = (p.name.empty() ? std::string("step") : p.name) + "_setup";
   h.rest.name = p.name;
   const std::vector<Step> nodes = p.nodes();
-  std::unordered_set<const StepNode*> invariant;
+  // Invariant: no input or param below. Costly: invariant work more than
+  // reading its result (a pass over an array to a scalar, a prox or solve,
+  // an operator that reads neighbours; elementwise work on data costs what
+  // reading the result would, and a pipeline of its own to compile).
+  std::unordered_set<const StepNode*> invariant, costly;
   for (const Step& n : nodes) {
     bool inv = n->kind != StepKind::Input && n->kind != StepKind::Param;
     for (const Step& a : n->args) inv = inv && invariant.count(a.get()) > 0;
-    if (inv) invariant.insert(n.get());
-  }
-  // Work more than reading arrays: a pass over an array to a scalar, a
-  // prox or solve, an operator that reads neighbours (a convolution, not a
-  // mask or a scaling: elementwise work on data costs what reading the result
-  // would, and a pipeline of its own to compile).
-  std::function<bool(const ExprNode&)> reads_neighbours = [&](const ExprNode& e) {
-    switch (e.kind) {
-      case ExprKind::Variable:
-      case ExprKind::Constant:
-      case ExprKind::MulElemwise:
-      case ExprKind::Scale:
-      case ExprKind::Add:
-      case ExprKind::Sub:
-      case ExprKind::Neg:
-        break;
-      default:
-        return true;
-    }
-    for (const Expr& a : e.args) {
-      if (reads_neighbours(*a)) return true;
-    }
-    return false;
-  };
-  std::unordered_set<const StepNode*> costly;
-  for (const Step& n : nodes) {
-    if (!invariant.count(n.get())) continue;
+    if (!inv) continue;
+    invariant.insert(n.get());
     bool c = is_reduction(n->kind) || n->kind == StepKind::Value || n->kind == StepKind::Prox ||
              n->kind == StepKind::CirculantSolve ||
              ((n->kind == StepKind::Forward || n->kind == StepKind::Adjoint) && reads_neighbours(*n->expr));
     for (const Step& a : n->args) c = c || costly.count(a.get()) > 0;
     if (c) costly.insert(n.get());
   }
-  // Worth computing once: costly work (above) made into an array or a
-  // scalar, read by a value that varies.
-  auto worth = [&](const StepNode& n) { return costly.count(&n) > 0; };
   std::set<std::string> taken;
   for (const Step& n : p.inputs()) taken.insert(n->name);
   for (const std::string& s : p.params()) taken.insert(s);
   std::unordered_map<const StepNode*, Step> map;
   for (const Step& n : nodes) {
     for (const Step& a : n->args) {
-      if (invariant.count(n.get()) || !invariant.count(a.get()) || map.count(a.get()) || !worth(*a)) continue;
+      // Costly work read by a value that varies: computed once.
+      if (invariant.count(n.get()) || !costly.count(a.get()) || map.count(a.get())) continue;
       std::string name = "hoisted" + std::to_string(h.setup.outputs.size());
       while (taken.count(name)) name = "_" + name;
       taken.insert(name);
@@ -440,17 +432,11 @@ HoistSplit hoist_invariants(const StepProgram& p) {
   }
   for (const Step& n : nodes) {
     if (map.count(n.get())) continue;
-    std::vector<Step> args;
-    bool same = true;
-    for (const Step& a : n->args) {
+    Step r = with_args(n, [&](const Step& a) {
       auto it = map.find(a.get());
-      args.push_back(it == map.end() ? a : it->second);
-      same = same && args.back() == a;
-    }
-    if (same) continue;
-    auto copy = std::make_shared<StepNode>(*n);
-    copy->args = std::move(args);
-    map[n.get()] = copy;
+      return it == map.end() ? a : it->second;
+    });
+    if (r != n) map[n.get()] = r;
   }
   for (const auto& [name, st] : p.outputs) {
     auto it = map.find(st.get());
