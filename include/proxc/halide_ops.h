@@ -771,8 +771,9 @@ class Graph {
   /// directly, plus other buffers), such as Pock–Chambolle's x̄ = 2x⁺ − x next
   /// to x⁺. b then uses a's value in registers instead of a second pass that
   /// reads a's buffer back. Outputs a and b must be consecutive (a Tuple's
-  /// buffers are), of rank 2, pure, a computed at root. False (nothing
-  /// changes) otherwise. Consumers of a other than b (a check's reductions)
+  /// buffers are), of the same rank (2 or more: a dual variable's
+  /// components, y⁺ and u⁺ = u + Kx − z⁺, pair too), pure, a computed at
+  /// root. False (nothing changes) otherwise. Consumers of a other than b (a check's reductions)
   /// still read a separately computed a, only on the runs that need them.
   bool pair_outputs(int a, int b) {
     if (record_) *record_ << "  g.pair_outputs(" << args(a, b) << ");\n";
@@ -781,11 +782,22 @@ class Graph {
     if (ib != ia + 1 || ib >= outputs_.size() || merged_.count(a) || merged_.count(b)) return false;
     Halide::Func fa = outputs_[ia], fb = outputs_[ib];
     auto pure = [](const Halide::Func& f) {
-      return f.defined() && !f.is_extern() && f.num_update_definitions() == 0 && f.outputs() == 1 && f.args().size() == 2;
+      return f.defined() && !f.is_extern() && f.num_update_definitions() == 0 && f.outputs() == 1 && f.args().size() >= 2;
     };
-    if (!output_funcs_.count(fa.name()) || !pure(fa) || !pure(fb) || output_ext_[ia].size() != 2) return false;
+    // (Run-time extents are the caller's to compare: each is a parameter of its own.)
+    const Ext &ea = output_ext_[ia], &eb = output_ext_[ib];
+    if (!output_funcs_.count(fa.name()) || !pure(fa) || !pure(fb) || ea.size() != fa.args().size() ||
+        eb.size() != ea.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < ea.size(); ++i) {
+      if ((ea[i] < 0 || eb[i] < 0) && ea[i] != eb[i]) return false;  // compile-time extents differ
+    }
     const std::vector<Halide::Var> va = fa.args(), vb = fb.args();
-    if (va[0].name() != vb[0].name() || va[1].name() != vb[1].name()) return false;
+    if (va.size() != vb.size()) return false;
+    for (size_t i = 0; i < va.size(); ++i) {
+      if (va[i].name() != vb[i].name()) return false;
+    }
     // b's definition with its reads of a (at its own position) replaced by a's definition.
     struct Substitute : Halide::Internal::IRMutator {
       std::string name;
@@ -811,7 +823,7 @@ class Graph {
     if (!sub.pointwise || sub.replaced == 0 || calls_through_inlined(vb_value, fa.name())) return false;
     Halide::Func t(fa.name() + "_and_" + fb.name());
     t(va) = Halide::Tuple(fa.value(), vb_value);
-    std::vector<Halide::Var> numpy = {va[1], va[0]};
+    std::vector<Halide::Var> numpy(va.rbegin(), va.rend());
     schedule_root(t, numpy, extents(output_ext_[ia]), false);
     outputs_[ia] = t;
     merged_.insert(b);

@@ -171,7 +171,7 @@ class Lowerer {
     for (size_t k = 0; k + 1 < p_.outputs.size(); ++k) {
       const StepNode* a = node(p_.outputs[k].second);
       const StepNode* b = node(p_.outputs[k + 1].second);
-      if (a == b || a->shape.size() != 2 || b->shape != a->shape || !is_pointwise(b->kind)) continue;
+      if (a == b || a->shape.size() < 2 || b->shape != a->shape || !is_pointwise(b->kind)) continue;
       bool reads_a = false;
       for (const Step& arg : b->args) reads_a = reads_a || node(arg) == a;
       if (reads_a && graph_->pair_outputs(static_cast<int>(k), static_cast<int>(k + 1))) ++k;

@@ -18,10 +18,12 @@
 #include "check/check.h"
 #include "emulate/emulate_backend.h"
 #include "halide/halide_backend.h"
+#include "halide/lower.h"
 #include "ir/printer.h"
 #include "support/file_util.h"
 #include "frontend/parser.h"
 #include "io/npy.h"
+#include "passes/pass_manager.h"
 #include "solvers/solver.h"
 #include "test_black_boxes.h"
 #include "test_util.h"
@@ -525,6 +527,32 @@ TEST(HalideSplit, TheCheckReadsTheIterationsResults) {
   step->run_into(in, &h);
   EXPECT_EQ(h.scalars.count("r") + h.scalars.count("d"), 0u) << "a run without a check leaves the check's outputs out";
   EXPECT_EQ(h.scalars.count("objective"), 1u);
+}
+
+// Linearized ADMM's z⁺ = prox(Kx⁺ + u) and u⁺ = u + Kx⁺ − z⁺ of the gradient
+// term (arrays of rank 3: two components) are one Tuple-valued loop, as those
+// of the nonneg term (rank 2) are: u⁺ uses z⁺ and Kx⁺ in registers instead of
+// a second pass reading z⁺ back. (Their values: SolverTrajectories runs the
+// same solve on both backends.)
+TEST(HalideSchedule, ComponentDualUpdatesArePairedIntoOneLoop) {
+  std::string dir = test::temp_dir();
+  io::write_npy(dir + "/b.npy", Array(Shape{24, 20}));
+  Problem p = parse_program("b = load(\"b.npy\")\nx = variable(shape(b))\n"
+                            "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)\n",
+                            "tv.prox", dir)
+                  .problem;
+  PassManagerOptions po;
+  po.pass.solver = "ladmm";
+  SolverOptions o;
+  o.solver = "ladmm";
+  const StepProgram it = split_check(iteration_program(run_passes(p, po), o)).iteration;
+  const hl::Lowered l = hl::lower(it);
+  int rank3_pairs = 0, rank2_pairs = 0;
+  for (const Halide::Func& f : l.pipeline.outputs()) {
+    if (f.outputs() == 2) (f.dimensions() == 3 ? rank3_pairs : rank2_pairs) += 1;
+  }
+  EXPECT_EQ(rank3_pairs, 1) << print_step_program(it);
+  EXPECT_EQ(rank2_pairs, 1) << print_step_program(it);
 }
 
 TEST(HalideCache, NewSizesAndDataDoNotRecompile) {
