@@ -171,7 +171,14 @@ class Graph {
     // iteration is bound by its arithmetic, Pock–Chambolle's x-update
     // divides by 1 + τ: ≈ 9 % of the iteration (A/B, best of 8).
     if (op == "div" && b.rank() == 0) fn = [](Halide::Expr x, Halide::Expr y) { return x * (1.0f / y); };
-    Val v = define(op, extents(ext), [&](const Coords& i) { return fn(at(a, i), at(b, i)); });
+    // An array and a (double) scalar: float32 arithmetic, the scalar rounded
+    // to float once per run, as axpby's (in double, each element was
+    // widened, multiplied at half the vector width, and narrowed back).
+    const bool mixed = (a.rank() == 0) != (b.rank() == 0);
+    auto operand = [&](const Val& o, const Coords& i) {
+      return mixed && o.rank() == 0 ? Halide::cast<float>(at(o, i)) : at(o, i);
+    };
+    Val v = define(op, extents(ext), [&](const Coords& i) { return fn(operand(a, i), operand(b, i)); });
     v.loads = inline_loads({&a, &b});
     return rec(v, "binary", op, a, b, ext);
   }
@@ -211,7 +218,7 @@ class Graph {
   /// Forward differences along the first d axes, stacked on a new last axis
   /// of extent d; zero at the far border.
   Val grad(const Val& x0, int d, const Ext& ext) {
-    Val x = stencil(x0);
+    Val x = stencil(x0, true);
     Val v = define("grad", extents(ext), [&](const Coords& c) {
       Halide::Expr out = 0.0f;
       for (int ax = d - 1; ax >= 0; --ax) {
@@ -227,7 +234,7 @@ class Graph {
   }
   /// The adjoint of grad: minus the divergence.
   Val grad_t(const Val& p0, int d, const Ext& ext) {
-    Val p = stencil(p0);
+    Val p = stencil(p0, true);
     std::vector<Halide::Expr> xe = extents(ext);
     return rec(define("div", xe,
                       [&](const Coords& c) {
@@ -724,6 +731,8 @@ class Graph {
     // Halide would run the union of both ranges, each stage within its own.)
     if (!fusable(fa, output_ext_[ia]) || !fusable(fb, output_ext_[ib])) return false;
     fb.compute_with(fa, Halide::Var("px_0"));
+    fused_.insert(fa.name());
+    fused_.insert(fb.name());
     return true;
   }
 
@@ -893,7 +902,8 @@ class Graph {
   }
 
   /// The outputs' Funcs in order (a Tuple-valued one for a pair stands for both).
-  Halide::Pipeline pipeline() const {
+  Halide::Pipeline pipeline() {
+    place_strip_candidates();
     std::vector<Halide::Func> funcs;
     for (size_t k = 0; k < outputs_.size(); ++k) {
       if (merged_.count(static_cast<int>(k))) continue;
@@ -1190,9 +1200,23 @@ class Graph {
     return min_extent_ >= lanes ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf;
   }
   void schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,
-                     bool small_inner, int unroll_from = 2, int lanes = kVectorLanes) const {
+                     bool small_inner, int unroll_from = 2, int lanes = kVectorLanes) {
     f.compute_root();
     if (vars.empty()) return;
+    schedule_vectors(f, vars, ext, small_inner, unroll_from, lanes);
+    // Guarded, not shifted inwards: a value only a gated-off check reads
+    // has an empty region, and a shifted strip would read before row 0.
+    // The strip loop keeps the row variable's name (fuse_outputs fuses at
+    // it; stencils may be computed per strip, see place_strip_candidates).
+    if (vars.size() >= 2) {
+      Halide::Var row(vars.front().name() + "_in_strip");
+      f.split(vars.front(), vars.front(), row, kRowsPerTask, Halide::TailStrategy::GuardWithIf).parallel(vars.front());
+      row_tasks_[f.name()] = vars.front().name();
+    }
+  }
+  // The loop order and vectors of schedule_root, wherever f is computed.
+  void schedule_vectors(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,
+                        bool small_inner, int unroll_from, int lanes) const {
     // Vectorize along the image rows. Arrays of rank 3 and more are images
     // with short trailing axes (grad components, colour channels):
     // vectorizing those would waste most lanes, so the vectors run along
@@ -1222,28 +1246,105 @@ class Graph {
     } else {
       f.vectorize(vars.back(), lanes, vector_tail(lanes));
     }
-    // Guarded, not shifted inwards: a value only a gated-off check reads
-    // has an empty region, and a shifted strip would read before row 0.
-    if (vars.size() >= 2) f.parallel(vars.front(), kRowsPerTask, Halide::TailStrategy::GuardWithIf);
   }
   void schedule_at_root(const Val& v) {
     if (schedule_ != Schedule::Default) return;
     if (v.is_buffer) return;                         // already a buffer
     if (v.vars.empty() && !v.ext.empty()) return;    // an extern stage: already at root
+    auto pending = strip_candidates_.find(v.f.name());
+    if (pending != strip_candidates_.end()) {  // no longer a candidate: at root after all
+      strip_candidates_.erase(pending);
+      schedule_root(v.f, v.vars, v.ext, v.small_inner, v.unroll_from, v.lanes > 0 ? v.lanes : kVectorLanes);
+      return;
+    }
     if (!materialized_.insert(v.f.name()).second) return;
     schedule_root(v.f, v.vars, v.ext, v.small_inner, v.unroll_from, v.lanes > 0 ? v.lanes : kVectorLanes);
   }
   // A value read at other positions than its own (a stencil): compute it once.
   // Unless it is a pointwise function of at most kStencilInline buffers:
   // re-reading those at each tap costs less than a pass through memory.
+  // `local`: the reader's taps are its own row and the rows next to it (grad,
+  // div), so the value may be computed per strip of its reader's rows
+  // instead (see place_strip_candidates); decided when the pipeline is built.
   static constexpr int kStencilInline = 2;
-  Val stencil(const Val& v) {
+  Val stencil(const Val& v, bool local = false) {
     if (schedule_ == Schedule::Default && !materialized_.count(v.f.name()) && v.loads >= 0 &&
         v.loads <= kStencilInline) {
       return v;
     }
+    if (schedule_ == Schedule::Default && local && !v.is_buffer && v.rank() >= 2 && !v.vars.empty() &&
+        (strip_candidates_.count(v.f.name()) || materialized_.insert(v.f.name()).second)) {
+      strip_candidates_.emplace(v.f.name(), v);
+      return v;
+    }
     schedule_at_root(v);
     return v;
+  }
+  /// Decides where each strip candidate is computed: per strip of rows of
+  /// its one reader, when it has one and that reader is computed at root in
+  /// strips of kRowsPerTask rows (Halide's compute_at: the strip plus a row
+  /// of halo, in a buffer that stays in cache, instead of a pass through
+  /// memory that writes the whole array and another that reads it back);
+  /// else at root. Linearized ADMM's Kx − z + u, which div reads, is such a
+  /// value. Called by pipeline(), when every output and fusion is known.
+  void place_strip_candidates() {
+    if (strip_candidates_.empty()) return;
+    std::map<std::string, Halide::Internal::Function> funcs;
+    std::set<std::string> output_names;
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      if (merged_.count(static_cast<int>(k))) continue;
+      const Halide::Internal::Function f = outputs_[k].function();
+      output_names.insert(f.name());
+      funcs.emplace(f.name(), f);
+      for (const auto& [name, g] : Halide::Internal::find_transitive_calls(f)) funcs.emplace(name, g);
+    }
+    // Funcs with loops of their own: outputs, candidates, and those scheduled somewhere.
+    auto has_loops = [&](const Halide::Internal::Function& g) {
+      if (output_names.count(g.name()) || strip_candidates_.count(g.name()) || g.has_extern_definition()) return true;
+      Halide::LoopLevel level = g.schedule().compute_level();  // a copy to resolve
+      return !level.lock().is_inlined();
+    };
+    // The Funcs with loops that read `name`, directly or through inlined Funcs.
+    auto readers_of = [&](const std::string& name) {
+      std::vector<Halide::Internal::Function> readers;
+      for (const auto& [rname, r] : funcs) {
+        if (rname == name || !has_loops(r)) continue;
+        std::set<std::string> seen;
+        std::function<bool(const Halide::Internal::Function&)> reads = [&](const Halide::Internal::Function& g) {
+          std::vector<Halide::Expr> exprs = definition_exprs(g);
+          for (const Halide::ExternFuncArgument& a : g.extern_arguments()) {
+            if (a.is_func() && Halide::Internal::Function(a.func).name() == name) return true;
+            if (a.is_expr()) exprs.push_back(a.expr);
+          }
+          for (const Halide::Internal::Function& c : direct_calls(exprs)) {
+            if (c.name() == name) return true;
+            if (has_loops(c) || !seen.insert(c.name()).second) continue;
+            if (reads(c)) return true;
+          }
+          return false;
+        };
+        if (reads(r)) readers.push_back(r);
+      }
+      return readers;
+    };
+    std::map<std::string, Val> candidates;
+    candidates.swap(strip_candidates_);
+    for (const auto& [name, v] : candidates) {
+      const int lanes = v.lanes > 0 ? v.lanes : kVectorLanes;
+      const std::vector<Halide::Internal::Function> readers = readers_of(name);
+      if (readers.size() == 1) {
+        const Halide::Internal::Function& r = readers[0];
+        auto task = row_tasks_.find(r.name());
+        if (task != row_tasks_.end() && !output_names.count(name) && !r.has_extern_definition() &&
+            r.updates().empty() && !fused_.count(r.name()) && !candidates.count(r.name())) {
+          Halide::Func f = v.f;
+          f.compute_at(Halide::Func(r), Halide::Var(task->second));
+          schedule_vectors(f, v.vars, v.ext, v.small_inner, v.unroll_from, lanes);
+          continue;
+        }
+      }
+      schedule_root(v.f, v.vars, v.ext, v.small_inner, v.unroll_from, lanes);
+    }
   }
   // The loads per element of a pointwise function of these operands when
   // inlined: 1 per buffer or value at root, 0 per scalar, -1 (unknown, many)
@@ -1415,6 +1516,9 @@ class Graph {
   std::set<std::string> black_boxes_;
   std::set<std::string> output_funcs_;  ///< materialized values that are outputs themselves
   std::set<int> merged_;                ///< outputs computed as the second value of a pair (pair_outputs)
+  std::set<std::string> fused_;         ///< outputs in a compute_with group (fuse_outputs)
+  std::map<std::string, Val> strip_candidates_;     ///< see stencil(v, local), place_strip_candidates
+  std::map<std::string, std::string> row_tasks_;  ///< Funcs at root by strips of rows: their strip loop
   std::map<std::string, Halide::Func> partials_;  ///< row-parallel reductions: their row sums, by Val id
   std::map<std::string, Halide::ImageParam> inputs_;
   std::map<std::string, Halide::Param<double>> params_;

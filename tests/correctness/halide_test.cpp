@@ -555,6 +555,79 @@ TEST(HalideSchedule, ComponentDualUpdatesArePairedIntoOneLoop) {
   EXPECT_EQ(rank2_pairs, 1) << print_step_program(it);
 }
 
+// The Funcs of a lowered pipeline computed inside another's loops (not at
+// root, not inlined), with the Func whose loop computes them.
+std::map<std::string, std::string> computed_per_strip(const hl::Lowered& l) {
+  std::map<std::string, Halide::Internal::Function> funcs;
+  for (const Halide::Func& f : l.pipeline.outputs()) {
+    for (const auto& [name, g] : Halide::Internal::find_transitive_calls(f.function())) funcs.emplace(name, g);
+  }
+  std::map<std::string, std::string> at;
+  for (const auto& [name, g] : funcs) {
+    Halide::LoopLevel level = g.schedule().compute_level();
+    level.lock();
+    if (!level.is_root() && !level.is_inlined()) at[name] = level.func();
+  }
+  return at;
+}
+
+// A value that grad or div reads at neighbouring rows, and that one loop
+// reads, is computed per strip of that loop's rows (a row of halo, a buffer
+// that stays in cache) instead of in a pass of its own: linearized ADMM's
+// Kx − z + u in the x-update. With two readers it stays at root. The values
+// are the same either way (HalideSplit, SolverTrajectories... compare them
+// with the emulator's at sizes that are no multiple of the strip).
+TEST(HalideSchedule, AStencilReadByOneLoopIsComputedPerStrip) {
+  std::string dir = test::temp_dir();
+  io::write_npy(dir + "/b.npy", Array(Shape{24, 20}));
+  Problem p = parse_program("b = load(\"b.npy\")\nx = variable(shape(b))\n"
+                            "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)\n",
+                            "tv.prox", dir)
+                  .problem;
+  PassManagerOptions po;
+  po.pass.solver = "ladmm";
+  SolverOptions o;
+  o.solver = "ladmm";
+  const hl::Lowered l = hl::lower(split_check(iteration_program(run_passes(p, po), o)).iteration);
+  std::string x_update;
+  for (const hl::LoweredOutput& out : l.outputs) {
+    if (out.name == "x0") x_update = out.func.name();
+  }
+  const std::map<std::string, std::string> at = computed_per_strip(l);
+  ASSERT_EQ(at.size(), 1u);
+  EXPECT_EQ(at.begin()->second, x_update);
+
+  // t = grad(x) − z, read by two loops (div t, and div (t + u): t + u reads
+  // t from memory at each tap): at root; q = grad(y) − w, read by one: per strip.
+  Shape s{20, 12}, s2{20, 12, 2};
+  Expr xv = make_variable(s, "x");
+  Step x = step_input("x", s), y = step_input("y", s);
+  Step z = step_input("z", s2), u = step_input("u", s2), w = step_input("w", s2);
+  Step t = step_binary(StepKind::Sub, step_forward(make_grad(xv), {x}), z);
+  Step q = step_binary(StepKind::Sub, step_forward(make_grad(xv), {y}), w);
+  StepProgram two;
+  two.name = "two_readers";
+  // (b reads c, so c's loop is not fused with a's and b's: a value is
+  // computed per strip of an unfused loop only.)
+  Step c = step_adjoint(make_grad(xv), 0, q);
+  two.outputs = {{"a", step_adjoint(make_grad(xv), 0, t)},
+                 {"b", step_binary(StepKind::Add, step_adjoint(make_grad(xv), 0, step_binary(StepKind::Add, t, u)), c)},
+                 {"c", c}};
+  const hl::Lowered l2 = hl::lower(two);
+  const std::map<std::string, std::string> at2 = computed_per_strip(l2);
+  ASSERT_EQ(at2.size(), 1u);
+  EXPECT_EQ(at2.begin()->second, l2.outputs[2].func.name());
+  std::mt19937_64 rng(8);
+  Array x0 = random_array(s, &rng), y0 = random_array(s, &rng), z0 = random_array(s2, &rng),
+        u0 = random_array(s2, &rng), w0 = random_array(s2, &rng);
+  StepInputs in;
+  in.buffers = {{"x", &x0}, {"y", &y0}, {"z", &z0}, {"u", &u0}, {"w", &w0}};
+  StepOutputs want = emulator().compile(two)->run(in), got = halide().compile(two)->run(in);
+  for (const char* name : {"a", "b", "c"}) {
+    expect_close(got.arrays.at(name), want.arrays.at(name), 16 * kEps32 * std::max(1.0, max_abs(want.arrays.at(name))), name);
+  }
+}
+
 TEST(HalideCache, NewSizesAndDataDoNotRecompile) {
   std::mt19937_64 rng(31);
   auto program_for = [&](Shape s, float scale) {
