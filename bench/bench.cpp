@@ -271,7 +271,11 @@ int main(int argc, char** argv) {
           halide_forget_compiled();  // as a new process: from the on-disk cache
           SolveResult r1b = solve(prob, o, backend);
           double compile_cached = r1b.summary.compile_s;
+          // Times per iteration are the best of a few solves (of the emulator's
+          // too): this machine is shared, and one solve's time moves by up
+          // to ±30 % from one to the next.
           double t1 = r1b.summary.iterate_s / iters;
+          for (int rep = 0; rep < 2; ++rep) t1 = std::min(t1, solve(prob, o, backend).summary.iterate_s / iters);
           // The pipeline alone, without the check, on state arrays of
           // image-like values, run into the same outputs as a solver's loop.
           double tp = 0;
@@ -308,6 +312,7 @@ int main(int argc, char** argv) {
             oe.fuse = 1;
             oe.max_iters = 10;
             te = solve(prob, oe, *emulate).summary.iterate_s / 10;
+            te = std::min(te, solve(prob, oe, *emulate).summary.iterate_s / 10);
           }
           char line[400];
           std::snprintf(line, sizeof line,
