@@ -780,8 +780,8 @@ class Graph {
   /// directly, plus other buffers), such as Pock–Chambolle's x̄ = 2x⁺ − x next
   /// to x⁺. b then uses a's value in registers instead of a second pass that
   /// reads a's buffer back. Outputs a and b must be consecutive (a Tuple's
-  /// buffers are), of the same rank (2 or more: a dual variable's
-  /// components, y⁺ and u⁺ = u + Kx − z⁺, pair too), pure, a computed at
+  /// buffers are), of the same rank (2 or more: linearized ADMM's z⁺ and
+  /// u⁺ = u + Kx⁺ − z⁺, with a gradient's two components, pair too), pure, a computed at
   /// root. False (nothing changes) otherwise. Consumers of a other than b (a check's reductions)
   /// still read a separately computed a, only on the runs that need them.
   bool pair_outputs(int a, int b) {
@@ -1270,6 +1270,9 @@ class Graph {
   Val stencil(const Val& v, bool local = false) {
     if (schedule_ == Schedule::Default && !materialized_.count(v.f.name()) && v.loads >= 0 &&
         v.loads <= kStencilInline) {
+      // Inlined into a reader of other rows than the neighbouring ones: the
+      // strip candidates it reads are read there too, so they go to root.
+      if (!local) root_candidates_read_by(v.f.function());
       return v;
     }
     if (schedule_ == Schedule::Default && local && !v.is_buffer && v.rank() >= 2 && !v.vars.empty() &&
@@ -1280,12 +1283,33 @@ class Graph {
     schedule_at_root(v);
     return v;
   }
+  // Schedules at root every strip candidate that f reads directly or through
+  // Funcs inlined into it.
+  void root_candidates_read_by(const Halide::Internal::Function& f) {
+    if (strip_candidates_.empty()) return;
+    std::set<std::string> seen;
+    std::function<void(const Halide::Internal::Function&)> visit = [&](const Halide::Internal::Function& g) {
+      for (const Halide::Internal::Function& c : direct_calls(definition_exprs(g))) {
+        if (!seen.insert(c.name()).second) continue;
+        auto it = strip_candidates_.find(c.name());
+        if (it != strip_candidates_.end()) {
+          const Val candidate = it->second;
+          schedule_at_root(candidate);
+        } else if (!computed_at_root(c)) {
+          visit(c);
+        }
+      }
+    };
+    visit(f);
+  }
   /// Decides where each strip candidate is computed: per strip of rows of
   /// its one reader, when it has one and that reader is computed at root in
   /// strips of kRowsPerTask rows (Halide's compute_at: the strip plus a row
   /// of halo, in a buffer that stays in cache, instead of a pass through
   /// memory that writes the whole array and another that reads it back);
-  /// else at root. Linearized ADMM's Kx − z + u, which div reads, is such a
+  /// else at root. The reader must not be an extern stage, have update
+  /// definitions, share its loop with another output (fuse_outputs) or be a
+  /// candidate itself; the candidate must not be an output. Linearized ADMM's Kx − z + u, which div reads, is such a
   /// value. Called by pipeline(), when every output and fusion is known.
   void place_strip_candidates() {
     if (strip_candidates_.empty()) return;
@@ -1298,11 +1322,13 @@ class Graph {
       funcs.emplace(f.name(), f);
       for (const auto& [name, g] : Halide::Internal::find_transitive_calls(f)) funcs.emplace(name, g);
     }
+    std::map<std::string, Val> candidates;
+    candidates.swap(strip_candidates_);
     // Funcs with loops of their own: outputs, candidates, and those scheduled somewhere.
     auto has_loops = [&](const Halide::Internal::Function& g) {
-      if (output_names.count(g.name()) || strip_candidates_.count(g.name()) || g.has_extern_definition()) return true;
-      Halide::LoopLevel level = g.schedule().compute_level();  // a copy to resolve
-      return !level.lock().is_inlined();
+      if (output_names.count(g.name()) || candidates.count(g.name()) || g.has_extern_definition()) return true;
+      Halide::LoopLevel level = g.schedule().compute_level();
+      return !level.lock().is_inlined();  // (lock: compute_at's level is resolved at lowering)
     };
     // The Funcs with loops that read `name`, directly or through inlined Funcs.
     auto readers_of = [&](const std::string& name) {
@@ -1327,8 +1353,6 @@ class Graph {
       }
       return readers;
     };
-    std::map<std::string, Val> candidates;
-    candidates.swap(strip_candidates_);
     for (const auto& [name, v] : candidates) {
       const int lanes = v.lanes > 0 ? v.lanes : kVectorLanes;
       const std::vector<Halide::Internal::Function> readers = readers_of(name);

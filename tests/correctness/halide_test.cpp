@@ -532,7 +532,7 @@ TEST(HalideSplit, TheCheckReadsTheIterationsResults) {
 // Linearized ADMM's z⁺ = prox(Kx⁺ + u) and u⁺ = u + Kx⁺ − z⁺ of the gradient
 // term (arrays of rank 3: two components) are one Tuple-valued loop, as those
 // of the nonneg term (rank 2) are: u⁺ uses z⁺ and Kx⁺ in registers instead of
-// a second pass reading z⁺ back. (Their values: SolverTrajectories runs the
+// a second pass reading z⁺ back. (Their values: Trajectory.HalideFollowsTheEmulator runs the
 // same solve on both backends.)
 TEST(HalideSchedule, ComponentDualUpdatesArePairedIntoOneLoop) {
   std::string dir = test::temp_dir();
@@ -575,7 +575,7 @@ std::map<std::string, std::string> computed_per_strip(const hl::Lowered& l) {
 // reads, is computed per strip of that loop's rows (a row of halo, a buffer
 // that stays in cache) instead of in a pass of its own: linearized ADMM's
 // Kx − z + u in the x-update. With two readers it stays at root. The values
-// are the same either way (HalideSplit, SolverTrajectories... compare them
+// are the same either way (HalideSplit, Trajectory.HalideFollowsTheEmulator compare them
 // with the emulator's at sizes that are no multiple of the strip).
 TEST(HalideSchedule, AStencilReadByOneLoopIsComputedPerStrip) {
   std::string dir = test::temp_dir();
