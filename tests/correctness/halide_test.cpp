@@ -529,12 +529,8 @@ TEST(HalideSplit, TheCheckReadsTheIterationsResults) {
   EXPECT_EQ(h.scalars.count("objective"), 1u);
 }
 
-// Linearized ADMM's z⁺ = prox(Kx⁺ + u) and u⁺ = u + Kx⁺ − z⁺ of the gradient
-// term (arrays of rank 3: two components) are one Tuple-valued loop, as those
-// of the nonneg term (rank 2) are: u⁺ uses z⁺ and Kx⁺ in registers instead of
-// a second pass reading z⁺ back. (Their values: Trajectory.HalideFollowsTheEmulator runs the
-// same solve on both backends.)
-TEST(HalideSchedule, ComponentDualUpdatesArePairedIntoOneLoop) {
+// One linearized-ADMM iteration (without its check) of TV denoising, 24 × 20.
+StepProgram ladmm_tv_iteration() {
   std::string dir = test::temp_dir();
   io::write_npy(dir + "/b.npy", Array(Shape{24, 20}));
   Problem p = parse_program("b = load(\"b.npy\")\nx = variable(shape(b))\n"
@@ -545,7 +541,16 @@ TEST(HalideSchedule, ComponentDualUpdatesArePairedIntoOneLoop) {
   po.pass.solver = "ladmm";
   SolverOptions o;
   o.solver = "ladmm";
-  const StepProgram it = split_check(iteration_program(run_passes(p, po), o)).iteration;
+  return split_check(iteration_program(run_passes(p, po), o)).iteration;
+}
+
+// Linearized ADMM's z⁺ = prox(Kx⁺ + u) and u⁺ = u + Kx⁺ − z⁺ of the gradient
+// term (arrays of rank 3: two components) are one Tuple-valued loop, as those
+// of the nonneg term (rank 2) are: u⁺ uses z⁺ and Kx⁺ in registers instead of
+// a second pass reading z⁺ back. (Their values: Trajectory.HalideFollowsTheEmulator runs the
+// same solve on both backends.)
+TEST(HalideSchedule, ComponentDualUpdatesArePairedIntoOneLoop) {
+  const StepProgram it = ladmm_tv_iteration();
   const hl::Lowered l = hl::lower(it);
   int rank3_pairs = 0, rank2_pairs = 0;
   for (const Halide::Func& f : l.pipeline.outputs()) {
@@ -578,17 +583,7 @@ std::map<std::string, std::string> computed_per_strip(const hl::Lowered& l) {
 // are the same either way (HalideSplit, Trajectory.HalideFollowsTheEmulator compare them
 // with the emulator's at sizes that are no multiple of the strip).
 TEST(HalideSchedule, AStencilReadByOneLoopIsComputedPerStrip) {
-  std::string dir = test::temp_dir();
-  io::write_npy(dir + "/b.npy", Array(Shape{24, 20}));
-  Problem p = parse_program("b = load(\"b.npy\")\nx = variable(shape(b))\n"
-                            "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)\n",
-                            "tv.prox", dir)
-                  .problem;
-  PassManagerOptions po;
-  po.pass.solver = "ladmm";
-  SolverOptions o;
-  o.solver = "ladmm";
-  const hl::Lowered l = hl::lower(split_check(iteration_program(run_passes(p, po), o)).iteration);
+  const hl::Lowered l = hl::lower(ladmm_tv_iteration());
   std::string x_update;
   for (const hl::LoweredOutput& out : l.outputs) {
     if (out.name == "x0") x_update = out.func.name();
