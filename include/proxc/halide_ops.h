@@ -768,18 +768,28 @@ class Graph {
   bool computed_at_root(const Halide::Internal::Function& g) const {
     return materialized_.count(g.name()) || output_funcs_.count(g.name()) || g.has_extern_definition();
   }
-  // Whether e calls the Func `name`, directly or through Funcs inlined into it.
-  bool calls_through_inlined(const Halide::Expr& e, const std::string& name) const {
+  // Calls `visit` on each Func that exprs call, directly or through the Funcs
+  // for which `inlined` holds (their definitions are read too), each once;
+  // true as soon as a visit returns true.
+  using FunctionTest = std::function<bool(const Halide::Internal::Function&)>;
+  static bool any_call_through(const std::vector<Halide::Expr>& exprs, const FunctionTest& inlined,
+                               const FunctionTest& visit) {
     std::set<std::string> seen;
-    std::function<bool(const std::vector<Halide::Expr>&)> go = [&](const std::vector<Halide::Expr>& exprs) {
-      for (const Halide::Internal::Function& g : direct_calls(exprs)) {
-        if (g.name() == name) return true;
-        if (computed_at_root(g) || !seen.insert(g.name()).second) continue;
-        if (go(definition_exprs(g))) return true;
+    std::function<bool(const std::vector<Halide::Expr>&)> go = [&](const std::vector<Halide::Expr>& es) {
+      for (const Halide::Internal::Function& g : direct_calls(es)) {
+        if (!seen.insert(g.name()).second) continue;
+        if (visit(g)) return true;
+        if (inlined(g) && go(definition_exprs(g))) return true;
       }
       return false;
     };
-    return go({e});
+    return go(exprs);
+  }
+  // Whether e calls the Func `name`, directly or through Funcs inlined into it.
+  bool calls_through_inlined(const Halide::Expr& e, const std::string& name) const {
+    return any_call_through(
+        {e}, [&](const Halide::Internal::Function& g) { return !computed_at_root(g); },
+        [&](const Halide::Internal::Function& g) { return g.name() == name; });
   }
 
   /// Computes output b in the loop of output a, as one Tuple-valued Func
@@ -788,9 +798,10 @@ class Graph {
   /// to x⁺. b then uses a's value in registers instead of a second pass that
   /// reads a's buffer back. Outputs a and b must be consecutive (a Tuple's
   /// buffers are), of the same rank (2 or more: linearized ADMM's z⁺ and
-  /// u⁺ = u + Kx⁺ − z⁺, with a gradient's two components, pair too), pure, a computed at
-  /// root. False (nothing changes) otherwise. Consumers of a other than b (a check's reductions)
-  /// still read a separately computed a, only on the runs that need them.
+  /// u⁺ = u + Kx⁺ − z⁺, with a gradient's two components, pair too), pure,
+  /// a computed at root. False (nothing changes) otherwise. Consumers of a
+  /// other than b (a check's reductions) still read a separately computed a,
+  /// only on the runs that need them.
   bool pair_outputs(int a, int b) {
     if (record_) *record_ << "  g.pair_outputs(" << args(a, b) << ");\n";
     if (schedule_ != Schedule::Default) return false;
@@ -1258,13 +1269,8 @@ class Graph {
     if (schedule_ != Schedule::Default) return;
     if (v.is_buffer) return;                         // already a buffer
     if (v.vars.empty() && !v.ext.empty()) return;    // an extern stage: already at root
-    auto pending = strip_candidates_.find(v.f.name());
-    if (pending != strip_candidates_.end()) {  // no longer a candidate: at root after all
-      strip_candidates_.erase(pending);
-      schedule_root(v.f, v.vars, v.ext, v.small_inner, v.unroll_from, v.lanes > 0 ? v.lanes : kVectorLanes);
-      return;
-    }
-    if (!materialized_.insert(v.f.name()).second) return;
+    // (A strip candidate, already in materialized_, is at root after all.)
+    if (strip_candidates_.erase(v.f.name()) == 0 && !materialized_.insert(v.f.name()).second) return;
     schedule_root(v.f, v.vars, v.ext, v.small_inner, v.unroll_from, v.lanes > 0 ? v.lanes : kVectorLanes);
   }
   // A value read at other positions than its own (a stencil): compute it once.
@@ -1294,20 +1300,16 @@ class Graph {
   // Funcs inlined into it.
   void root_candidates_read_by(const Halide::Internal::Function& f) {
     if (strip_candidates_.empty()) return;
-    std::set<std::string> seen;
-    std::function<void(const Halide::Internal::Function&)> visit = [&](const Halide::Internal::Function& g) {
-      for (const Halide::Internal::Function& c : direct_calls(definition_exprs(g))) {
-        if (!seen.insert(c.name()).second) continue;
-        auto it = strip_candidates_.find(c.name());
-        if (it != strip_candidates_.end()) {
-          const Val candidate = it->second;
-          schedule_at_root(candidate);
-        } else if (!computed_at_root(c)) {
-          visit(c);
-        }
-      }
-    };
-    visit(f);
+    std::vector<Val> read;
+    any_call_through(
+        definition_exprs(f),
+        [&](const Halide::Internal::Function& g) { return !strip_candidates_.count(g.name()) && !computed_at_root(g); },
+        [&](const Halide::Internal::Function& g) {
+          auto it = strip_candidates_.find(g.name());
+          if (it != strip_candidates_.end()) read.push_back(it->second);
+          return false;
+        });
+    for (const Val& c : read) schedule_at_root(c);
   }
   /// Decides where each strip candidate is computed: per strip of rows of
   /// its one reader, when it has one and that reader is computed at root in
@@ -1316,8 +1318,9 @@ class Graph {
   /// memory that writes the whole array and another that reads it back);
   /// else at root. The reader must not be an extern stage, have update
   /// definitions, share its loop with another output (fuse_outputs) or be a
-  /// candidate itself; the candidate must not be an output. Linearized ADMM's Kx − z + u, which div reads, is such a
-  /// value. Called by pipeline(), when every output and fusion is known.
+  /// candidate itself; the candidate must not be an output. Linearized
+  /// ADMM's Kx − z + u, which div reads, is such a value. Called by
+  /// pipeline(), when every output and fusion is known.
   void place_strip_candidates() {
     if (strip_candidates_.empty()) return;
     std::map<std::string, Halide::Internal::Function> funcs;
@@ -1337,26 +1340,22 @@ class Graph {
       Halide::LoopLevel level = g.schedule().compute_level();
       return !level.lock().is_inlined();  // (lock: compute_at's level is resolved at lowering)
     };
-    // The Funcs with loops that read `name`, directly or through inlined Funcs.
+    // The Funcs with loops that read `name`, directly or through inlined Funcs
+    // (an extern stage through its arguments).
     auto readers_of = [&](const std::string& name) {
       std::vector<Halide::Internal::Function> readers;
       for (const auto& [rname, r] : funcs) {
         if (rname == name || !has_loops(r)) continue;
-        std::set<std::string> seen;
-        std::function<bool(const Halide::Internal::Function&)> reads = [&](const Halide::Internal::Function& g) {
-          std::vector<Halide::Expr> exprs = definition_exprs(g);
-          for (const Halide::ExternFuncArgument& a : g.extern_arguments()) {
-            if (a.is_func() && Halide::Internal::Function(a.func).name() == name) return true;
-            if (a.is_expr()) exprs.push_back(a.expr);
-          }
-          for (const Halide::Internal::Function& c : direct_calls(exprs)) {
-            if (c.name() == name) return true;
-            if (has_loops(c) || !seen.insert(c.name()).second) continue;
-            if (reads(c)) return true;
-          }
-          return false;
-        };
-        if (reads(r)) readers.push_back(r);
+        std::vector<Halide::Expr> exprs = definition_exprs(r);
+        bool reads = false;
+        for (const Halide::ExternFuncArgument& a : r.extern_arguments()) {
+          reads = reads || (a.is_func() && Halide::Internal::Function(a.func).name() == name);
+          if (a.is_expr()) exprs.push_back(a.expr);
+        }
+        reads = reads || any_call_through(
+                             exprs, [&](const Halide::Internal::Function& g) { return !has_loops(g); },
+                             [&](const Halide::Internal::Function& g) { return g.name() == name; });
+        if (reads) readers.push_back(r);
       }
       return readers;
     };
