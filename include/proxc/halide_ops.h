@@ -868,7 +868,16 @@ class Graph {
     if (schedule_ != Schedule::Default) return false;
     auto pa = partials_.find(a.id), pb = partials_.find(b.id);
     if (pa == partials_.end() || pb == partials_.end() || a.id == b.id) return false;
-    pb->second.update(0).compute_with(pa->second.update(0), Halide::Var("row"));
+    // Over the same domain (one RDom: equal extents), the loops along the
+    // lanes are one loop too, each element's terms of both sums computed in
+    // one place: the loads and differences they share are done once.
+    const Halide::RDom& ra = partial_domains_.at(pa->second.name());
+    const Halide::RDom& rb = partial_domains_.at(pb->second.name());
+    if (ra.same_as(rb)) {
+      pb->second.update(0).compute_with(pa->second.update(0), ra[0]);
+    } else {
+      pb->second.update(0).compute_with(pa->second.update(0), Halide::Var("row"));
+    }
     return true;
   }
 
@@ -1169,7 +1178,7 @@ class Graph {
     };
     Halide::Region main_ranges = {Halide::Range(0, groups)};
     middle_ranges(&main_ranges);
-    Halide::RDom r(main_ranges);
+    Halide::RDom r = shared_domain(main_ranges);
     Halide::Expr pos = chunked   ? row * kChunk + r[0] * kLanes + lane
                        : shifted ? Halide::min(r[0] * kLanes, n - kLanes) + lane
                                  : r[0] * kLanes + lane;
@@ -1183,8 +1192,12 @@ class Graph {
     partial(lane, row) = zero;
     partial(lane, row) = combine(partial(lane, row), value);
     partial.compute_root().vectorize(lane, kLanes);
-    partial.update().parallel(row).vectorize(lane, kLanes);
+    // The vector lanes' loop is named alike in every partial: compute_with
+    // fuses two stages' loops only where their names match (fuse_reductions).
+    Halide::Var lane_v("lane_v");
+    partial.update().parallel(row).split(lane, lane, lane_v, kLanes).vectorize(lane_v);
     if (!chunked) *row_sums = partial;  // fuse_reductions may share its row loop
+    partial_domains_[partial.name()] = r;
     Halide::RDom all(0, kLanes, 0, rows);
     Halide::Expr p = Halide::cast<double>(partial(all.x, all.y));
     Halide::Expr total = kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p);
@@ -1208,6 +1221,24 @@ class Graph {
       rest = kind == "max_abs" ? Halide::maximum(tail(tr)) : Halide::sum(tail(tr));
     }
     return define0(kind, combine(total, rest));
+  }
+
+  // The reduction domain over these ranges: one RDom for equal ranges, so
+  // that reductions over arrays of the same extents can share its loops
+  // (fuse_reductions).
+  Halide::RDom shared_domain(const Halide::Region& ranges) {
+    auto same = [](const Halide::Region& a, const Halide::Region& b) {
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (!Halide::Internal::equal(a[i].min, b[i].min) || !Halide::Internal::equal(a[i].extent, b[i].extent)) return false;
+      }
+      return true;
+    };
+    for (const auto& [region, r] : domains_) {
+      if (same(region, ranges)) return r;
+    }
+    domains_.push_back({ranges, Halide::RDom(ranges)});
+    return domains_.back().second;
   }
 
   // Vectors along a run-time extent: when every run-time extent is at least
@@ -1550,6 +1581,8 @@ class Graph {
   std::map<std::string, Val> strip_candidates_;     ///< see stencil(v, local), place_strip_candidates
   std::map<std::string, std::string> row_tasks_;  ///< Funcs at root by strips of rows: their strip loop
   std::map<std::string, Halide::Func> partials_;  ///< row-parallel reductions: their row sums, by Val id
+  std::map<std::string, Halide::RDom> partial_domains_;  ///< each row-sum Func's domain along its rows
+  std::vector<std::pair<Halide::Region, Halide::RDom>> domains_;  ///< see shared_domain
   std::map<std::string, Halide::ImageParam> inputs_;
   std::map<std::string, Halide::Param<double>> params_;
   std::map<int, Halide::ImageParam> data_;

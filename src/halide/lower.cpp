@@ -295,7 +295,11 @@ class Lowerer {
 
   // Axes 2 and beyond of at most kShortAxis entries (gradient components,
   // colour channels) are compile-time extents, so that their loops unroll;
-  // every other extent is a run-time slot.
+  // every other extent is a run-time slot, one per axis and value: arrays of
+  // equal extents along an axis share its slot, and Halide then knows their
+  // loops to have equal bounds (fused loops without guards, reductions
+  // sharing one domain). The slots are part of the pipeline's key: it
+  // serves only programs whose extents are equal where this one's are.
   static constexpr int64_t kShortAxis = 4;
   Ext extents(const Shape& s) {
     Ext e;
@@ -306,8 +310,9 @@ class Lowerer {
         e.push_back(static_cast<int>(-x));
         continue;
       }
-      out_.extent_values.push_back(x);
-      e.push_back(static_cast<int>(out_.extent_values.size() - 1));
+      auto [it, added] = extent_slots_.emplace(std::make_pair(i, x), static_cast<int>(out_.extent_values.size()));
+      if (added) out_.extent_values.push_back(x);
+      e.push_back(it->second);
     }
     return e;
   }
@@ -594,6 +599,7 @@ class Lowerer {
   std::ostringstream record_;
   std::shared_ptr<Graph> graph_;
   Lowered out_;
+  std::map<std::pair<size_t, int64_t>, int> extent_slots_;  ///< see extents()
   std::unordered_map<const StepNode*, Val> vals_;
   std::unordered_map<const StepNode*, double> cost_;  // inlined nodes: loads per element
   std::unordered_map<const ExprNode*, Val> data_vals_, kernel_vals_;

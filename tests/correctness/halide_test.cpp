@@ -13,7 +13,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
+#include <set>
 
 #include "check/check.h"
 #include "emulate/emulate_backend.h"
@@ -529,8 +531,9 @@ TEST(HalideSplit, TheCheckReadsTheIterationsResults) {
   EXPECT_EQ(h.scalars.count("objective"), 1u);
 }
 
-// One linearized-ADMM iteration (without its check) of TV denoising, 24 × 20.
-StepProgram ladmm_tv_iteration() {
+// One iteration of `solver` on TV denoising, 24 × 20, split into the
+// iteration and its convergence check.
+CheckSplit tv_iteration(const std::string& solver) {
   std::string dir = test::temp_dir();
   io::write_npy(dir + "/b.npy", Array(Shape{24, 20}));
   Problem p = parse_program("b = load(\"b.npy\")\nx = variable(shape(b))\n"
@@ -538,10 +541,48 @@ StepProgram ladmm_tv_iteration() {
                             "tv.prox", dir)
                   .problem;
   PassManagerOptions po;
-  po.pass.solver = "ladmm";
+  po.pass.solver = solver;
   SolverOptions o;
-  o.solver = "ladmm";
-  return split_check(iteration_program(run_passes(p, po), o)).iteration;
+  o.solver = solver;
+  return split_check(iteration_program(run_passes(p, po), o));
+}
+
+// One linearized-ADMM iteration (without its check) of TV denoising, 24 × 20.
+StepProgram ladmm_tv_iteration() { return tv_iteration("ladmm").iteration; }
+
+// The convergence check's norms of arrays of equal extents are summed in one
+// loop along each row (compute_with at their shared reduction domain), the
+// terms of all of them computed at one place: Pock–Chambolle's check reads
+// x, x⁺, y and y⁺ once per row, not once per norm, and the differences and
+// neighbours its norms share are loaded once. (Their values:
+// Trajectory.HalideFollowsTheEmulator and the conformance solves compare
+// every check with the emulator's.)
+TEST(HalideSchedule, CheckNormsShareOneLoopAlongTheRows) {
+  for (const char* solver : {"pc", "ladmm"}) {
+    const StepProgram check = tv_iteration(solver).check;
+    const hl::Lowered l = hl::lower(check);
+    std::map<std::string, Halide::Internal::Function> funcs;
+    for (const Halide::Func& f : l.pipeline.outputs()) {
+      for (const auto& [name, g] : Halide::Internal::find_transitive_calls(f.function())) funcs.emplace(name, g);
+    }
+    int partials = 0, alone = 0;
+    std::set<std::string> with;
+    for (const auto& [name, g] : funcs) {
+      if (name.rfind("sum_squares_partial", 0) != 0) continue;
+      ++partials;
+      Halide::LoopLevel level = g.update(0).schedule().fuse_level().level;
+      level.lock();
+      if (level.is_inlined() || level.is_root()) {
+        ++alone;
+        continue;
+      }
+      with.insert(level.func());
+      EXPECT_NE(level.var().name(), "row") << name << " is fused along its rows only\n" << print_step_program(check);
+    }
+    EXPECT_GE(partials, 5) << solver;
+    EXPECT_EQ(alone, 1) << solver << ": one loop leads, the others are computed with it";
+    EXPECT_EQ(with.size(), 1u) << solver;
+  }
 }
 
 // Linearized ADMM's z⁺ = prox(Kx⁺ + u) and u⁺ = u + Kx⁺ − z⁺ of the gradient
@@ -661,6 +702,39 @@ TEST(HalideCache, NewSizesAndDataDoNotRecompile) {
   Expr x = make_variable({5, 5});
   dot_test(halide(), make_grad(make_grad(x)), 1);
   EXPECT_GT(obtained(), compiles);
+}
+
+// Arrays of equal extents along an axis share one run-time extent (their
+// loops then have bounds Halide knows equal: the two norms below are summed
+// in one loop). A program whose arrays differ there is another pipeline, not
+// the first one run with extents it assumed equal.
+TEST(HalideCache, EqualExtentsAreAssumedOnlyWhereTheyHold) {
+  std::mt19937_64 rng(5);
+  auto program = [](const Shape& sx, const Shape& sy) {
+    StepProgram p;
+    p.name = "two_norms";
+    p.outputs = {{"a", step_reduce(StepKind::SumSquares, step_input("x", sx))},
+                 {"b", step_reduce(StepKind::SumSquares, step_input("y", sy))}};
+    return p;
+  };
+  auto obtained = [] { return halide_compile_count() + halide_cache_load_count(); };
+  auto run = [&](const Shape& sx, const Shape& sy) {
+    const StepProgram p = program(sx, sy);
+    Array x = random_array(sx, &rng), y = random_array(sy, &rng);
+    StepInputs in;
+    in.buffers = {{"x", &x}, {"y", &y}};
+    StepOutputs h = halide().compile(p)->run(in), e = emulator().compile(p)->run(in);
+    // Float partial sums of at most a few hundred O(1) squares per lane.
+    for (const char* name : {"a", "b"}) EXPECT_NEAR(h.scalars.at(name), e.scalars.at(name), 1e-5 * e.scalars.at(name)) << name;
+  };
+  run({20, 16}, {20, 16});
+  const int compiles = obtained();
+  run({31, 9}, {31, 9});  // equal again: the same pipeline
+  EXPECT_EQ(obtained(), compiles);
+  run({20, 16}, {20, 40});  // wider y: its own pipeline, y summed whole
+  EXPECT_EQ(obtained(), compiles + 1);
+  run({20, 40}, {20, 16});
+  EXPECT_EQ(obtained(), compiles + 1);
 }
 
 // A TV-denoising-like step: grad, a group-norm prox, the adjoint and a
