@@ -61,6 +61,33 @@ struct Val {
   bool defined() const { return f.defined(); }
 };
 
+/// Coordinates of flat index i (0 <= i < 2^31) in a C-order array of
+/// extents ext. A division by a run-time extent is a double division and a
+/// floor, which vectorizes (an int32 vector division by a run-time value is
+/// eight scalar divisions); it is exact: for i = qn + r (0 <= r < n) the
+/// quotient i/n lies within [q, q + 1 - 1/n], and since (q + 1)n <= i + n <
+/// 2^32 < 2^53, 1/n is more than half an ulp of q + 1, so the rounded quotient
+/// is at least q and below q + 1. A compile-time extent keeps the integer
+/// division (a multiply and shifts). Each coordinate is clamped to its
+/// axis, which changes no value of an i in range but tells Halide's bounds
+/// inference the region read (from i - qn alone it would infer
+/// [-(max q)n, max i]).
+inline std::vector<Halide::Expr> unravel(Halide::Expr i, const std::vector<Halide::Expr>& ext) {
+  std::vector<Halide::Expr> c(ext.size());
+  for (size_t a = ext.size(); a-- > 0;) {
+    if (a == 0) {
+      c[a] = Halide::clamp(i, 0, ext[a] - 1);  // what is left: below ext[0]
+      break;
+    }
+    Halide::Expr q = Halide::Internal::is_const(ext[a])
+                         ? i / ext[a]
+                         : Halide::cast<int>(Halide::floor(Halide::cast<double>(i) / Halide::cast<double>(ext[a])));
+    c[a] = Halide::clamp(i - q * ext[a], 0, ext[a] - 1);
+    i = q;
+  }
+  return c;
+}
+
 /// Default: proxc's hand-written CPU schedule (vectorized, parallel, values
 /// that are read at several places computed at root). None: no schedule at
 /// all, for an autoscheduler.
@@ -870,10 +897,16 @@ class Graph {
     if (pa == partials_.end() || pb == partials_.end() || a.id == b.id) return false;
     // Over the same domain (one RDom: equal extents), the loops along the
     // lanes are one loop too, each element's terms of both sums computed in
-    // one place: the loads and differences they share are done once.
+    // one place: the loads and differences they share are done once. Not
+    // when either reads an inline reduction (a direct convolution's sum
+    // over its taps): Halide computes that inside the loop of its
+    // consumers, and for two consumers fused below the row (compute_with
+    // at an RVar) Halide 14 bounds it by the loop variables of both, one
+    // of which is not defined there.
     const Halide::RDom& ra = partial_domains_.at(pa->second.name());
     const Halide::RDom& rb = partial_domains_.at(pb->second.name());
-    if (ra.same_as(rb)) {
+    if (ra.same_as(rb) && !reads_inline_reduction(pa->second.function()) &&
+        !reads_inline_reduction(pb->second.function())) {
       pb->second.update(0).compute_with(pa->second.update(0), ra[0]);
     } else {
       pb->second.update(0).compute_with(pa->second.update(0), Halide::Var("row"));
@@ -1056,15 +1089,6 @@ class Graph {
     for (const Halide::Expr& e : ext) n = n * e;
     return n;
   }
-  // Coordinates of flat index i in a C-order array of extents ext.
-  static Coords unravel(Halide::Expr i, const std::vector<Halide::Expr>& ext) {
-    Coords c(ext.size());
-    for (size_t a = ext.size(); a-- > 0;) {
-      c[a] = i % ext[a];
-      i = i / ext[a];
-    }
-    return c;
-  }
   static Halide::Expr ravel(const Coords& c, const std::vector<Halide::Expr>& ext) {
     Halide::Expr f = 0;
     for (size_t a = 0; a < c.size(); ++a) f = f * ext[a] + c[a];
@@ -1221,6 +1245,15 @@ class Graph {
       rest = kind == "max_abs" ? Halide::maximum(tail(tr)) : Halide::sum(tail(tr));
     }
     return define0(kind, combine(total, rest));
+  }
+
+  // Whether f reads, directly or through inlined Funcs, a Func with an
+  // update that is not at root: an inline reduction (Halide::sum), which
+  // Halide computes inside the loop of its consumer.
+  bool reads_inline_reduction(const Halide::Internal::Function& f) const {
+    auto inner = [&](const Halide::Internal::Function& g) { return g.name() != f.name() && !computed_at_root(g); };
+    return any_call_through(definition_exprs(f), inner,
+                            [&](const Halide::Internal::Function& g) { return inner(g) && g.has_update_definition(); });
   }
 
   // The reduction domain over these ranges: one RDom for equal ranges, so

@@ -704,6 +704,37 @@ TEST(HalideCache, NewSizesAndDataDoNotRecompile) {
   EXPECT_GT(obtained(), compiles);
 }
 
+// A flat index is split by run-time extents with a double division and a
+// floor (vectorizable; see halide_ops::unravel): exact for every int32 index.
+// Checked against integer division at both ends of the int32 range, for
+// extents where rounding would bite first (large quotients, extents near
+// sqrt(2^31) and 2^31).
+TEST(HalideOps, UnravelIsExactOverTheWholeIndexRange) {
+  Halide::Param<int> n("n");
+  Halide::Param<int> first("first");
+  Halide::Var k("k");
+  Halide::Expr i = first + k;
+  std::vector<Halide::Expr> c = halide_ops::unravel(i, {Halide::Int(32).max(), n});
+  Halide::Func f("unravel_test");
+  f(k) = Halide::Tuple(c[0], c[1]);
+  f.vectorize(k, 8);
+  const int count = 1 << 14;
+  for (int extent : {1, 2, 3, 7, 12, 1000, 46340, 46341, 65536, 1 << 30, (1 << 30) + 1, 2147483647}) {
+    // (The last index of the largest array, 2^31 - 1 elements, is 2^31 - 2.)
+    for (int start : {0, 2147483646 - (count - 1)}) {
+      n.set(extent);
+      first.set(start);
+      Halide::Realization r = f.realize({count});
+      Halide::Buffer<int> q = r[0], rem = r[1];
+      for (int j = 0; j < count; ++j) {
+        const int idx = start + j;
+        ASSERT_EQ(q(j), idx / extent) << idx << " / " << extent;
+        ASSERT_EQ(rem(j), idx % extent) << idx << " % " << extent;
+      }
+    }
+  }
+}
+
 // Arrays of equal extents along an axis share one run-time extent (their
 // loops then have bounds Halide knows equal: the two norms below are summed
 // in one loop). A program whose arrays differ there is another pipeline, not
