@@ -61,8 +61,8 @@ struct Val {
   bool defined() const { return f.defined(); }
 };
 
-/// Coordinates of flat index i (0 <= i < 2^31) in a C-order array of
-/// extents ext. A division by a run-time extent is a double division and a
+/// Coordinates of flat index i in a C-order array of extents ext; callers
+/// guarantee 0 <= i < the product of ext (< 2^31). A division by a run-time extent is a double division and a
 /// floor, which vectorizes (an int32 vector division by a run-time value is
 /// eight scalar divisions); it is exact: for i = qn + r (0 <= r < n) the
 /// quotient i/n lies within [q, q + 1 - 1/n], and since (q + 1)n <= i + n <

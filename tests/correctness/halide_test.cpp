@@ -705,10 +705,10 @@ TEST(HalideCache, NewSizesAndDataDoNotRecompile) {
 }
 
 // A flat index is split by run-time extents with a double division and a
-// floor (vectorizable; see halide_ops::unravel): exact for every int32 index.
-// Checked against integer division at both ends of the int32 range, for
-// extents where rounding would bite first (large quotients, extents near
-// sqrt(2^31) and 2^31).
+// floor (vectorizable; see halide_ops::unravel): exact for every int32 index
+// (the proof is in its comment). Checked against integer division at both
+// ends of the int32 range, for extents where rounding would bite first
+// (large quotients, extents near sqrt(2^31) and 2^31), over two and three axes.
 TEST(HalideOps, UnravelIsExactOverTheWholeIndexRange) {
   Halide::Param<int> n("n");
   Halide::Param<int> first("first");
@@ -730,6 +730,27 @@ TEST(HalideOps, UnravelIsExactOverTheWholeIndexRange) {
         const int idx = start + j;
         ASSERT_EQ(q(j), idx / extent) << idx << " / " << extent;
         ASSERT_EQ(rem(j), idx % extent) << idx << " % " << extent;
+      }
+    }
+  }
+  // Three axes: the quotient is divided again.
+  Halide::Param<int> m("m");
+  std::vector<Halide::Expr> c3 = halide_ops::unravel(i, {Halide::Int(32).max(), m, n});
+  Halide::Func g("unravel3_test");
+  g(k) = Halide::Tuple(c3[0], c3[1], c3[2]);
+  g.vectorize(k, 8);
+  for (auto [mm, nn] : {std::pair<int, int>{3, 7}, {46341, 46340}, {65536, 32768}, {1, 2147483647}, {12345, 173}}) {
+    for (int start : {0, 2147483646 - (count - 1)}) {
+      m.set(mm);
+      n.set(nn);
+      first.set(start);
+      Halide::Realization r = g.realize({count});
+      Halide::Buffer<int> a0 = r[0], a1 = r[1], a2 = r[2];
+      for (int j = 0; j < count; ++j) {
+        const int idx = start + j;
+        ASSERT_EQ(a2(j), idx % nn) << idx;
+        ASSERT_EQ(a1(j), (idx / nn) % mm) << idx;
+        ASSERT_EQ(a0(j), (idx / nn) / mm) << idx;
       }
     }
   }
