@@ -680,9 +680,9 @@ class Graph {
       Halide::Expr red = kind == "max_abs" ? Halide::maximum(e) : Halide::sum(e);
       return rec(define0(kind, red), "reduce", kind, a0, b0, gate);
     }
-    Halide::Func row_sums;
+    RowSums row_sums;
     Val v = rec(parallel_reduce(kind, a0, element, combine, on, &row_sums), "reduce", kind, a0, b0, gate);
-    if (row_sums.defined()) partials_[v.id] = row_sums;
+    if (row_sums.partial.defined()) partials_[v.id] = row_sums;
     return v;
   }
   /// x = (a·I + c·KᵀK)⁻¹ rhs (a, c: scalars of constants and parameters, not
@@ -903,13 +903,13 @@ class Graph {
     // consumers, and for two consumers fused below the row (compute_with
     // at an RVar) Halide 14 bounds it by the loop variables of both, one
     // of which is not defined there.
-    const Halide::RDom& ra = partial_domains_.at(pa->second.name());
-    const Halide::RDom& rb = partial_domains_.at(pb->second.name());
-    if (ra.same_as(rb) && !reads_inline_reduction(pa->second.function()) &&
-        !reads_inline_reduction(pb->second.function())) {
-      pb->second.update(0).compute_with(pa->second.update(0), ra[0]);
+    RowSums& ra = pa->second;
+    RowSums& rb = pb->second;
+    if (ra.domain.same_as(rb.domain) && !reads_inline_reduction(ra.partial.function()) &&
+        !reads_inline_reduction(rb.partial.function())) {
+      rb.partial.update(0).compute_with(ra.partial.update(0), ra.domain[0]);
     } else {
-      pb->second.update(0).compute_with(pa->second.update(0), Halide::Var("row"));
+      rb.partial.update(0).compute_with(ra.partial.update(0), Halide::Var("row"));
     }
     return true;
   }
@@ -1144,11 +1144,16 @@ class Graph {
   // compile-time extent (gradient components, colour channels) are folded
   // into each element's value, unrolled. The operand is inlined into the
   // partial sums unless it is already computed at root. `on`, if defined,
-  // gates the reduction (see reduce); *row_sums is set to partial when rows
-  // are rows of the array (not chunks), for fuse_reductions.
+  // gates the reduction (see reduce); *row_sums is set to the partial sums
+  // and their domain when rows are rows of the array (not chunks), for
+  // fuse_reductions.
+  struct RowSums {
+    Halide::Func partial;
+    Halide::RDom domain;  ///< along a row (shared by reductions of equal ranges: shared_domain)
+  };
   template <typename Element, typename Combine>
   Val parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine, Halide::Expr on,
-                      Halide::Func* row_sums) {
+                      RowSums* row_sums) {
     constexpr int kLanes = kVectorLanes;
     constexpr int kChunk = 16384;
     const int rank = a.rank();
@@ -1220,8 +1225,7 @@ class Graph {
     // fuses two stages' loops only where their names match (fuse_reductions).
     Halide::Var lane_v("lane_v");
     partial.update().parallel(row).split(lane, lane, lane_v, kLanes).vectorize(lane_v);
-    if (!chunked) *row_sums = partial;  // fuse_reductions may share its row loop
-    partial_domains_[partial.name()] = r;
+    if (!chunked) *row_sums = {partial, r};  // fuse_reductions may share its loops
     Halide::RDom all(0, kLanes, 0, rows);
     Halide::Expr p = Halide::cast<double>(partial(all.x, all.y));
     Halide::Expr total = kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p);
@@ -1613,8 +1617,7 @@ class Graph {
   std::set<std::string> fused_;         ///< outputs in a compute_with group (fuse_outputs)
   std::map<std::string, Val> strip_candidates_;     ///< see stencil(v, local), place_strip_candidates
   std::map<std::string, std::string> row_tasks_;  ///< Funcs at root by strips of rows: their strip loop
-  std::map<std::string, Halide::Func> partials_;  ///< row-parallel reductions: their row sums, by Val id
-  std::map<std::string, Halide::RDom> partial_domains_;  ///< each row-sum Func's domain along its rows
+  std::map<std::string, RowSums> partials_;  ///< row-parallel reductions, by Val id
   std::vector<std::pair<Halide::Region, Halide::RDom>> domains_;  ///< see shared_domain
   std::map<std::string, Halide::ImageParam> inputs_;
   std::map<std::string, Halide::Param<double>> params_;
