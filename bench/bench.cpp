@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -69,6 +70,25 @@ double peak_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+// The peak RSS of one run: Linux resets a process's high-water mark (VmHWM)
+// to its current RSS when 5 is written to /proc/self/clear_refs (proc(5)).
+// Returns false where it cannot (then a row reports the process's peak).
+bool reset_peak_rss() {
+  std::ofstream f("/proc/self/clear_refs");
+  return f && (f << "5") && f.flush();
+}
+
+// VmHWM of /proc/self/status in MiB: the peak since the last reset (or since
+// the process began); getrusage's peak where the file cannot be read.
+double peak_rss_since_reset_mib() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return peak_rss_mib();
 }
 
 Array image(int64_t h, int64_t w, uint64_t seed) {
@@ -204,13 +224,23 @@ int main(int argc, char** argv) {
     if (!stmt_of.empty() || operators_only) return 0;
 
     // ---- Solvers: ms per iteration ----
+    // Every solver on every canonical problem. pc and ladmm unroll
+    // iterations (--fuse N); each N of kFuses is timed and the best reported.
+    const std::vector<int> kFuses = {2, 4, 8};
+    const bool rss_per_run = reset_peak_rss();
     md << "\n## Solver iterations (ms per iteration; the bound is the traffic model at triad bandwidth)\n\n"
        << "pipeline: one run of the single-iteration pipeline without the convergence check (check = 0); "
-       << "fuse 1, fuse 4: a solve's iterations, checked every 10 (the default); check 1: checked every "
-       << "iteration; emulate: the emulator's solve, checked every 10; speed-up: emulate / fuse 1.\n\n"
-       << "| problem | size | solver | bound ms | pipeline | × bound | fuse 1 | × bound | fuse 4 | × bound | check 1 | "
-          "emulate | speed-up | compile s | from disk cache s |\n"
-       << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+       << "fuse 1: a solve's iterations, checked every 10 (the default); best fuse: the fastest of --fuse 2, 4, 8 "
+       << "(pc and ladmm; admm and hqs do not unroll), checked every 10; check 1: checked every iteration; "
+       << "emulate: the emulator's solve of 10 iterations, checked every 10 (best of 2 at 512², one solve "
+       << "above); speed-up: emulate / fuse 1; compile: cold, into an empty cache folder (the larger sizes "
+       << "reuse the first size's shape-generic pipelines); RSS: the process's peak during the row's Halide "
+       << "solves and during its emulator solves"
+       << (rss_per_run ? "" : " (the high-water mark could not be reset here: the process's peak so far)")
+       << ".\n\n"
+       << "| problem | size | solver | bound ms | pipeline | × bound | fuse 1 | × bound | best fuse | N | × bound | "
+          "check 1 | emulate | speed-up | compile s | from disk cache s | RSS MiB | emulate RSS MiB |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     std::map<std::string, std::unique_ptr<Backend>> problem_backends;
     std::vector<int64_t> sizes = quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{512, 1024, 2048};
     const char* problems[][2] = {
@@ -225,13 +255,16 @@ int main(int argc, char** argv) {
       io::write_npy(data_dir + "/m.npy", m);
       for (auto& pr : problems) {
         Problem prob = parse_program(pr[1], "bench.prox", data_dir).problem;
-        for (const char* solver : {"pc", "ladmm"}) {
+        for (const char* solver : {"pc", "ladmm", "admm", "hqs"}) {
+          const bool unrolls = std::string(solver) == "pc" || std::string(solver) == "ladmm";
+          reset_peak_rss();
           SolverOptions o;
           o.solver = solver;
           o.eps_abs = o.eps_rel = 0;
           // Enough iterations that the first runs' fresh output arrays (page
-          // faults) do not weigh: a steady-state time per iteration.
-          const int iters = s >= 2048 ? 40 : s >= 1024 ? 100 : 400;
+          // faults) do not weigh: a steady-state time per iteration (a
+          // multiple of every N of kFuses).
+          const int iters = s >= 2048 ? 40 : s >= 1024 ? 104 : 400;
           o.max_iters = iters;
           // The iteration as the solver runs it: its loop invariants computed once, apart.
           PassManagerOptions po;
@@ -302,38 +335,59 @@ int main(int argc, char** argv) {
           SolverOptions every = o;
           every.check_every = 1;
           double tc = solve(prob, every, backend).summary.iterate_s / iters;
-          o.fuse = 4;
-          o.max_iters = iters;
-          solve(prob, o, backend);
-          double t4 = solve(prob, o, backend).summary.iterate_s / iters;
-          double te = -1;
-          if (s <= 512) {
-            SolverOptions oe = o;
-            oe.fuse = 1;
-            oe.max_iters = 10;
-            te = solve(prob, oe, *emulate).summary.iterate_s / 10;
-            te = std::min(te, solve(prob, oe, *emulate).summary.iterate_s / 10);
+          // --fuse N: the first solve of each N compiles it, the second is timed.
+          nlohmann::ordered_json fused = nlohmann::ordered_json::object();
+          double tf = -1;
+          int best_fuse = 0;
+          if (unrolls) {
+            for (int f : kFuses) {
+              SolverOptions of = o;
+              of.fuse = f;
+              solve(prob, of, backend);
+              const double t = solve(prob, of, backend).summary.iterate_s / iters;
+              fused[std::to_string(f)] = t * 1e3;
+              if (tf < 0 || t < tf) {
+                tf = t;
+                best_fuse = f;
+              }
+            }
           }
-          char line[400];
+          const double rss = peak_rss_since_reset_mib();
+          // The emulator: 10 iterations (one check, as Halide's solves check
+          // every 10), best of 2 at 512² and below, one solve above (a 2048²
+          // deconvolution iteration takes it about a second).
+          reset_peak_rss();
+          SolverOptions oe = o;
+          oe.max_iters = 10;
+          double te = solve(prob, oe, *emulate).summary.iterate_s / 10;
+          if (s <= 512) te = std::min(te, solve(prob, oe, *emulate).summary.iterate_s / 10);
+          const double rss_emulate = peak_rss_since_reset_mib();
+          char line[512];
+          auto ms = [](double t) { return t < 0 ? std::string("-") : std::to_string(t * 1e3).substr(0, 6); };
+          auto ratio = [&](double t) { return t < 0 ? std::string("-") : std::to_string(t / bound).substr(0, 4); };
           std::snprintf(line, sizeof line,
-                        "| %s | %lld² | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %.2f | %.3f |\n",
+                        "| %s | %lld² | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %.2f | %.2f | %.1fx | %.2f | "
+                        "%.3f | %.0f | %.0f |\n",
                         pr[0], static_cast<long long>(s), solver, bound * 1e3, tp * 1e3, tp / bound, t1 * 1e3,
-                        t1 / bound, t4 * 1e3, t4 / bound, tc * 1e3,
-                        te > 0 ? std::to_string(te * 1e3).substr(0, 7).c_str() : "-",
-                        te > 0 ? (std::to_string(te / t1).substr(0, 5) + "x").c_str() : "-", compile_cold,
-                        compile_cached);
+                        t1 / bound, ms(tf).c_str(), best_fuse ? std::to_string(best_fuse).c_str() : "-",
+                        ratio(tf).c_str(), tc * 1e3, te * 1e3, te / t1, compile_cold, compile_cached, rss, rss_emulate);
           md << line;
           std::printf("%s", line);
+          std::fflush(stdout);
           json["solvers"].push_back({{"problem", pr[0]}, {"size", s}, {"solver", solver}, {"halide_ms", t1 * 1e3},
                                      {"pipeline_ms", tp * 1e3}, {"check_every_iteration_ms", tc * 1e3},
-                                     {"halide_fuse4_ms", t4 * 1e3}, {"emulate_ms", te * 1e3},
+                                     {"fuse_ms", fused}, {"best_fuse", best_fuse},
+                                     {"best_fuse_ms", tf < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(tf * 1e3)},
+                                     {"emulate_ms", te * 1e3}, {"speedup", te / t1},
                                      {"bound_ms", bound * 1e3}, {"bound_bytes", bytes},
-                                     {"compile_s", compile_cold}, {"cached_compile_s", compile_cached}});
+                                     {"compile_s", compile_cold}, {"cached_compile_s", compile_cached},
+                                     {"peak_rss_mib", rss}, {"emulate_peak_rss_mib", rss_emulate}});
         }
       }
     }
+    json["peak_rss_per_run"] = rss_per_run;
     json["peak_rss_mib"] = peak_rss_mib();
-    md << "\nPeak RSS: " << peak_rss_mib() << " MiB.\n";
+    md << "\nPeak RSS of the whole run: " << peak_rss_mib() << " MiB.\n";
     write_file_atomic(out_dir + "/results.md", md.str());
     write_file_atomic(out_dir + "/results.json", json.dump(1) + "\n");
     std::printf("wrote %s/results.md and results.json\n", out_dir.c_str());

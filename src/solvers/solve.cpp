@@ -416,64 +416,101 @@ StepProgram iteration_program(const Problem& p, const SolverOptions& o) {
 
 namespace {
 
-// The CG operator of the admm/hqs x-update: A p = rho·KᵀK p + omega's Hessian p,
-// and the right-hand side rho·Kᵀ(z − u) + omega's linear part.
+// The admm/hqs x-update solves A x = rhs by conjugate gradients, with
+// A p = rho·KᵀK p + omega's Hessian p and rhs = rho·Kᵀ(z − u) + omega's linear
+// part. Every array operation of CG runs in these three step programs (on the
+// backend: parallel and vectorized on Halide), the host keeps only scalars:
+//   init:   r = rhs − A x, rr = ‖r‖², bb = ‖rhs‖²
+//   apply:  p = r + beta·q, ap = A p, pap = <p, ap>    (q: the last direction)
+//   update: x' = x + alpha·p, r' = r − alpha·ap, rr = ‖r'‖²
 struct CgPrograms {
-  StepProgram apply, rhs;
+  StepProgram init, apply, update;
 };
 
 CgPrograms cg_programs(const Layout& l) {
   Builder b(l);
   CgPrograms c;
+  c.init.name = "cg_init";
   c.apply.name = "cg_apply";
-  c.rhs.name = "cg_rhs";
+  c.update.name = "cg_update";
   Step rho = step_param("rho");
-  std::vector<Step> p, z, u;
-  for (size_t v = 0; v < l.vars.size(); ++v) p.push_back(step_input("p" + std::to_string(v), l.vars[v]->shape));
-  std::vector<Step> kp, zu;
+  std::vector<Step> z, u;
   for (size_t i = 0; i < l.psi.size(); ++i) {
-    kp.push_back(b.K(i, p));
-    Step zi = step_input("z" + std::to_string(i), l.psi[i]->arg->shape);
-    Step ui = step_input("u" + std::to_string(i), l.psi[i]->arg->shape);
-    zu.push_back(step_binary(StepKind::Sub, zi, ui));
+    z.push_back(step_input("z" + std::to_string(i), l.psi[i]->arg->shape));
+    u.push_back(step_input("u" + std::to_string(i), l.psi[i]->arg->shape));
   }
-  Step pap;
+  // A applied to the variables' values p (one array per variable).
+  auto apply_a = [&](const std::vector<Step>& p) {
+    std::vector<Step> kp, ap;
+    for (size_t i = 0; i < l.psi.size(); ++i) kp.push_back(b.K(i, p));
+    for (size_t v = 0; v < l.vars.size(); ++v) {
+      Step a = step_binary(StepKind::Mul, rho, b.KT(v, kp));
+      if (l.omega) {
+        // omega = α‖βQx − b‖² + <c, Qx> + γ‖Qx‖²: Hessian (2αβ² + 2γ)QᵀQ.
+        const FunctionTerm& t = *l.omega;
+        Step qp = step_forward(t.arg, {p[v]});
+        a = step_axpby(scalar(2 * t.alpha * t.beta * t.beta + 2 * t.gamma), step_adjoint(t.arg, 0, qp), scalar(1), a);
+      }
+      ap.push_back(a);
+    }
+    return ap;
+  };
+  // init: the right-hand side and the residual of the current x.
+  std::vector<Step> x, zu;
+  for (size_t v = 0; v < l.vars.size(); ++v) x.push_back(step_input(l.name(v), l.vars[v]->shape));
+  for (size_t i = 0; i < l.psi.size(); ++i) zu.push_back(step_binary(StepKind::Sub, z[i], u[i]));
+  const std::vector<Step> ax = apply_a(x);
+  Step rr, bb;
   for (size_t v = 0; v < l.vars.size(); ++v) {
-    Step ap = step_binary(StepKind::Mul, rho, b.KT(v, kp));
     Step rhs = step_binary(StepKind::Mul, rho, b.KT(v, zu));
     if (l.omega) {
-      // omega = α‖βQx − b‖² + <c, Qx> + γ‖Qx‖²: Hessian (2αβ² + 2γ)QᵀQ, linear part 2αβQᵀb − Qᵀc.
+      // omega's linear part 2αβQᵀb − Qᵀc.
       const FunctionTerm& t = *l.omega;
-      Step qp = step_forward(t.arg, {p[v]});
-      ap = step_axpby(scalar(2 * t.alpha * t.beta * t.beta + 2 * t.gamma), step_adjoint(t.arg, 0, qp), scalar(1), ap);
       auto data_or_fill = [&](const Param& q) { return q.array ? step_data(q.array) : step_fill(q.scalar, t.arg->shape); };
       if (!t.b.is_scalar(0)) {
         rhs = step_axpby(scalar(2 * t.alpha * t.beta), step_adjoint(t.arg, 0, data_or_fill(t.b)), scalar(1), rhs);
       }
       if (!t.c.is_scalar(0)) rhs = step_axpby(scalar(-1), step_adjoint(t.arg, 0, data_or_fill(t.c)), scalar(1), rhs);
     }
-    c.apply.outputs.push_back({"ap" + std::to_string(v), ap});
-    pap = sum_steps(pap, step_reduce(StepKind::Dot, p[v], ap));
-    c.rhs.outputs.push_back({"b" + std::to_string(v), rhs});
+    Step r = step_binary(StepKind::Sub, rhs, ax[v]);
+    c.init.outputs.push_back({"r" + std::to_string(v), r});
+    rr = sum_steps(rr, step_reduce(StepKind::SumSquares, r));
+    bb = sum_steps(bb, step_reduce(StepKind::SumSquares, rhs));
+  }
+  c.init.outputs.push_back({"rr", rr});
+  c.init.outputs.push_back({"bb", bb});
+  // apply: the new direction and A of it.
+  Step beta = step_param("beta");
+  std::vector<Step> p;
+  for (size_t v = 0; v < l.vars.size(); ++v) {
+    Step r = step_input("r" + std::to_string(v), l.vars[v]->shape);
+    Step q = step_input("q" + std::to_string(v), l.vars[v]->shape);
+    p.push_back(step_axpby(scalar(1), r, beta, q));
+  }
+  const std::vector<Step> ap = apply_a(p);
+  Step pap;
+  for (size_t v = 0; v < l.vars.size(); ++v) {
+    c.apply.outputs.push_back({"p" + std::to_string(v), p[v]});
+    c.apply.outputs.push_back({"ap" + std::to_string(v), ap[v]});
+    pap = sum_steps(pap, step_reduce(StepKind::Dot, p[v], ap[v]));
   }
   c.apply.outputs.push_back({"pap", pap});
+  // update: the step along p.
+  Step alpha = step_param("alpha");
+  Step rr1;
+  for (size_t v = 0; v < l.vars.size(); ++v) {
+    const std::string n = std::to_string(v);
+    Step xv = step_input(l.name(v), l.vars[v]->shape);
+    Step pv = step_input("p" + n, l.vars[v]->shape);
+    Step apv = step_input("ap" + n, l.vars[v]->shape);
+    Step rv = step_input("r" + n, l.vars[v]->shape);
+    Step r1 = step_axpby(scalar(1), rv, step_binary(StepKind::Sub, scalar(0), alpha), apv);
+    c.update.outputs.push_back({l.name(v), step_axpby(scalar(1), xv, alpha, pv)});
+    c.update.outputs.push_back({"r" + n, r1});
+    rr1 = sum_steps(rr1, step_reduce(StepKind::SumSquares, r1));
+  }
+  c.update.outputs.push_back({"rr", rr1});
   return c;
-}
-
-double dot(const std::vector<Array>& a, const std::vector<Array>& b) {
-  double s = 0;
-  for (size_t v = 0; v < a.size(); ++v) {
-    for (size_t i = 0; i < a[v].data.size(); ++i) s += static_cast<double>(a[v].data[i]) * b[v].data[i];
-  }
-  return s;
-}
-
-void axpy(double a, const std::vector<Array>& x, std::vector<Array>* y) {
-  for (size_t v = 0; v < x.size(); ++v) {
-    for (size_t i = 0; i < x[v].data.size(); ++i) {
-      (*y)[v].data[i] = static_cast<float>((*y)[v].data[i] + a * x[v].data[i]);
-    }
-  }
 }
 
 // Whether no value of d[0, n) is inf or NaN (exponent bits all ones): adding
@@ -626,15 +663,20 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   const bool host_cg = options.solver == "hqs" || (options.solver == "admm" && !admm_is_direct(p));
   if (host_cg) {
     CgPrograms cg = cg_programs(l);
+    programs.push_back(cg.init);
     programs.push_back(cg.apply);
-    programs.push_back(cg.rhs);
+    programs.push_back(cg.update);
   }
   auto compiled = compile_hoisted(backend, programs);
-  std::unique_ptr<InvariantStep> step = std::move(compiled[0]), cg_apply, cg_rhs;
+  std::unique_ptr<InvariantStep> step = std::move(compiled[0]), cg_init, cg_apply, cg_update;
   if (host_cg) {
-    cg_apply = std::move(compiled[1]);
-    cg_rhs = std::move(compiled[2]);
+    cg_init = std::move(compiled[1]);
+    cg_apply = std::move(compiled[2]);
+    cg_update = std::move(compiled[3]);
   }
+  // The CG runs' outputs, kept from one x-update to the next as storage.
+  StepOutputs cg_init_out, cg_update_out, cg_dir[2];
+  std::map<std::string, Array> cg_r;  // the residual
   sum.compile_s = since(t0);
   sum.schedule_used = backend.schedule_used();
 
@@ -715,50 +757,56 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
       rho = hqs_rhos[level];
     }
     if (host_cg) {
-      // x-update: (rho·KᵀK + H_omega) x = rhs, by conjugate gradients from the current x.
+      // x-update: (rho·KᵀK + H_omega) x = rhs, by conjugate gradients from the
+      // current x. The arrays are the programs' (cg_programs); the host keeps
+      // the scalars and hands the outputs of one run to the next.
       StepInputs in;
       for (auto& [k, a] : state) in.buffers[k] = &a;
       in.params["rho"] = rho;
-      StepOutputs rb = cg_rhs->run(in);
-      std::vector<Array> x, r, pdir;
-      for (size_t v = 0; v < l.vars.size(); ++v) x.push_back(state.at(l.name(v)));
-      auto apply = [&](const std::vector<Array>& q, std::vector<Array>* aq) {
-        StepInputs ain;
-        for (size_t v = 0; v < q.size(); ++v) ain.buffers["p" + std::to_string(v)] = &q[v];
-        ain.params["rho"] = rho;
-        StepOutputs o = cg_apply->run(ain);
-        aq->clear();
-        for (size_t v = 0; v < q.size(); ++v) aq->push_back(std::move(o.arrays.at("ap" + std::to_string(v))));
-      };
-      std::vector<Array> ax;
-      apply(x, &ax);
+      cg_init->run_into(in, &cg_init_out);
+      double rr = cg_init_out.scalars.at("rr");
+      const double bnorm = std::sqrt(cg_init_out.scalars.at("bb"));
+      std::map<std::string, Array> xs_new;  // the iterate, from a copy of x
       for (size_t v = 0; v < l.vars.size(); ++v) {
-        r.push_back(rb.arrays.at("b" + std::to_string(v)));
-        for (size_t i = 0; i < r[v].data.size(); ++i) r[v].data[i] -= ax[v].data[i];
+        const std::string r = "r" + std::to_string(v);
+        xs_new[l.name(v)] = state.at(l.name(v));
+        std::swap(cg_r[r], cg_init_out.arrays.at(r));
       }
-      std::vector<Array> bvec;
-      for (size_t v = 0; v < l.vars.size(); ++v) bvec.push_back(rb.arrays.at("b" + std::to_string(v)));
-      const double bnorm = std::sqrt(dot(bvec, bvec));
-      pdir = r;
-      double rr = dot(r, r);
+      StepOutputs* dir = &cg_dir[0];   // this step's p, ap
+      StepOutputs* last = &cg_dir[1];  // the last step's
+      double beta = 0;
       for (int k = 0; k < options.cg_max_iters && std::sqrt(rr) > options.cg_tol * std::max(bnorm, 1e-30); ++k) {
-        std::vector<Array> ap;
-        apply(pdir, &ap);
-        double pap = dot(pdir, ap);
-        if (!(pap > 0)) break;
-        double alpha = rr / pap;
-        axpy(alpha, pdir, &x);
-        axpy(-alpha, ap, &r);
-        double rr1 = dot(r, r);
-        for (size_t v = 0; v < pdir.size(); ++v) {
-          for (size_t i = 0; i < pdir[v].data.size(); ++i) {
-            pdir[v].data[i] = static_cast<float>(r[v].data[i] + (rr1 / rr) * pdir[v].data[i]);
-          }
+        StepInputs ain;
+        for (size_t v = 0; v < l.vars.size(); ++v) {
+          const std::string n = std::to_string(v);
+          ain.buffers["r" + n] = &cg_r.at("r" + n);
+          ain.buffers["q" + n] = k == 0 ? &cg_r.at("r" + n) : &last->arrays.at("p" + n);  // beta = 0 at k = 0
         }
+        ain.params["rho"] = rho;
+        ain.params["beta"] = beta;
+        cg_apply->run_into(ain, dir);
+        const double pap = dir->scalars.at("pap");
+        if (!(pap > 0)) break;
+        StepInputs uin;
+        for (size_t v = 0; v < l.vars.size(); ++v) {
+          const std::string n = std::to_string(v);
+          uin.buffers[l.name(v)] = &xs_new.at(l.name(v));
+          uin.buffers["r" + n] = &cg_r.at("r" + n);
+          uin.buffers["p" + n] = &dir->arrays.at("p" + n);
+          uin.buffers["ap" + n] = &dir->arrays.at("ap" + n);
+        }
+        uin.params["alpha"] = rr / pap;
+        cg_update->run_into(uin, &cg_update_out);
+        for (size_t v = 0; v < l.vars.size(); ++v) {
+          const std::string r = "r" + std::to_string(v);
+          std::swap(xs_new.at(l.name(v)), cg_update_out.arrays.at(l.name(v)));
+          std::swap(cg_r.at(r), cg_update_out.arrays.at(r));
+        }
+        const double rr1 = cg_update_out.scalars.at("rr");
+        beta = rr1 / rr;
         rr = rr1;
+        std::swap(dir, last);
       }
-      std::map<std::string, Array> xs_new;
-      for (size_t v = 0; v < l.vars.size(); ++v) xs_new[l.name(v)] = x[v];
       if (!all_finite(xs_new)) {
         sum.termination = Termination::Diverged;  // the CG solve broke down: keep the last finite state
         break;
