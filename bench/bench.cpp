@@ -104,6 +104,19 @@ Array image(int64_t h, int64_t w, uint64_t seed) {
   return a;
 }
 
+// The least bytes one run of a program moves: every array it reads (inputs
+// and data) read once, every array it writes written once.
+double traffic_bytes(const StepProgram& p) {
+  double bytes = 0;
+  for (const Step& nd : p.nodes()) {
+    if (nd->kind == StepKind::Input || nd->kind == StepKind::Data) bytes += 4.0 * static_cast<double>(num_elements(nd->shape));
+  }
+  for (const auto& [name, out] : p.outputs) {
+    if (!out->shape.empty()) bytes += 4.0 * static_cast<double>(num_elements(out->shape));
+  }
+  return bytes;
+}
+
 struct Row {
   std::string what;
   std::map<std::string, double> figures;
@@ -229,18 +242,20 @@ int main(int argc, char** argv) {
     const std::vector<int> kFuses = {2, 4, 8};
     const bool rss_per_run = reset_peak_rss();
     md << "\n## Solver iterations (ms per iteration; the bound is the traffic model at triad bandwidth)\n\n"
-       << "pipeline: one run of the single-iteration pipeline without the convergence check (check = 0); "
+       << "pipeline: one run of the single-iteration pipeline without the convergence check (check = 0; "
+       << "admm and hqs with a CG x-update: the program after the CG, against its own bound); "
        << "fuse 1: a solve's iterations, checked every 10 (the default); best fuse: the fastest of --fuse 2, 4, 8 "
        << "(pc and ladmm; admm and hqs do not unroll), checked every 10; check 1: checked every iteration; "
-       << "emulate: the emulator's solve of 10 iterations, checked every 10 (best of 2 at 512², one solve "
-       << "above); speed-up: emulate / fuse 1; compile: cold, into an empty cache folder (the larger sizes "
+       << "CG: conjugate-gradient steps per iteration (their programs count in the bound that many times); "
+       << "emulate: the emulator's solve of 10 iterations, checked every 10 (best of 2 at 512² and below, one "
+       << "solve above); speed-up: emulate / fuse 1; compile: cold, into an empty cache folder (the larger sizes "
        << "reuse the first size's shape-generic pipelines); RSS: the process's peak during the row's Halide "
        << "solves and during its emulator solves"
        << (rss_per_run ? "" : " (the high-water mark could not be reset here: the process's peak so far)")
        << ".\n\n"
        << "| problem | size | solver | bound ms | pipeline | × bound | fuse 1 | × bound | best fuse | N | × bound | "
-          "check 1 | emulate | speed-up | compile s | from disk cache s | RSS MiB | emulate RSS MiB |\n"
-       << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+          "check 1 | CG | emulate | speed-up | compile s | from disk cache s | RSS MiB | emulate RSS MiB |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     std::map<std::string, std::unique_ptr<Backend>> problem_backends;
     std::vector<int64_t> sizes = quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{512, 1024, 2048};
     const char* problems[][2] = {
@@ -269,18 +284,12 @@ int main(int argc, char** argv) {
           // The iteration as the solver runs it: its loop invariants computed once, apart.
           PassManagerOptions po;
           po.pass.solver = solver;
-          const HoistSplit hs = hoist_invariants(iteration_program(run_passes(prob, po), o));
+          const Problem split = run_passes(prob, po);
+          const HoistSplit hs = hoist_invariants(iteration_program(split, o));
           const StepProgram& ip = hs.rest;
-          // The traffic bound of one iteration: every state array read and
-          // written once and every data array read once, at triad bandwidth.
-          double bytes = 0;
-          for (const Step& nd : ip.nodes()) {
-            if (nd->kind == StepKind::Input || nd->kind == StepKind::Data) bytes += 4.0 * static_cast<double>(num_elements(nd->shape));
-          }
-          for (const auto& [name, out] : ip.outputs) {
-            if (!out->shape.empty()) bytes += 4.0 * static_cast<double>(num_elements(out->shape));
-          }
-          const double bound = bytes / (bw * 1e9);
+          // admm and hqs solve their x-update by CG (three programs) where
+          // KᵀK is neither diagonal nor circulant.
+          const std::vector<StepProgram> cg = cg_step_programs(split, o);
           // Each problem and solver compiles into a cache folder of its own,
           // with nothing of another problem in the process (two problems'
           // checks may be one pipeline): its first size's compile is cold
@@ -308,6 +317,18 @@ int main(int argc, char** argv) {
           // too): this machine is shared, and one solve's time moves by up
           // to ±30 % from one to the next.
           double t1 = r1b.summary.iterate_s / iters;
+          // The traffic bound of one iteration at triad bandwidth: every
+          // state array read and written once and every data array read once
+          // by each program run (the CG programs as many times as the solve ran
+          // them: cg_init once per iteration, cg_apply and cg_update per step).
+          const double cg_per_iteration = static_cast<double>(r1b.summary.cg_steps) / r1b.summary.iterations;
+          double bytes = traffic_bytes(ip);
+          if (!cg.empty()) {
+            bytes += traffic_bytes(hoist_invariants(cg[0]).rest) +
+                     cg_per_iteration * (traffic_bytes(cg[1]) + traffic_bytes(cg[2]));
+          }
+          const double bound = bytes / (bw * 1e9);
+          const double pipeline_bound = traffic_bytes(ip) / (bw * 1e9);  // the iteration program's alone
           for (int rep = 0; rep < 2; ++rep) t1 = std::min(t1, solve(prob, o, backend).summary.iterate_s / iters);
           // The pipeline alone, without the check, on state arrays of
           // image-like values, run into the same outputs as a solver's loop.
@@ -328,6 +349,7 @@ int main(int argc, char** argv) {
             }
             for (auto& [name, a] : state) in.buffers[name] = &a;
             in.params[kCheckParam] = 0;
+            if (!unrolls) in.params["rho"] = 1;
             StepOutputs outs;
             step->run_into(in, &outs);
             tp = seconds_of([&] { step->run_into(in, &outs); }, 5);
@@ -366,11 +388,12 @@ int main(int argc, char** argv) {
           auto ms = [](double t) { return t < 0 ? std::string("-") : std::to_string(t * 1e3).substr(0, 6); };
           auto ratio = [&](double t) { return t < 0 ? std::string("-") : std::to_string(t / bound).substr(0, 4); };
           std::snprintf(line, sizeof line,
-                        "| %s | %lld² | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %.2f | %.2f | %.1fx | %.2f | "
-                        "%.3f | %.0f | %.0f |\n",
-                        pr[0], static_cast<long long>(s), solver, bound * 1e3, tp * 1e3, tp / bound, t1 * 1e3,
+                        "| %s | %lld² | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %.2f | %s | %.2f | %.1fx | "
+                        "%.2f | %.3f | %.0f | %.0f |\n",
+                        pr[0], static_cast<long long>(s), solver, bound * 1e3, tp * 1e3, tp / pipeline_bound, t1 * 1e3,
                         t1 / bound, ms(tf).c_str(), best_fuse ? std::to_string(best_fuse).c_str() : "-",
-                        ratio(tf).c_str(), tc * 1e3, te * 1e3, te / t1, compile_cold, compile_cached, rss, rss_emulate);
+                        ratio(tf).c_str(), tc * 1e3, cg.empty() ? "-" : std::to_string(cg_per_iteration).substr(0, 4).c_str(),
+                        te * 1e3, te / t1, compile_cold, compile_cached, rss, rss_emulate);
           md << line;
           std::printf("%s", line);
           std::fflush(stdout);
@@ -380,6 +403,7 @@ int main(int argc, char** argv) {
                                      {"best_fuse_ms", tf < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(tf * 1e3)},
                                      {"emulate_ms", te * 1e3}, {"speedup", te / t1},
                                      {"bound_ms", bound * 1e3}, {"bound_bytes", bytes},
+                                     {"pipeline_bound_ms", pipeline_bound * 1e3}, {"cg_steps_per_iteration", cg_per_iteration},
                                      {"compile_s", compile_cold}, {"cached_compile_s", compile_cached},
                                      {"peak_rss_mib", rss}, {"emulate_peak_rss_mib", rss_emulate}});
         }

@@ -660,13 +660,9 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   // Compile.
   t0 = Clock::now();
   std::vector<StepProgram> programs = {iteration_program(p, options)};
-  const bool host_cg = options.solver == "hqs" || (options.solver == "admm" && !admm_is_direct(p));
-  if (host_cg) {
-    CgPrograms cg = cg_programs(l);
-    programs.push_back(cg.init);
-    programs.push_back(cg.apply);
-    programs.push_back(cg.update);
-  }
+  const std::vector<StepProgram> cg = cg_step_programs(p, options);
+  const bool host_cg = !cg.empty();
+  programs.insert(programs.end(), cg.begin(), cg.end());
   auto compiled = compile_hoisted(backend, programs);
   std::unique_ptr<InvariantStep> step = std::move(compiled[0]), cg_init, cg_apply, cg_update;
   if (host_cg) {
@@ -802,6 +798,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
           std::swap(xs_new.at(l.name(v)), cg_update_out.arrays.at(l.name(v)));
           std::swap(cg_r.at(r), cg_update_out.arrays.at(r));
         }
+        ++sum.cg_steps;
         const double rr1 = cg_update_out.scalars.at("rr");
         beta = rr1 / rr;
         rr = rr1;
@@ -941,6 +938,11 @@ std::string SolverSummary::full_report() const {
   }
   std::snprintf(buf, sizeof buf, "knorm             %.17g\n", knorm);
   out << buf;
+  if (cg_steps > 0) {
+    std::snprintf(buf, sizeof buf, "cg steps          %d (%.1f per iteration)\n", cg_steps,
+                  iterations > 0 ? static_cast<double>(cg_steps) / iterations : 0.0);
+    out << buf;
+  }
   std::snprintf(buf, sizeof buf, "time              parse %.3f s, passes %.3f s, compile %.3f s, iterate %.3f s", parse_s,
                 passes_s, compile_s, iterate_s);
   out << buf;
@@ -969,7 +971,14 @@ std::string SolverSummary::to_json() const {
   j["backend"] = {{"requested", backend_requested}, {"used", backend_used}};
   j["schedule"] = {{"requested", schedule_requested}, {"used", schedule_used}};
   j["knorm"] = knorm;
+  j["cg_steps"] = cg_steps;
   return j.dump(1);
+}
+
+std::vector<StepProgram> cg_step_programs(const Problem& p, const SolverOptions& o) {
+  if (o.solver != "hqs" && !(o.solver == "admm" && !admm_is_direct(p))) return {};
+  CgPrograms c = cg_programs(layout_of(p));
+  return {c.init, c.apply, c.update};
 }
 
 }  // namespace proxc

@@ -95,6 +95,9 @@ struct SolverSummary {
   /// The schedule of the compiled pipelines (only the default exists so far).
   std::string schedule_requested = "default", schedule_used = "default";
   double knorm = 1;
+  /// Conjugate-gradient steps of all x-updates (admm where KᵀK is neither
+  /// diagonal nor circulant, hqs); 0 for the other solvers.
+  int cg_steps = 0;
 
   std::string brief_report() const;
   std::string full_report() const;
@@ -116,5 +119,11 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
 
 /// The step program of one iteration (for printing and `proxc compile`).
 StepProgram iteration_program(const Problem& split_scaled_problem, const SolverOptions& options);
+
+/// The programs of the conjugate-gradient x-update that runs before each
+/// iteration program of admm and hqs where KᵀK is neither diagonal nor
+/// circulant: cg_init, cg_apply and cg_update (docs/solvers.md); empty where
+/// the x-update is direct.
+std::vector<StepProgram> cg_step_programs(const Problem& split_scaled_problem, const SolverOptions& options);
 
 }  // namespace proxc

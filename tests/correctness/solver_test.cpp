@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
+#include <set>
 
 #include <unistd.h>
 
@@ -212,7 +214,7 @@ TEST(Trajectory, HalideFollowsTheEmulator) {
   // The same algorithm on float state: after 10 iterations the iterates agree
   // to 1e-4 of the image's scale (a few float roundings per iteration).
   for (const Canonical& c : {kProblems[1], kProblems[2]}) {
-    for (const char* solver : {"pc", "ladmm", "admm"}) {
+    for (const char* solver : {"pc", "ladmm", "admm", "hqs"}) {
       SCOPED_TRACE(std::string(c.name) + " " + solver);
       Problem p = problem(c);
       SolverOptions o;
@@ -283,6 +285,41 @@ TEST(Admm, DirectXUpdateWhenTheGramMatrixAllowsIt) {
   // With grad in K there is no direct solve: the x-update is CG on the host.
   std::string cg = print_step_program(iteration_program(run_passes(problem(kProblems[1]), po), o));
   EXPECT_THAT(cg, ::testing::Not(::testing::HasSubstr("output x0")));
+}
+
+// Where KᵀK is neither diagonal nor circulant (grad in K) the x-update is CG
+// in three programs of the backend; the summary counts its steps (between 1
+// and cg_max_iters per x-update from the second on: the first one's residual
+// may be 0 from x = 0, z = u = 0), and a direct x-update has none.
+TEST(Cg, StepsAreCountedAndTheProgramsKeepTheArrays) {
+  PassManagerOptions po;
+  po.pass.solver = "admm";
+  SolverOptions o;
+  o.solver = "admm";
+  o.max_iters = 10;
+  o.eps_abs = o.eps_rel = 0;
+  const Problem split = run_passes(problem(kProblems[1]), po);
+  const std::vector<StepProgram> cg = cg_step_programs(split, o);
+  ASSERT_EQ(cg.size(), 3u);
+  auto outputs = [](const StepProgram& p) {
+    std::set<std::string> names;
+    for (const auto& [name, step] : p.outputs) names.insert(name);
+    return names;
+  };
+  EXPECT_EQ(outputs(cg[0]), (std::set<std::string>{"r0", "rr", "bb"}));
+  EXPECT_EQ(outputs(cg[1]), (std::set<std::string>{"p0", "ap0", "pap"}));
+  EXPECT_EQ(outputs(cg[2]), (std::set<std::string>{"x0", "r0", "rr"}));
+  for (Backend* b : {&emulator(), &halide()}) {
+    SolveResult r = solve(problem(kProblems[1]), o, *b);
+    EXPECT_GE(r.summary.cg_steps, 9) << b->name();
+    EXPECT_LE(r.summary.cg_steps, 10 * o.cg_max_iters) << b->name();
+    EXPECT_THAT(r.summary.to_json(), ::testing::HasSubstr("\"cg_steps\": " + std::to_string(r.summary.cg_steps)));
+  }
+  // A direct x-update (mul_elemwise only in K): no CG.
+  EXPECT_TRUE(cg_step_programs(run_passes(problem(kProblems[5]), po), o).empty());
+  EXPECT_EQ(solve(problem(kProblems[5]), o, emulator()).summary.cg_steps, 0);
+  o.solver = "pc";
+  EXPECT_TRUE(cg_step_programs(split, o).empty());
 }
 
 // A deconvolution's Kᵀb depends on the data alone: the solver computes it
