@@ -385,14 +385,19 @@ int main(int argc, char** argv) {
           if (s <= 512) te = std::min(te, solve(prob, oe, *emulate).summary.iterate_s / 10);
           const double rss_emulate = peak_rss_since_reset_mib();
           char line[512];
-          auto ms = [](double t) { return t < 0 ? std::string("-") : std::to_string(t * 1e3).substr(0, 6); };
-          auto ratio = [&](double t) { return t < 0 ? std::string("-") : std::to_string(t / bound).substr(0, 4); };
+          auto fixed2 = [](double v) {
+            char b[32];
+            std::snprintf(b, sizeof b, "%.2f", v);
+            return std::string(b);
+          };
+          auto ms = [&](double t) { return t < 0 ? std::string("-") : fixed2(t * 1e3); };
+          auto ratio = [&](double t) { return t < 0 ? std::string("-") : fixed2(t / bound); };
           std::snprintf(line, sizeof line,
                         "| %s | %lld² | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %.2f | %s | %.2f | %.1fx | "
                         "%.2f | %.3f | %.0f | %.0f |\n",
                         pr[0], static_cast<long long>(s), solver, bound * 1e3, tp * 1e3, tp / pipeline_bound, t1 * 1e3,
                         t1 / bound, ms(tf).c_str(), best_fuse ? std::to_string(best_fuse).c_str() : "-",
-                        ratio(tf).c_str(), tc * 1e3, cg.empty() ? "-" : std::to_string(cg_per_iteration).substr(0, 4).c_str(),
+                        ratio(tf).c_str(), tc * 1e3, cg.empty() ? "-" : fixed2(cg_per_iteration).c_str(),
                         te * 1e3, te / t1, compile_cold, compile_cached, rss, rss_emulate);
           md << line;
           std::printf("%s", line);
