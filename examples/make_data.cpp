@@ -333,6 +333,10 @@ int main(int argc, char** argv) {
     add_noise(&low, 0.005, &rng);
     for (float& v : low.data) v = std::min(1.0f, std::max(0.0f, v));
     proxc::io::write_png(sr_dir + "low_res.png", low, 16);
+    // Its ground truth (--reference), 16 bits as the observation.
+    Array big_clipped = big;
+    for (float& v : big_clipped.data) v = std::min(1.0f, std::max(0.0f, v));
+    proxc::io::write_png(sr_dir + "high_res.png", big_clipped, 16);
     Array valid(Shape{320, 240});
     for (float& v : valid.data) v = 1.0f;
     for (int64_t j = 0; j < 240; ++j) valid.data[static_cast<size_t>(j)] = 0.0f;  // a dead sensor row

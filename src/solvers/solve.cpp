@@ -418,7 +418,7 @@ namespace {
 
 // The admm/hqs x-update solves A x = rhs by conjugate gradients, with
 // A p = rho·KᵀK p + omega's Hessian p and rhs = rho·Kᵀ(z − u) + omega's linear
-// part. Every array operation of CG runs in these three step programs (on the
+// part. CG's array operations run in these three step programs (on the
 // backend: parallel and vectorized on Halide), the host keeps only scalars:
 //   init:   r = rhs − A x, rr = ‖r‖², bb = ‖rhs‖²
 //   apply:  p = r + beta·q, ap = A p, pap = <p, ap>    (q: the last direction)
@@ -672,7 +672,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   }
   // The CG runs' outputs, kept from one x-update to the next as storage.
   StepOutputs cg_init_out, cg_update_out, cg_dir[2];
-  std::map<std::string, Array> cg_r;  // the residual
+  std::map<std::string, Array> cg_r, cg_x;  // the residual and the iterate
   sum.compile_s = since(t0);
   sum.schedule_used = backend.schedule_used();
 
@@ -762,12 +762,13 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
       cg_init->run_into(in, &cg_init_out);
       double rr = cg_init_out.scalars.at("rr");
       const double bnorm = std::sqrt(cg_init_out.scalars.at("bb"));
-      std::map<std::string, Array> xs_new;  // the iterate, from a copy of x
       for (size_t v = 0; v < l.vars.size(); ++v) {
         const std::string r = "r" + std::to_string(v);
-        xs_new[l.name(v)] = state.at(l.name(v));
         std::swap(cg_r[r], cg_init_out.arrays.at(r));
       }
+      // The iterate: the state's x until the first step writes cg_x (the
+      // state is left as it was should the solve break down).
+      bool moved = false;
       StepOutputs* dir = &cg_dir[0];   // this step's p, ap
       StepOutputs* last = &cg_dir[1];  // the last step's
       double beta = 0;
@@ -786,7 +787,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
         StepInputs uin;
         for (size_t v = 0; v < l.vars.size(); ++v) {
           const std::string n = std::to_string(v);
-          uin.buffers[l.name(v)] = &xs_new.at(l.name(v));
+          uin.buffers[l.name(v)] = moved ? &cg_x.at(l.name(v)) : &state.at(l.name(v));
           uin.buffers["r" + n] = &cg_r.at("r" + n);
           uin.buffers["p" + n] = &dir->arrays.at("p" + n);
           uin.buffers["ap" + n] = &dir->arrays.at("ap" + n);
@@ -795,20 +796,24 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
         cg_update->run_into(uin, &cg_update_out);
         for (size_t v = 0; v < l.vars.size(); ++v) {
           const std::string r = "r" + std::to_string(v);
-          std::swap(xs_new.at(l.name(v)), cg_update_out.arrays.at(l.name(v)));
+          std::swap(cg_x[l.name(v)], cg_update_out.arrays.at(l.name(v)));
           std::swap(cg_r.at(r), cg_update_out.arrays.at(r));
         }
+        moved = true;
         ++sum.cg_steps;
         const double rr1 = cg_update_out.scalars.at("rr");
         beta = rr1 / rr;
         rr = rr1;
         std::swap(dir, last);
       }
-      if (!all_finite(xs_new)) {
-        sum.termination = Termination::Diverged;  // the CG solve broke down: keep the last finite state
-        break;
+      if (moved) {
+        if (!all_finite(cg_x)) {
+          sum.termination = Termination::Diverged;  // the CG solve broke down: keep the last finite state
+          break;
+        }
+        // The new x into the state; the old one is the next x-update's storage.
+        for (size_t v = 0; v < l.vars.size(); ++v) std::swap(state.at(l.name(v)), cg_x.at(l.name(v)));
       }
-      for (auto& [k, a] : xs_new) state[k] = std::move(a);
     }
     StepInputs in;
     for (auto& [k, a] : state) in.buffers[k] = &a;

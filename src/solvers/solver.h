@@ -95,8 +95,8 @@ struct SolverSummary {
   /// The schedule of the compiled pipelines (only the default exists so far).
   std::string schedule_requested = "default", schedule_used = "default";
   double knorm = 1;
-  /// Conjugate-gradient steps of all x-updates (admm where KᵀK is neither
-  /// diagonal nor circulant, hqs); 0 for the other solvers.
+  /// Conjugate-gradient steps of this process's x-updates (hqs, and admm
+  /// where its x-update is not direct: docs/solvers.md); 0 otherwise.
   int cg_steps = 0;
 
   std::string brief_report() const;
@@ -121,9 +121,9 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
 StepProgram iteration_program(const Problem& split_scaled_problem, const SolverOptions& options);
 
 /// The programs of the conjugate-gradient x-update that runs before each
-/// iteration program of admm and hqs where KᵀK is neither diagonal nor
-/// circulant: cg_init, cg_apply and cg_update (docs/solvers.md); empty where
-/// the x-update is direct.
+/// iteration program of hqs, and of admm unless its x-update is direct (one
+/// variable, no omega, KᵀK an invertible diagonal or circulant): cg_init,
+/// cg_apply and cg_update (docs/solvers.md); empty where there is none.
 std::vector<StepProgram> cg_step_programs(const Problem& split_scaled_problem, const SolverOptions& options);
 
 }  // namespace proxc

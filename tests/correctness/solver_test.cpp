@@ -287,7 +287,7 @@ TEST(Admm, DirectXUpdateWhenTheGramMatrixAllowsIt) {
   EXPECT_THAT(cg, ::testing::Not(::testing::HasSubstr("output x0")));
 }
 
-// Where KᵀK is neither diagonal nor circulant (grad in K) the x-update is CG
+// Where admm's x-update is not direct (grad in K) it is CG
 // in three programs of the backend; the summary counts its steps (between 1
 // and cg_max_iters per x-update from the second on: the first one's residual
 // may be 0 from x = 0, z = u = 0), and a direct x-update has none.
