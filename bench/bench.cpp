@@ -2,7 +2,8 @@
 // all cores), each operator's forward+adjoint at 2048² against the bytes it
 // must move, solver iterations per problem and size (halide, fused and not,
 // and the emulator), JIT compile times, peak RSS. Writes a Markdown table and
-// JSON:  build/release/bench/proxc_bench [--quick] [--out DIR]
+// JSON:  build/release/bench/proxc_bench [--quick] [--out DIR] [--sizes N,...]
+//        [--problems NAME,...] [--solvers NAME,...] [--skip-operators]
 //
 // Times are the best of several runs after a warm-up, on the release build.
 
@@ -124,18 +125,65 @@ struct Row {
 
 }  // namespace
 
+// "a,b,c" → {"a", "b", "c"}.
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
 int main(int argc, char** argv) {
   bool quick = false;
   std::string out_dir = "out/bench", stmt_of;
-  bool operators_only = false;
+  bool operators_only = false, skip_operators = false;
+  std::vector<std::string> size_args, problem_names, solver_names;
+  auto usage = [&] {
+    std::fprintf(stderr,
+                 "usage: %s [--quick] [--out DIR] [--operators-only] [--skip-operators] [--stmt-of OPERATOR]\n"
+                 "       [--sizes N,...] [--problems tv_iso,deconv,inpaint] [--solvers pc,ladmm,admm,hqs]\n",
+                 argv[0]);
+    return 2;
+  };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
     else if (a == "--stmt-of" && i + 1 < argc) stmt_of = argv[++i];
     else if (a == "--operators-only") operators_only = true;
-    else {
-      std::fprintf(stderr, "usage: %s [--quick] [--out DIR] [--operators-only] [--stmt-of OPERATOR]\n", argv[0]);
+    else if (a == "--skip-operators") skip_operators = true;
+    else if (a == "--sizes" && i + 1 < argc) size_args = split_list(argv[++i]);
+    else if (a == "--problems" && i + 1 < argc) problem_names = split_list(argv[++i]);
+    else if (a == "--solvers" && i + 1 < argc) solver_names = split_list(argv[++i]);
+    else return usage();
+  }
+  std::vector<int64_t> sizes = quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{512, 1024, 2048};
+  if (!size_args.empty()) {
+    sizes.clear();
+    for (const std::string& a : size_args) {
+      char* end = nullptr;
+      const long long v = std::strtoll(a.c_str(), &end, 10);
+      if (*end != '\0' || v < 16 || v > 8192) {
+        std::fprintf(stderr, "--sizes: '%s' is not a size in 16..8192\n", a.c_str());
+        return 2;
+      }
+      sizes.push_back(v);
+    }
+  }
+  const std::vector<std::string> all_solvers = {"pc", "ladmm", "admm", "hqs"};
+  if (solver_names.empty()) solver_names = all_solvers;
+  for (const std::string& n : solver_names) {
+    if (std::find(all_solvers.begin(), all_solvers.end(), n) == all_solvers.end()) {
+      std::fprintf(stderr, "--solvers: unknown solver '%s' (pc, ladmm, admm, hqs)\n", n.c_str());
+      return 2;
+    }
+  }
+  for (const std::string& n : problem_names) {
+    if (n != "tv_iso" && n != "deconv" && n != "inpaint") {
+      std::fprintf(stderr, "--problems: unknown problem '%s' (tv_iso, deconv, inpaint)\n", n.c_str());
       return 2;
     }
   }
@@ -160,8 +208,11 @@ int main(int argc, char** argv) {
 
     // ---- Operators: forward + adjoint at 2048² (1024² with --quick) ----
     const int64_t n = quick ? 1024 : 2048;
-    md << "## Operators, forward + adjoint, " << n << "x" << n << "\n\n"
-       << "| operator | halide ms | GB/s | % of triad | emulate ms | speed-up |\n|---|---|---|---|---|---|\n";
+    const bool operators = !skip_operators || !stmt_of.empty();
+    if (operators) {
+      md << "## Operators, forward + adjoint, " << n << "x" << n << "\n\n"
+         << "| operator | halide ms | GB/s | % of triad | emulate ms | speed-up |\n|---|---|---|---|---|---|\n";
+    }
     std::mt19937_64 rng(1);
     Expr x = make_variable({n, n}, "x");
     auto kd = std::make_shared<ConstantData>();
@@ -203,6 +254,7 @@ int main(int argc, char** argv) {
     Array xv = image(n, n, 3);
     Array xcv(Shape{n, n, 3});
     for (size_t i = 0; i < xcv.data.size(); ++i) xcv.data[i] = xv.data[i / 3];
+    if (!operators) ops.clear();
     for (const Op& op : ops) {
       StepProgram p;
       p.name = "op";
@@ -262,20 +314,25 @@ int main(int argc, char** argv) {
           "check 1 | CG | halide 10 it. | emulate | speed-up | steady speed-up | compile s | from disk cache s | RSS MiB | emulate RSS MiB |\n"
        << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     std::map<std::string, std::unique_ptr<Backend>> problem_backends;
-    std::vector<int64_t> sizes = quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{512, 1024, 2048};
-    const char* problems[][2] = {
+    const char* all_problems[][2] = {
         {"tv_iso", "b = load(\"b.npy\")\nx = variable(shape(b))\nminimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)\n"},
         {"deconv", "b = load(\"b.npy\")\nk = gaussian(7, 1.5)\nx = variable(shape(b))\nminimize sum_squares(conv(k, x) - b) + 0.001 * group_norm1(grad(x), [2]) + nonneg(x)\n"},
         {"inpaint", "b = load(\"b.npy\")\nm = load(\"m.npy\")\nx = variable(shape(b))\nminimize sum_squares(mul_elemwise(m, x) - b) + 0.05 * group_norm1(grad(x), [2])\n"},
     };
+    const auto& problems = all_problems;
     for (int64_t s : sizes) {
       Array b = image(s, s, 4), m(Shape{s, s});
       for (size_t i = 0; i < m.data.size(); ++i) m.data[i] = (i * 2654435761u) % 2 ? 1.0f : 0.0f;
       io::write_npy(data_dir + "/b.npy", b);
       io::write_npy(data_dir + "/m.npy", m);
       for (auto& pr : problems) {
+        if (!problem_names.empty() &&
+            std::find(problem_names.begin(), problem_names.end(), std::string(pr[0])) == problem_names.end()) {
+          continue;
+        }
         Problem prob = parse_program(pr[1], "bench.prox", data_dir).problem;
-        for (const char* solver : {"pc", "ladmm", "admm", "hqs"}) {
+        for (const std::string& solver_name : solver_names) {
+          const char* solver = solver_name.c_str();
           const bool unrolls = std::string(solver) == "pc" || std::string(solver) == "ladmm";
           reset_peak_rss();
           SolverOptions o;
