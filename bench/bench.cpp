@@ -123,8 +123,6 @@ struct Row {
   std::map<std::string, double> figures;
 };
 
-}  // namespace
-
 // "a,b,c" → {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
@@ -135,6 +133,8 @@ std::vector<std::string> split_list(const std::string& s) {
   }
   return out;
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false;
@@ -314,12 +314,11 @@ int main(int argc, char** argv) {
           "check 1 | CG | halide 10 it. | emulate | speed-up | steady speed-up | compile s | from disk cache s | RSS MiB | emulate RSS MiB |\n"
        << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     std::map<std::string, std::unique_ptr<Backend>> problem_backends;
-    const char* all_problems[][2] = {
+    const char* problems[][2] = {
         {"tv_iso", "b = load(\"b.npy\")\nx = variable(shape(b))\nminimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)\n"},
         {"deconv", "b = load(\"b.npy\")\nk = gaussian(7, 1.5)\nx = variable(shape(b))\nminimize sum_squares(conv(k, x) - b) + 0.001 * group_norm1(grad(x), [2]) + nonneg(x)\n"},
         {"inpaint", "b = load(\"b.npy\")\nm = load(\"m.npy\")\nx = variable(shape(b))\nminimize sum_squares(mul_elemwise(m, x) - b) + 0.05 * group_norm1(grad(x), [2])\n"},
     };
-    const auto& problems = all_problems;
     for (int64_t s : sizes) {
       Array b = image(s, s, 4), m(Shape{s, s});
       for (size_t i = 0; i < m.data.size(); ++i) m.data[i] = (i * 2654435761u) % 2 ? 1.0f : 0.0f;
@@ -333,7 +332,7 @@ int main(int argc, char** argv) {
         Problem prob = parse_program(pr[1], "bench.prox", data_dir).problem;
         for (const std::string& solver_name : solver_names) {
           const char* solver = solver_name.c_str();
-          const bool unrolls = std::string(solver) == "pc" || std::string(solver) == "ladmm";
+          const bool unrolls = solver_name == "pc" || solver_name == "ladmm";
           reset_peak_rss();
           SolverOptions o;
           o.solver = solver;
@@ -384,13 +383,14 @@ int main(int argc, char** argv) {
           // by each program run (the CG programs as many times as the solve ran
           // them: cg_init once per iteration, cg_apply and cg_update per step).
           const double cg_per_iteration = static_cast<double>(r1b.summary.cg_steps) / iters;
-          double bytes = traffic_bytes(ip);
+          const double ip_bytes = traffic_bytes(ip);
+          double bytes = ip_bytes;
           if (!cg.empty()) {
             bytes += traffic_bytes(hoist_invariants(cg[0]).rest) +
                      cg_per_iteration * (traffic_bytes(cg[1]) + traffic_bytes(cg[2]));
           }
           const double bound = bytes / (bw * 1e9);
-          const double pipeline_bound = traffic_bytes(ip) / (bw * 1e9);  // the iteration program's alone
+          const double pipeline_bound = ip_bytes / (bw * 1e9);  // the iteration program's alone
           for (int rep = 0; rep < 2; ++rep) t1 = std::min(t1, solve(prob, o, backend).summary.iterate_s / iters);
           // The pipeline alone, without the check, on state arrays of
           // image-like values, run into the same outputs as a solver's loop.
