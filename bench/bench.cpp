@@ -118,11 +118,6 @@ double traffic_bytes(const StepProgram& p) {
   return bytes;
 }
 
-struct Row {
-  std::string what;
-  std::map<std::string, double> figures;
-};
-
 // "a,b,c" → {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
