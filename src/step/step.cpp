@@ -303,7 +303,16 @@ CheckSplit split_check(const StepProgram& p) {
   }
   if (checks.empty()) return s;
   for (const Step& n : p.nodes()) {
-    if (!map.count(n.get())) map[n.get()] = with_args(n, [&](const Step& a) { return map.at(a.get()); });
+    if (map.count(n.get())) continue;
+    if (is_gated(*n)) {
+      // The check program runs only in checking runs: its reductions are
+      // not gated (a gate that is never off would leave the backend
+      // scheduling for the empty regions of a run that does not happen).
+      map[n.get()] = step_reduce(n->kind, map.at(n->args[0].get()),
+                                 n->kind == StepKind::Dot ? map.at(n->args[1].get()) : Step());
+      continue;
+    }
+    map[n.get()] = with_args(n, [&](const Step& a) { return map.at(a.get()); });
   }
   for (const auto& [name, st] : p.outputs) {
     if (checks.count(name)) s.check.outputs.push_back({name, map.at(st.get())});

@@ -154,7 +154,8 @@ bool run_checks(const std::map<std::string, double>& params);
 /// next_inputs[output name]) and the rest recomputed from p's inputs. A
 /// checking run of p computes what a run of `iteration` and then a run of
 /// `check` (given p's inputs and params, and iteration's outputs) compute.
-/// `check` has no outputs when p has no check outputs.
+/// `check` has no outputs when p has no check outputs. Its reductions are not
+/// gated: it is for checking runs only.
 struct CheckSplit {
   StepProgram iteration, check;
   std::map<std::string, std::string> next_inputs;  ///< an iteration output's name → check's input
