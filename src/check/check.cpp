@@ -268,27 +268,39 @@ double norm_bound(const Expr& k) {
   return memo.at(k.get());
 }
 
-ObjectiveReport evaluate_objective(Backend& backend, const Problem& p,
-                                   const std::map<const ExprNode*, const Array*>& x) {
+StepProgram objective_program(const Problem& p) {
   std::vector<Expr> vars = p.variables();
   std::unordered_map<const ExprNode*, Step> inputs;
   for (size_t i = 0; i < vars.size(); ++i) inputs[vars[i].get()] = step_input(input_name(i), vars[i]->shape);
   StepProgram prog;
   prog.name = "objective";
-  bool has_projection = false;
   for (size_t t = 0; t < p.terms.size(); ++t) {
     const FunctionTerm& term = p.terms[t];
     std::vector<Step> xs;
     for (const Expr& v : linop_variables(term.arg)) xs.push_back(inputs.at(v.get()));
     Step kx = step_forward(term.arg, xs, /*affine=*/true);
     prog.outputs.push_back({"term" + std::to_string(t), step_value(term, kx)});
+  }
+  return prog;
+}
+
+ObjectiveReport evaluate_objective(Backend& backend, const Problem& p,
+                                   const std::map<const ExprNode*, const Array*>& x) {
+  auto compiled = backend.compile(objective_program(p));
+  return evaluate_objective([&](const StepInputs& in) { return compiled->run(in); }, p, x);
+}
+
+ObjectiveReport evaluate_objective(const std::function<StepOutputs(const StepInputs&)>& run_program,
+                                   const Problem& p, const std::map<const ExprNode*, const Array*>& x) {
+  std::vector<Expr> vars = p.variables();
+  bool has_projection = false;
+  for (const FunctionTerm& term : p.terms) {
     has_projection = has_projection || term.kind == FunctionKind::Nonneg || term.kind == FunctionKind::Box;
   }
-  auto compiled = backend.compile(prog);
   auto run = [&](const std::vector<const Array*>& values, std::vector<double>* terms) {
     StepInputs in;
     for (size_t i = 0; i < vars.size(); ++i) in.buffers[input_name(i)] = values[i];
-    StepOutputs out = compiled->run(in);
+    StepOutputs out = run_program(in);
     double total = 0;
     for (size_t t = 0; t < p.terms.size(); ++t) {
       terms->push_back(out.scalars.at("term" + std::to_string(t)));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -67,6 +68,13 @@ struct ObjectiveReport {
   double total_at_projection = 0;
 };
 ObjectiveReport evaluate_objective(Backend& backend, const Problem& p,
+                                   const std::map<const ExprNode*, const Array*>& x);
+/// The program evaluate_objective compiles: the value of each term of p
+/// (outputs term0, term1, ...) at the inputs x0, x1, ... (p's variables in
+/// order). A solver compiles it with its iterations, at once.
+StepProgram objective_program(const Problem& p);
+/// evaluate_objective with objective_program(p) compiled: `run` runs it.
+ObjectiveReport evaluate_objective(const std::function<StepOutputs(const StepInputs&)>& run, const Problem& p,
                                    const std::map<const ExprNode*, const Array*>& x);
 
 /// One comparison of a backend with the reference backend (the emulator) on
