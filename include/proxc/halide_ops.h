@@ -1039,6 +1039,8 @@ class Graph {
       }
       t = Halide::Target(argv[3]);
     }
+    // As proxc compiles: LLVM's loop passes off unless the target asks for them.
+    if (!t.has_feature(Halide::Target::EnableLLVMLoopOpt)) t.set_feature(Halide::Target::DisableLLVMLoopOpt);
     try {
       if (!autoscheduler_.first.empty()) auto_schedule(autoscheduler_.first, autoscheduler_.second, t);
       pipeline().compile_to_static_library(std::string(argv[1]) + "/" + argv[2], arguments(), argv[2], t);

@@ -20,4 +20,14 @@ int proxc_circulant_solve(halide_buffer_t* rhs, halide_buffer_t* otf2, double a,
 /// its own. otf: float buffer of the kernel's transfer function in FFTW's r2c
 /// layout with (re, im) as dimension 0. Handles Halide's bounds queries.
 int proxc_fft_conv(halide_buffer_t* x, halide_buffer_t* otf, int spatial_rank, int adjoint, halide_buffer_t* out);
+
+/// Where FFTW's wisdom is kept (a file, made and replaced whole; nullptr or
+/// "" for none, the default). With a file, transforms of at least 2^20
+/// points are planned with FFTW_MEASURE, once per size: the planner times
+/// candidate algorithms (1 to 3 s for a 1024² or 2048² pair on 2 cores) and
+/// the plans are kept in the file for later processes; at 2048² such a plan
+/// ran the pair about twice as fast as FFTW_ESTIMATE's here. Without one,
+/// every size is planned with FFTW_ESTIMATE (no timing, no files). Call it
+/// before the first transform of a size: plans are made once per process.
+void proxc_fft_set_wisdom_file(const char* path);
 }

@@ -714,6 +714,10 @@ class HalideBackend : public Backend {
  public:
   explicit HalideBackend(const HalideOptions& o) : options_(o), target_(parse_target(o.target)) {
     check_schedule_name(o.schedule);
+    // Large FFTs planned by measurement, once per machine: the plans kept
+    // in the cache folder (see proxc_fft_set_wisdom_file).
+    const std::string dir = halide_cache_dir(o);
+    if (!dir.empty()) proxc_fft_set_wisdom_file((std::filesystem::path(dir) / "fftwf.wisdom").c_str());
   }
   std::string name() const override { return "halide"; }
   double epsilon() const override { return 1.1920928955078125e-07; }

@@ -84,8 +84,9 @@ struct SolverSummary {
   std::string solver;
   int iterations = 0;
   IterationInfo last;  ///< the final residuals and tolerances
-  /// The user's objective at the result (in double, by the emulator), and at
-  /// max(x, 0) when the problem has nonneg or box terms.
+  /// The user's objective at the result, and at max(x, 0) when the problem
+  /// has nonneg or box terms: evaluated on the solve's backend (on Halide,
+  /// each term's elements in float32, its sums in double; docs/cli.md).
   double objective = 0;
   bool has_projection = false;
   double objective_at_projection = 0;

@@ -435,4 +435,28 @@ TEST(CliCheck, BadInputIsAUserError) {
 }
 
 }  // namespace
+// A circulant solve of 2^20 points or more, with a cache folder, is planned
+// by FFTW_MEASURE once per machine: the plans are kept in the folder's
+// fftwf.wisdom, and a later process plans from them, the same algorithms:
+// its result is the same to the bit.
+TEST(CliSolve, LargeFftsArePlannedOnceAndThePlansKept) {
+  const std::string dir = test::temp_dir();
+  const std::string prox = dir + "/w.prox";
+  write_file_atomic(prox,
+                    "x = variable(1024, 1024)\nk = gaussian(7, 1.5)\n"
+                    "minimize sum_squares(conv(k, x) - 0.5) + 0.01 * norm1(grad(x))\n");
+  const std::string cache = dir + "/cache";
+  auto run = [&](const std::string& out) {
+    return proxc("solve " + shell_quote(prox) + " --iters 3 --cache-dir " + shell_quote(cache) + " -o " +
+                 shell_quote(dir + "/" + out));
+  };
+  auto first = run("a.npy");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const std::string wisdom = read_file(cache + "/fftwf.wisdom");
+  EXPECT_THAT(wisdom, HasSubstr("fftwf_wisdom"));
+  auto second = run("b.npy");
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_EQ(read_file(dir + "/a.npy"), read_file(dir + "/b.npy"));
+}
+
 }  // namespace proxc

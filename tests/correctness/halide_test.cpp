@@ -227,9 +227,11 @@ TEST(HalideSolve, BlackBoxDeconvolutionMatchesTheBuiltInConv) {
 
 // A solve reports the user's objective at its result, evaluated on the
 // solve's backend with the iterations' programs: on halide, each term's
-// elements are float32 (a 3×3 convolution's output rounded once after 9
-// products: relative error below 9·2⁻²⁴ ≈ 5.4e-7 per element, twice that in
-// its square) and its sums double, so it matches the emulator's double
+// elements are float32 (a 3×3 convolution's output, a float sum of 9
+// products: relative error within about 9·2⁻²⁴ ≈ 5.4e-7 of the sum of the
+// products' magnitudes per element, twice that in its square, on data where
+// the residual is not much smaller than b) and its sums double, so it
+// matches the emulator's double
 // evaluation at the same x within 1e-5 relative (a term evaluated wrongly
 // is off by far more). Both with x as it is (where nonneg is violated:
 // inf) and at max(x, 0).
