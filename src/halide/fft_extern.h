@@ -26,7 +26,7 @@ int proxc_fft_conv(halide_buffer_t* x, halide_buffer_t* otf, int spatial_rank, i
 /// points are planned with FFTW_MEASURE, once per size: the planner times
 /// candidate algorithms (1 to 3 s for a 1024² or 2048² pair on 2 cores) and
 /// the plans are kept in the file for later processes; at 2048² such a plan
-/// ran the pair about twice as fast as FFTW_ESTIMATE's here. Without one,
+/// ran the pair 1.5–2× as fast as FFTW_ESTIMATE's here. Without one,
 /// every size is planned with FFTW_ESTIMATE (no timing, no files). Call it
 /// before the first transform of a size: plans are made once per process.
 void proxc_fft_set_wisdom_file(const char* path);
