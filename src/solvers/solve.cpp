@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "check/check.h"
+#include "emulate/emulate_backend.h"
 #include "passes/pass_manager.h"
 #include "solvers/solver.h"
 #include "support/error.h"
@@ -664,11 +665,14 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   programs.insert(programs.end(), cg.begin(), cg.end());
   // The user's objective at the result, on the solve's backend (on the
   // emulator, a 2048² deconvolution's objective took longer than its 40
-  // iterations on Halide).
-  programs.push_back(objective_program(problem));
+  // iterations on Halide) with its default schedule. With an autoscheduler
+  // requested, on the emulator as before: an autoscheduler's fallback on it
+  // would make the whole solve report the default schedule.
+  const bool objective_on_backend = backend.schedule_requested() == "default";
+  if (objective_on_backend) programs.push_back(objective_program(problem));
   auto compiled = compile_hoisted(backend, programs);
   std::unique_ptr<InvariantStep> step = std::move(compiled[0]), cg_init, cg_apply, cg_update;
-  std::unique_ptr<InvariantStep> objective = std::move(compiled.back());
+  std::unique_ptr<InvariantStep> objective = objective_on_backend ? std::move(compiled.back()) : nullptr;
   if (host_cg) {
     cg_init = std::move(compiled[1]);
     cg_apply = std::move(compiled[2]);
@@ -910,7 +914,13 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     result.x[name] = std::move(x);
     xs[l.vars[v].get()] = &result.x.at(name);
   }
-  ObjectiveReport obj = evaluate_objective([&](const StepInputs& in) { return objective->run(in); }, problem, xs);
+  ObjectiveReport obj;
+  if (objective) {
+    obj = evaluate_objective([&](const StepInputs& in) { return objective->run(in); }, problem, xs);
+  } else {
+    auto emulator = make_emulate_backend();
+    obj = evaluate_objective(*emulator, problem, xs);
+  }
   sum.objective = obj.total;
   sum.has_projection = obj.has_projection;
   sum.objective_at_projection = obj.total_at_projection;

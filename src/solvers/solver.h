@@ -85,8 +85,9 @@ struct SolverSummary {
   int iterations = 0;
   IterationInfo last;  ///< the final residuals and tolerances
   /// The user's objective at the result, and at max(x, 0) when the problem
-  /// has nonneg or box terms: evaluated on the solve's backend (on Halide,
-  /// each term's elements in float32, its sums in double; docs/cli.md).
+  /// has nonneg or box terms: evaluated on the solve's backend (on Halide
+  /// with the default schedule, each term's elements in float32, its sums
+  /// in double; otherwise by the emulator, in double; docs/cli.md).
   double objective = 0;
   bool has_projection = false;
   double objective_at_projection = 0;
