@@ -489,6 +489,8 @@ class Part {
 
   // Lowers and compiles (or finds) the pipeline; may run on another thread.
   void compile(const HalideOptions& o, const Halide::Target& t) {
+    options_ = o;
+    target_ = t;
     entry_ = compiled_entry(program_, o, t, &mine_);
     // |otf|² of each circulant solve's kernel, from this program's data.
     for (const auto& [k, dims] : mine_.spectra_sources) spectra_.emplace_back(k, dims, kernel_spectrum);
@@ -550,27 +552,44 @@ class Part {
         buffer(wrap(a));
       }
     }
-    std::lock_guard<std::mutex> lock(entry_->mutex);
-    proxc_black_box_clear_failure();
     // A user black box that fails is the user's error, reported as such.
     auto black_box_failure = [] {
       std::string why = proxc_black_box_failure();
       user_assert(why.empty()) << why;
     };
-    if (entry_->library.fn) {
-      g_halide_error.clear();
-      int rc = entry_->library.fn(argv.data());
-      if (rc != 0) black_box_failure();
-      internal_assert(rc == 0) << "the cached pipeline of " << program_.name << " failed (" << rc
-                               << "): " << g_halide_error;
-    } else {
+    // The run; "" or Halide's error. (Halide checks every buffer's bounds
+    // before it computes anything: a run that fails so wrote nothing.)
+    auto attempt = [&]() -> std::string {
+      std::lock_guard<std::mutex> lock(entry_->mutex);
+      proxc_black_box_clear_failure();
+      if (entry_->library.fn) {
+        g_halide_error.clear();
+        int rc = entry_->library.fn(argv.data());
+        if (rc != 0) black_box_failure();
+        return rc == 0 ? std::string() : "the cached pipeline failed (" + std::to_string(rc) + "): " + g_halide_error;
+      }
       try {
         run_jit(argv);
-      } catch (const Halide::Error&) {
+      } catch (const Halide::Error& e) {
         black_box_failure();
-        throw;
+        return e.what();
       }
+      return std::string();
+    };
+    std::string failed = attempt();
+    if (!failed.empty() && entry_->schedule_used != "default") {
+      // An autoscheduler's schedule that compiles but reads out of bounds
+      // (Halide 14's Adams2019 on a deconvolution's check): the default
+      // schedule instead, as for one that does not compile.
+      while (!failed.empty() && std::isspace(static_cast<unsigned char>(failed.back()))) failed.pop_back();
+      warn("the " + entry_->schedule_used + " schedule of " + (program_.name.empty() ? "a step program" : program_.name) +
+           " fails when it runs (" + failed + "); using the default schedule");
+      HalideOptions fallback = options_;
+      fallback.schedule = "default";
+      entry_ = compiled_entry(program_, fallback, target_, &mine_);
+      failed = attempt();
     }
+    internal_assert(failed.empty()) << "the pipeline of " << program_.name << " failed: " << failed;
     for (size_t i = 0; i < mine_.outputs.size(); ++i) {
       if (mine_.outputs[i].rank == 0) out.scalars[mine_.outputs[i].name] = scalars[i];
     }
@@ -595,6 +614,8 @@ class Part {
   }
 
   StepProgram program_;
+  HalideOptions options_;
+  Halide::Target target_;
   hl::Lowered mine_;
   std::shared_ptr<Entry> entry_;
   // A run-time argument computed on the host from a kernel: |otf|² for a

@@ -459,4 +459,17 @@ TEST(CliSolve, LargeFftsArePlannedOnceAndThePlansKept) {
   EXPECT_EQ(read_file(dir + "/a.npy"), read_file(dir + "/b.npy"));
 }
 
+// An autoscheduler's schedule that compiles but fails when it runs (Halide
+// 14's Adams2019 schedules the deconvolution's Kᵀb setup pipeline to read
+// its kernel out of bounds) falls back to the default schedule, with a
+// warning, as one that does not compile does: the solve completes.
+TEST(CliSolve, AnAutoschedulersScheduleThatFailsWhenItRunsFallsBack) {
+  const std::string dir = test::temp_dir();
+  auto r = proxc("solve " + example("deconv_tv.prox") + " --schedule adams2019 --iters 3 --cache-dir " +
+                 shell_quote(dir + "/cache") + " -o " + shell_quote(dir + "/x.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("internal error")));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/x.npy"));
+}
+
 }  // namespace proxc
