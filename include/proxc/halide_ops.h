@@ -111,6 +111,15 @@ class Graph {
   /// multiply-add (its latency, not the machine's throughput, bound it).
   static constexpr int kWideLanes = 32;
 
+  /// The target proxc compiles for: `t` with LLVM's own loop vectorizer and
+  /// unroller off (Halide 15 and later default to that; the default schedule
+  /// vectorizes and unrolls itself, and those passes only lengthen the
+  /// compile, by about a tenth here) unless it names enable_llvm_loop_opt.
+  static Halide::Target with_default_features(Halide::Target t) {
+    if (!t.has_feature(Halide::Target::EnableLLVMLoopOpt)) t.set_feature(Halide::Target::DisableLLVMLoopOpt);
+    return t;
+  }
+
   /// A promise that every run-time extent the pipeline runs with is at
   /// least n (the caller keeps it: proxc keys compiled pipelines on it, and
   /// Halide checks the outputs' extents when it runs). With n >= 8 the
@@ -1043,8 +1052,7 @@ class Graph {
       }
       t = Halide::Target(argv[3]);
     }
-    // As proxc compiles: LLVM's loop passes off unless the target asks for them.
-    if (!t.has_feature(Halide::Target::EnableLLVMLoopOpt)) t.set_feature(Halide::Target::DisableLLVMLoopOpt);
+    t = with_default_features(t);
     try {
       if (!autoscheduler_.first.empty()) auto_schedule(autoscheduler_.first, autoscheduler_.second, t);
       pipeline().compile_to_static_library(std::string(argv[1]) + "/" + argv[2], arguments(), argv[2], t);

@@ -34,20 +34,14 @@ namespace {
 std::atomic<int> g_compiles{0};
 std::atomic<int> g_cache_loads{0};
 
-// LLVM's own loop vectorizer and unroller off (Halide 15 and later default
-// to that): the default schedule vectorizes and unrolls itself, and those
-// passes only lengthen the compile (by about a tenth here) for the same
-// code. A target naming enable_llvm_loop_opt keeps them.
-Halide::Target with_defaults(Halide::Target t) {
-  if (!t.has_feature(Halide::Target::EnableLLVMLoopOpt)) t.set_feature(Halide::Target::DisableLLVMLoopOpt);
-  return t;
-}
+using halide_ops::Graph;
 
 Halide::Target parse_target(const std::string& s) {
-  if (s == "host") return with_defaults(Halide::get_jit_target_from_environment());
+  if (s == "host") return Graph::with_default_features(Halide::get_jit_target_from_environment());
   user_assert(Halide::Target::validate_target_string(s)) << "--target: '" << s << "' is not a Halide target string";
-  return with_defaults(Halide::Target(s));
+  return Graph::with_default_features(Halide::Target(s));
 }
+
 
 std::vector<int> halide_dims(const Shape& s) {
   std::vector<int> d;
@@ -143,6 +137,16 @@ const Autoscheduler* find_autoscheduler(const std::string& s) {
 
 void warn(const std::string& what) { std::fprintf(stderr, "proxc: warning: %s\n", what.c_str()); }
 
+// How warnings name a step program.
+std::string program_label(const StepProgram& p) { return p.name.empty() ? "a step program" : p.name; }
+
+// Warns that an autoscheduler's schedule did not work (`head` says how;
+// `why`: Halide's message) and the default schedule is used instead.
+void warn_schedule_fallback(const std::string& head, std::string why) {
+  while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
+  warn(head + " (" + why + "); using the default schedule");
+}
+
 // The plugin library of an autoscheduler: in $PROXC_HALIDE_PLUGIN_DIR when
 // set (a Halide built elsewhere), else where Debian's Halide put it.
 std::string plugin_path(const Autoscheduler& a) {
@@ -182,11 +186,9 @@ hl::Lowered lower_scheduled(const StepProgram& p, const std::string& schedule, c
       return L;
     } catch (const Halide::Error& e) {
       why = e.what();
-      while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
     }
   }
-  warn("--schedule " + schedule + " failed for " + (p.name.empty() ? "a step program" : p.name) + " (" + why +
-       "); using the default schedule");
+  warn_schedule_fallback("--schedule " + schedule + " failed for " + program_label(p), why);
   return hl::lower(p);
 }
 
@@ -195,7 +197,7 @@ hl::Lowered lower_scheduled(const StepProgram& p, const std::string& schedule, c
 constexpr const char* kBuildId = "proxc " __DATE__ " " __TIME__ " halide " PROXC_HALIDE_LIBRARY;
 
 Halide::Target aot_target(const std::string& s) {
-  if (s == "host") return with_defaults(Halide::get_host_target());
+  if (s == "host") return Graph::with_default_features(Halide::get_host_target());
   return parse_target(s);
 }
 
@@ -471,10 +473,7 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
     // An autoscheduler's schedule that does not compile (say, one that
     // unrolls a loop whose extent is a run-time size) falls back too.
     if (e->schedule_used == "default") throw;
-    std::string why = err.what();
-    while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
-    warn("the " + e->schedule_used + " schedule of " + (p.name.empty() ? "a step program" : p.name) +
-         " does not compile (" + why + "); using the default schedule");
+    warn_schedule_fallback("the " + e->schedule_used + " schedule of " + program_label(p) + " does not compile", err.what());
     e->lowered = hl::lower(p);
     e->schedule_used = "default";
     build();
@@ -579,11 +578,10 @@ class Part {
     std::string failed = attempt();
     if (!failed.empty() && entry_->schedule_used != "default") {
       // An autoscheduler's schedule that compiles but reads out of bounds
-      // (Halide 14's Adams2019 on a deconvolution's check): the default
+      // (Halide 14's Adams2019 on a deconvolution's Kᵀb setup): the default
       // schedule instead, as for one that does not compile.
-      while (!failed.empty() && std::isspace(static_cast<unsigned char>(failed.back()))) failed.pop_back();
-      warn("the " + entry_->schedule_used + " schedule of " + (program_.name.empty() ? "a step program" : program_.name) +
-           " fails when it runs (" + failed + "); using the default schedule");
+      warn_schedule_fallback("the " + entry_->schedule_used + " schedule of " + program_label(program_) + " fails when it runs",
+                             failed);
       HalideOptions fallback = options_;
       fallback.schedule = "default";
       entry_ = compiled_entry(program_, fallback, target_, &mine_);
