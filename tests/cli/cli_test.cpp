@@ -282,6 +282,21 @@ TEST(CliCompile, PrintsTheStepProgramAndHalidesForms) {
   EXPECT_EQ(from_dump.exit_code, 0) << from_dump.out;
 }
 
+TEST(CliCompile, PrintsACgXUpdatesProgramsAndRefusesWhereThereIsNoCg) {
+  // TV denoising's admm x-update, (rho·KᵀK + 2I) x = rhs, is solved by CG.
+  auto apply = proxc("compile " + example("denoise_tv_iso.prox") + " --solver admm --program cg_apply --emit step");
+  ASSERT_EQ(apply.exit_code, 0) << apply.out;
+  EXPECT_THAT(apply.out, HasSubstr("step cg_apply {"));
+  EXPECT_THAT(apply.out, HasSubstr("output pap"));
+  auto update = proxc("compile " + example("denoise_tv_iso.prox") + " --solver hqs --program cg_update --emit step");
+  ASSERT_EQ(update.exit_code, 0) << update.out;
+  EXPECT_THAT(update.out, HasSubstr("step cg_update {"));
+  // Pock–Chambolle has no CG x-update: a user error, not an empty program.
+  auto pc = proxc("compile " + example("denoise_tv_iso.prox") + " --solver pc --program cg_init --emit step");
+  EXPECT_EQ(pc.exit_code, 2) << pc.out;
+  EXPECT_THAT(pc.out, HasSubstr("is not solved by CG"));
+}
+
 TEST(CliCompile, ASecondProcessLoadsThePipelineFromTheDiskCache) {
   const std::string dir = test::temp_dir();  // (each call empties the test's folder)
   std::string cache = dir + "/cache";

@@ -355,6 +355,7 @@ struct CompileCommand {
   std::string output;
   std::string aot_dir;
   std::string aot_name = "proxc_step";
+  std::string program = "iteration";
   int fuse = 1;
 
   int run() const {
@@ -367,7 +368,17 @@ struct CompileCommand {
     so.solver = solver;
     so.fuse = fuse;
     so.validate();
-    proxc::Module m(proxc::iteration_program(split, so), halide);
+    proxc::StepProgram chosen;
+    if (program == "iteration") {
+      chosen = proxc::iteration_program(split, so);
+    } else {
+      // The CG x-update's programs (admm and hqs where the x-update is not direct).
+      const std::vector<proxc::StepProgram> cg = proxc::cg_step_programs(split, so);
+      user_assert(!cg.empty()) << "compile --program " << program << ": the " << solver
+                               << " x-update of this problem is not solved by CG (no CG programs)";
+      chosen = cg[program == "cg_init" ? 0 : program == "cg_apply" ? 1 : 2];
+    }
+    proxc::Module m(chosen, halide);
     const proxc::StepProgram& prog = m.program();
     if (!aot_dir.empty()) {
       proxc::AotArtifacts a = m.compile_aot(aot_dir, aot_name);
@@ -548,6 +559,10 @@ int main(int argc, char** argv) {
   compile_cmd->add_option("--solver", compile.solver, "pc, ladmm, admm or hqs")
       ->check(CLI::IsMember({"pc", "ladmm", "admm", "hqs"}));
   compile_cmd->add_option("--fuse", compile.fuse, "Iterations unrolled into the pipeline (pc, ladmm)");
+  compile_cmd->add_option("--program", compile.program,
+                          "Which program: iteration (default), or a CG x-update's cg_init, cg_apply, cg_update "
+                          "(admm, hqs)")
+      ->check(CLI::IsMember({"iteration", "cg_init", "cg_apply", "cg_update"}));
   compile_cmd->add_option("--emit", compile.emit_kind,
                           "Print instead of compiling: step (the step program), source (a standalone C++ Halide "
                           "generator program building the same pipeline), stmt (Halide's lowered statement), "
