@@ -484,7 +484,11 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
 // buffers and scalars to the pipeline's arguments.
 class Part {
  public:
-  explicit Part(StepProgram p) : program_(std::move(p)) {}
+  // *fell_back is set when an autoscheduled pipeline of this part fails when
+  // it runs and the default schedule runs instead (its backend's
+  // schedule_used then says "default").
+  Part(StepProgram p, std::shared_ptr<std::atomic<bool>> fell_back)
+      : program_(std::move(p)), fell_back_(std::move(fell_back)) {}
 
   // Lowers and compiles (or finds) the pipeline; may run on another thread.
   void compile(const HalideOptions& o, const Halide::Target& t) {
@@ -585,6 +589,7 @@ class Part {
       HalideOptions fallback = options_;
       fallback.schedule = "default";
       entry_ = compiled_entry(program_, fallback, target_, &mine_);
+      fell_back_->store(true);
       failed = attempt();
     }
     internal_assert(failed.empty()) << "the pipeline of " << program_.name << " failed: " << failed;
@@ -612,6 +617,7 @@ class Part {
   }
 
   StepProgram program_;
+  std::shared_ptr<std::atomic<bool>> fell_back_;
   HalideOptions options_;
   Halide::Target target_;
   hl::Lowered mine_;
@@ -649,16 +655,17 @@ class HalideStep : public CompiledStep {
  public:
   // The parts, not compiled yet: compile_jobs() lists their compiles, which
   // HalideBackend runs at once with other steps' (compile_many).
-  explicit HalideStep(const StepProgram& p) : check_inputs_(p), check_outputs_(p.check_outputs()) {
+  HalideStep(const StepProgram& p, const std::shared_ptr<std::atomic<bool>>& fell_back)
+      : check_inputs_(p), check_outputs_(p.check_outputs()) {
     p.verify();
     CheckSplit split = split_check(p);
     if (check_outputs_.empty() || recomputes_an_iteration(split.check)) {
-      iteration_ = std::make_unique<Part>(p);
+      iteration_ = std::make_unique<Part>(p, fell_back);
       return;
     }
     next_inputs_ = split.next_inputs;
-    iteration_ = std::make_unique<Part>(std::move(split.iteration));
-    check_ = std::make_unique<Part>(std::move(split.check));
+    iteration_ = std::make_unique<Part>(std::move(split.iteration), fell_back);
+    check_ = std::make_unique<Part>(std::move(split.check), fell_back);
   }
 
   std::vector<std::function<void()>> compile_jobs(const HalideOptions& o, const Halide::Target& t) {
@@ -749,7 +756,7 @@ class HalideBackend : public Backend {
     std::vector<std::unique_ptr<HalideStep>> steps;
     std::vector<std::function<void()>> jobs;
     for (const StepProgram* p : programs) {
-      steps.push_back(std::make_unique<HalideStep>(*p));
+      steps.push_back(std::make_unique<HalideStep>(*p, fell_back_));
       for (auto& j : steps.back()->compile_jobs(options_, target_)) jobs.push_back(std::move(j));
     }
     run_at_once(jobs);
@@ -763,9 +770,14 @@ class HalideBackend : public Backend {
     return out;
   }
   std::string schedule_requested() const override { return options_.schedule; }
-  std::string schedule_used() const override { return compiles_ ? schedule_used_ : options_.schedule; }
+  // After a run-time fallback (Part::run) of any of its pipelines: "default".
+  std::string schedule_used() const override {
+    if (fell_back_->load()) return "default";
+    return compiles_ ? schedule_used_ : options_.schedule;
+  }
 
  private:
+  std::shared_ptr<std::atomic<bool>> fell_back_ = std::make_shared<std::atomic<bool>>(false);
   HalideOptions options_;
   Halide::Target target_;
   int compiles_ = 0;

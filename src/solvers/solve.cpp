@@ -899,6 +899,9 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     }
   }
   sum.iterate_s = since(start);
+  // Again after the runs: an autoscheduled pipeline that failed when it ran
+  // fell back to the default schedule then (HalideBackend).
+  sum.schedule_used = backend.schedule_used();
   // A diverged state whose variables alone were restored is not saved over the last good checkpoint.
   if (!options.checkpoint_path.empty() && state_whole) checkpoint(it);
 

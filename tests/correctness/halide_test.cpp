@@ -902,6 +902,41 @@ TEST(HalideSchedule, AutoschedulersMatchTheEmulator) {
   }
 }
 
+TEST(HalideSchedule, AScheduleThatFailsWhenItRunsFallsBackAndIsReportedAsTheDefault) {
+  // Halide 14's Adams2019 schedules the Kᵀb setup of a Pock–Chambolle
+  // deconvolution (a 7×7 correlation of b) so that, JIT-compiled, it reads
+  // the kernel out of bounds when it runs. The run falls back to the default
+  // schedule, warns, and the backend reports "default" from then on.
+  const std::string dir = test::temp_dir();
+  std::mt19937_64 rng(5);
+  io::write_npy(dir + "/b.npy", random_array({96, 128}, &rng, 0, 1));
+  Problem p = parse_program(
+      "b = load(\"b.npy\")\nk = gaussian(7, 1.5)\nx = variable(shape(b))\n"
+      "minimize sum_squares(conv(k, x) - b) + 0.001 * group_norm1(grad(x), [2]) + nonneg(x)\n",
+      dir + "/p.prox", dir).problem;
+  PassManagerOptions po;
+  po.pass.solver = "pc";
+  SolverOptions so;
+  so.solver = "pc";
+  const StepProgram setup = hoist_invariants(iteration_program(run_passes(p, po), so)).setup;
+  ASSERT_FALSE(setup.outputs.empty());
+  HalideOptions o;
+  o.schedule = "adams2019";
+  o.cache_dir = "off";
+  auto b = make_halide_backend(o);
+  ::testing::internal::CaptureStderr();
+  auto step = b->compile(setup);
+  const bool scheduled = b->schedule_used() == "adams2019";
+  StepOutputs h = step->run(StepInputs{});
+  std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(scheduled) << "Adams2019 no longer schedules this setup (a Halide change?): choose another case\n" << err;
+  EXPECT_THAT(err, ::testing::HasSubstr("warning: the adams2019 schedule of pc_iteration_setup fails when it runs"));
+  EXPECT_EQ(b->schedule_used(), "default");
+  // And the fallback's result is the setup's (a 7×7 correlation in float: 49 roundings of O(1) terms).
+  StepOutputs e = emulator().compile(setup)->run(StepInputs{});
+  for (const auto& [name, arr] : e.arrays) expect_close(h.arrays.at(name), arr, 64 * kEps32 * std::max(1.0, max_abs(arr)), name);
+}
+
 TEST(HalideSchedule, MissingPluginFallsBackToTheDefaultWithAWarning) {
   ScheduleCase c;
   // Another structure than the test above (whose pipeline is cached in the process).
