@@ -321,7 +321,7 @@ std::shared_future<std::string> shared_runtime(const std::string& dir, const Hal
 // Compiles L into <dir>/<hash>.so (written whole or not at all), against the
 // folder's shared runtime. False and a warning when it cannot (no C++
 // compiler, a read-only folder).
-bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path) {
+bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path, bool trusted_schedule) {
   namespace fs = std::filesystem;
   const std::string dir = fs::path(so_path).parent_path().string();
   std::shared_future<std::string> runtime = shared_runtime(dir, t);
@@ -332,12 +332,15 @@ bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string
   // No bounds-query code either: the backend always passes whole buffers
   // (less code for LLVM to compile). No runtime: the folder's shared one.
   // No assertions unless a black box may fail (its extern stage's result is
-  // checked by one): the backend checks every buffer's shape before a run
-  // (StepInputCheck) and allocates the outputs itself, so the pipeline's
-  // own checks of its arguments are code for LLVM that never fails (a
-  // third of a superresolution pipeline's compile).
+  // checked by one) or an autoscheduler made the schedule: the backend
+  // checks every buffer's shape before a run (StepInputCheck) and allocates
+  // the outputs itself, so the pipeline's own checks of its arguments are
+  // code for LLVM that never fails (a third of a superresolution pipeline's
+  // compile) with proxc's schedule; an autoscheduler's may read out of
+  // bounds (Adams2019 on a deconvolution's setup), which the checks catch:
+  // the run then falls back to the default schedule (Part::run).
   Halide::Target pt = t.with_feature(Halide::Target::NoBoundsQuery).with_feature(Halide::Target::NoRuntime);
-  if (L.graph->black_boxes().empty()) pt = pt.with_feature(Halide::Target::NoAsserts);
+  if (L.graph->black_boxes().empty() && trusted_schedule) pt = pt.with_feature(Halide::Target::NoAsserts);
   L.pipeline.compile_to_object(obj, L.graph->arguments(), "proxc_cached", pt);
   std::error_code ec;
   if (runtime.get().empty()) {  // no shared runtime (no C++ compiler?): the JIT instead
@@ -448,7 +451,7 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
     if (!stem.empty() && e->schedule_used == o.schedule) {
       bool cached = false;
       try {
-        cached = compile_to_cache(e->lowered, aot_target(o.target), stem + ".so");
+        cached = compile_to_cache(e->lowered, aot_target(o.target), stem + ".so", e->schedule_used == "default");
       } catch (const Halide::Error&) {
         // Not for the cache (a full disk?): the JIT below says what is wrong, if anything.
       }

@@ -935,6 +935,22 @@ TEST(HalideSchedule, AScheduleThatFailsWhenItRunsFallsBackAndIsReportedAsTheDefa
   // And the fallback's result is the setup's (a 7×7 correlation in float: 49 roundings of O(1) terms).
   StepOutputs e = emulator().compile(setup)->run(StepInputs{});
   for (const auto& [name, arr] : e.arrays) expect_close(h.arrays.at(name), arr, 64 * kEps32 * std::max(1.0, max_abs(arr)), name);
+  // The same from the on-disk cache: a cached autoscheduled pipeline keeps
+  // Halide's checks (proxc's own schedules drop them), so it fails as the
+  // JIT did, instead of reading before the kernel.
+  for (int pass = 0; pass < 2; ++pass) {  // compiled into the folder, then loaded from it
+    SCOPED_TRACE(pass);
+    halide_forget_compiled();
+    HalideOptions oc = o;
+    oc.cache_dir = dir + "/cache";
+    auto bc = make_halide_backend(oc);
+    ::testing::internal::CaptureStderr();
+    StepOutputs hc = bc->compile(setup)->run(StepInputs{});
+    std::string errc = ::testing::internal::GetCapturedStderr();
+    EXPECT_THAT(errc, ::testing::HasSubstr("warning: the adams2019 schedule of pc_iteration_setup fails when it runs"));
+    EXPECT_EQ(bc->schedule_used(), "default");
+    for (const auto& [name, arr] : e.arrays) expect_close(hc.arrays.at(name), arr, 64 * kEps32 * std::max(1.0, max_abs(arr)), name);
+  }
 }
 
 TEST(HalideSchedule, MissingPluginFallsBackToTheDefaultWithAWarning) {
