@@ -677,12 +677,34 @@ class Graph {
     // overflow float, make the sum inf: a state that large has diverged.)
     // Sums and dot products, which may cancel, stay in double throughout.
     const bool float_partials = kind == "sum_squares" || kind == "max_abs";
+    // An ungated reduction of a value computed at root that is a pointwise
+    // function of at most two arrays (a CG step's r' = r − α A p) reads
+    // those arrays instead, with the value's definition inlined: its row
+    // sums then depend on no output and may share an output's loop
+    // (fuse_partials_into_outputs), where those arrays are in cache.
+    // (Both operands of a dot, or neither: one still at root would keep the
+    // dependency, and the row sums would read three arrays instead of two.)
+    auto at_root = [&](const Val& v) { return !v.is_buffer && materialized_.count(v.f.name()) > 0; };
+    auto clonable = [&](const Val& v) {
+      return !at_root(v) || (!v.vars.empty() && v.loads >= 0 && v.loads <= 2 && v.f.num_update_definitions() == 0 &&
+                             !v.f.is_extern() && v.f.outputs() == 1);
+    };
+    const bool inline_again = !gate.defined() && schedule_ == Schedule::Default && (at_root(a0) || (b0.defined() && at_root(b0))) &&
+                              clonable(a0) && (!b0.defined() || clonable(b0));
+    auto again = [&](const Val& v) {
+      if (!inline_again || !at_root(v)) return v;
+      Val c = v;
+      c.f = Halide::Func(v.f.name() + "_again");
+      c.f(v.f.args()) = v.f.value();
+      return c;
+    };
+    const Val a1 = again(a0), b1 = b0.defined() ? again(b0) : b0;
     auto element = [&](const Coords& i) {
-      Halide::Expr x = float_partials ? call(a0, i) : Halide::cast<double>(call(a0, i));
+      Halide::Expr x = float_partials ? call(a1, i) : Halide::cast<double>(call(a1, i));
       if (kind == "sum") return x;
       if (kind == "sum_squares") return x * x;
       if (kind == "max_abs") return Halide::abs(x);
-      return x * Halide::cast<double>(call(b0, i));
+      return x * Halide::cast<double>(call(b1, i));
     };
     auto combine = [&](Halide::Expr acc, Halide::Expr v) { return kind == "max_abs" ? Halide::max(acc, v) : acc + v; };
     // Gated: the first extent is 0 when the gate is 0.
@@ -704,7 +726,10 @@ class Graph {
     }
     RowSums row_sums;
     Val v = rec(parallel_reduce(kind, a0, element, combine, on, &row_sums), "reduce", kind, a0, b0, gate);
-    if (row_sums.partial.defined()) partials_[v.id] = row_sums;
+    if (row_sums.partial.defined()) {
+      partials_[v.id] = row_sums;
+      partial_order_.push_back(v.id);
+    }
     return v;
   }
   /// x = (a·I + c·KᵀK)⁻¹ rhs (a, c: scalars of constants and parameters, not
@@ -789,6 +814,7 @@ class Graph {
     fb.compute_with(fa, Halide::Var("px_0"));
     fused_.insert(fa.name());
     fused_.insert(fb.name());
+    group_lead_[fb.name()] = fa.name();
     return true;
   }
 
@@ -917,22 +943,11 @@ class Graph {
     if (schedule_ != Schedule::Default) return false;
     auto pa = partials_.find(a.id), pb = partials_.find(b.id);
     if (pa == partials_.end() || pb == partials_.end() || a.id == b.id) return false;
-    // Over the same domain (one RDom: equal extents), the loops along the
-    // lanes are one loop too, each element's terms of both sums computed in
-    // one place: the loads and differences they share are done once. Not
-    // when either reads an inline reduction (a direct convolution's sum
-    // over its taps): Halide computes that inside the loop of its
-    // consumers, and for two consumers fused below the row (compute_with
-    // at an RVar) Halide 14 bounds it by the loop variables of both, one
-    // of which is not defined there.
-    RowSums& ra = pa->second;
-    RowSums& rb = pb->second;
-    if (ra.domain.same_as(rb.domain) && !reads_inline_reduction(ra.partial.function()) &&
-        !reads_inline_reduction(rb.partial.function())) {
-      rb.partial.update(0).compute_with(ra.partial.update(0), ra.domain[0]);
-    } else {
-      rb.partial.update(0).compute_with(ra.partial.update(0), Halide::Var("row"));
-    }
+    // Applied by pipeline() (fuse_partials), unless one of them is computed
+    // in an output's loop (fuse_partials_into_outputs; Halide would replace
+    // one compute_with by the other, with a warning).
+    if (strips_split_) fail("fuse_reductions: called after pipeline()");
+    reduction_partner_[pb->second.partial.name()] = pa->second.partial.name();
     return true;
   }
 
@@ -986,6 +1001,8 @@ class Graph {
   /// The outputs' Funcs in order (a Tuple-valued one for a pair stands for both).
   Halide::Pipeline pipeline() {
     place_strip_candidates();
+    fuse_partials_into_outputs();
+    fuse_partials();
     split_row_strips();
     std::vector<Halide::Func> funcs;
     for (size_t k = 0; k < outputs_.size(); ++k) {
@@ -1174,6 +1191,8 @@ class Graph {
   struct RowSums {
     Halide::Func partial;
     Halide::RDom domain;  ///< along a row (shared by reductions of equal ranges: shared_domain)
+    Halide::Expr rows;    ///< the rows' extent (a row of partial sums per row of the array)
+    bool gated = false;   ///< see reduce
   };
   template <typename Element, typename Combine>
   Val parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine, Halide::Expr on,
@@ -1193,7 +1212,9 @@ class Graph {
       --lane_axis;
     }
     const bool chunked = lane_axis == 0;  // 1-D, or only axis 0 is long: chunks of it are the rows
-    Halide::Var lane("lane"), row("row");
+    // The row variable is named as the outputs' rows are (px_0): compute_with
+    // matches loops by name (fuse_partials_into_outputs).
+    Halide::Var lane("lane"), row("px_0");
     Halide::Expr n = a.ext[static_cast<size_t>(lane_axis)];
     Halide::Expr rows = chunked ? n / kChunk : a.ext[0];
     // With every extent at least kLanes (assume_min_extent), a row's last,
@@ -1249,7 +1270,7 @@ class Graph {
     // fuses two stages' loops only where their names match (fuse_reductions).
     Halide::Var lane_v("lane_v");
     partial.update().parallel(row).split(lane, lane, lane_v, kLanes).vectorize(lane_v);
-    if (!chunked) *row_sums = {partial, r};  // fuse_reductions may share its loops
+    if (!chunked) *row_sums = {partial, r, a.ext[0], on.defined()};  // fuse_reductions may share its loops
     Halide::RDom all(0, kLanes, 0, rows);
     Halide::Expr p = Halide::cast<double>(partial(all.x, all.y));
     Halide::Expr total = kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p);
@@ -1491,6 +1512,130 @@ class Graph {
       schedule_root(v.f, v.vars, v.ext, v.small_inner, v.unroll_from, lanes);
     }
   }
+  // The row sums fuse_reductions fused (reduction_partner_) in one loop:
+  // along each row too where they have one domain (each element's terms of
+  // both sums computed in one place: the loads and differences they share
+  // are done once), not when either reads an inline reduction (a direct
+  // convolution's sum over its taps): Halide computes that inside the loop
+  // of its consumers, and for two consumers fused below the row
+  // (compute_with at an RVar) Halide 14 bounds it by the loop variables of
+  // both, one of which is not defined there.
+  void fuse_partials() {
+    std::map<std::string, RowSums*> by_name;
+    for (auto& [id, rs] : partials_) by_name[rs.partial.name()] = &rs;
+    for (const auto& [b, a] : reduction_partner_) {
+      RowSums& ra = *by_name.at(a);
+      RowSums& rb = *by_name.at(b);
+      if (ra.domain.same_as(rb.domain) && !reads_inline_reduction(ra.partial.function()) &&
+          !reads_inline_reduction(rb.partial.function())) {
+        rb.partial.update(0).compute_with(ra.partial.update(0), ra.domain[0]);
+      } else {
+        rb.partial.update(0).compute_with(ra.partial.update(0), Halide::Var("px_0"));
+      }
+    }
+    reduction_partner_.clear();
+  }
+  /// Computes the row sums of a reduction in the loop over rows of an output
+  /// that reads an array they read (Halide's compute_with at the strip
+  /// loop): the second read of each strip then comes from cache, and a
+  /// parallel loop is saved. The reduction must be ungated, of rows of its
+  /// array (not chunks), over as many rows as the output; neither may depend
+  /// on the other nor on another member of the output's loop. A CG step's
+  /// ‖r'‖² so shares the loop that writes x' and r' (it reads r and A p
+  /// itself: see reduce), cg_init's ‖rhs‖² the loop that writes r. Such row
+  /// sums leave a fuse_reductions group. Called by pipeline().
+  void fuse_partials_into_outputs() {
+    if (schedule_ != Schedule::Default || partials_.empty()) return;
+    std::map<std::string, Halide::Internal::Function> outs;  // outputs at root in row strips
+    std::vector<std::string> out_order;
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      if (merged_.count(static_cast<int>(k))) continue;
+      const Halide::Func& f = outputs_[k];
+      if (!f.defined() || f.is_extern() || f.num_update_definitions() != 0 || !row_tasks_.count(f.name())) continue;
+      if (outs.emplace(f.name(), f.function()).second) out_order.push_back(f.name());
+    }
+    auto rows_of = [&](const std::string& name) -> Halide::Expr {
+      for (const auto& [f, rows] : row_splits_) {
+        if (f.name() == name) return rows;
+      }
+      return Halide::Expr();
+    };
+    // What a Func reads, directly or through Funcs inlined into it: the
+    // names of the buffers (ImageParams) and the Funcs with loops.
+    auto reads = [&](const Halide::Internal::Function& f) {
+      std::set<std::string> names;
+      std::vector<Halide::Internal::Function> work = {f};
+      std::set<std::string> seen = {f.name()};
+      while (!work.empty()) {
+        Halide::Internal::Function g = work.back();
+        work.pop_back();
+        struct Reads : Halide::Internal::IRVisitor {
+          std::set<std::string>* names;
+          std::vector<Halide::Internal::Function> funcs;
+          using Halide::Internal::IRVisitor::visit;
+          void visit(const Halide::Internal::Call* op) override {
+            if (op->call_type == Halide::Internal::Call::Image) names->insert(op->name);
+            if (op->call_type == Halide::Internal::Call::Halide && op->func.defined()) funcs.emplace_back(op->func);
+            Halide::Internal::IRVisitor::visit(op);
+          }
+        } v;
+        v.names = &names;
+        for (const Halide::Expr& e : definition_exprs(g)) e.accept(&v);
+        for (const Halide::Internal::Function& h : v.funcs) {
+          if (!seen.insert(h.name()).second) continue;
+          Halide::LoopLevel level = h.schedule().compute_level();
+          if (!level.lock().is_inlined() || outs.count(h.name()) || h.has_extern_definition()) {
+            names.insert(h.name());
+          } else {
+            work.push_back(h);
+          }
+        }
+      }
+      return names;
+    };
+    auto calls = [](const Halide::Internal::Function& f, const std::string& name) {
+      return Halide::Internal::find_transitive_calls(f).count(name) > 0;
+    };
+    std::map<std::string, std::vector<Halide::Internal::Function>> members;  // of each lead's loop
+    auto lead_of = [&](const std::string& o) {
+      auto it = group_lead_.find(o);
+      return it != group_lead_.end() ? it->second : o;
+    };
+    for (const std::string& o : out_order) members[lead_of(o)].push_back(outs.at(o));
+    for (const std::string& id : partial_order_) {
+      RowSums& rs = partials_.at(id);
+      if (rs.gated || !rs.rows.defined()) continue;
+      const Halide::Internal::Function pf = rs.partial.function();
+      const std::set<std::string> pr = reads(pf);
+      for (const std::string& o : out_order) {
+        const std::string lead = lead_of(o);
+        if (!outs.count(lead)) continue;
+        const Halide::Expr rows = rows_of(lead);
+        if (!rows.defined() || !Halide::Internal::equal(rows, rs.rows)) continue;
+        const std::set<std::string> orr = reads(outs.at(o));
+        bool shares = false;
+        for (const std::string& n : pr) shares = shares || orr.count(n);
+        bool independent = true;
+        for (const Halide::Internal::Function& m : members.at(lead)) {
+          independent = independent && !calls(pf, m.name()) && !calls(m, pf.name());
+        }
+        if (!shares || !independent) continue;
+        Halide::Func p = rs.partial;
+        const Halide::Var px("px_0"), in_strip("px_0_in_strip");
+        p.update(0)
+            .split(px, px, in_strip, kRowsPerTask, Halide::TailStrategy::GuardWithIf)
+            .parallel(px)
+            .serial(in_strip);
+        p.update(0).compute_with(Halide::Func(outs.at(lead)), Halide::Var(row_tasks_.at(lead)));
+        members.at(lead).push_back(pf);
+        // Out of its fuse_reductions group.
+        for (auto it = reduction_partner_.begin(); it != reduction_partner_.end();) {
+          it = it->first == pf.name() || it->second == pf.name() ? reduction_partner_.erase(it) : std::next(it);
+        }
+        break;
+      }
+    }
+  }
   // The loads per element of a pointwise function of these operands when
   // inlined: 1 per buffer or value at root, 0 per scalar, -1 (unknown, many)
   // if an operand is itself an inlined value of unknown cost.
@@ -1668,6 +1813,9 @@ class Graph {
   std::map<std::string, Val> strip_candidates_;     ///< see stencil(v, local), place_strip_candidates
   std::map<std::string, std::string> row_tasks_;  ///< Funcs at root by strips of rows: their strip loop
   std::map<std::string, RowSums> partials_;  ///< row-parallel reductions, by Val id
+  std::vector<std::string> partial_order_;    ///< their Val ids in the order reduce made them
+  std::map<std::string, std::string> group_lead_;         ///< an output fused into another's loop: that one
+  std::map<std::string, std::string> reduction_partner_;  ///< row sums fused with others (fuse_reductions)
   std::vector<std::pair<Halide::Region, Halide::RDom>> domains_;  ///< see shared_domain
   std::map<std::string, Halide::ImageParam> inputs_;
   std::map<std::string, Halide::Param<double>> params_;

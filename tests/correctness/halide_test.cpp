@@ -873,6 +873,47 @@ struct ScheduleCase {
   }
 };
 
+// A CG step's norms share the loops that write the arrays they read: ‖r'‖²
+// is summed in cg_update's one loop over rows (from r and A p, not r'), and
+// ‖rhs‖² in the loop of cg_init that writes r (Graph::reduce,
+// fuse_partials_into_outputs). The programs still compute what the emulator
+// does.
+TEST(HalideCg, TheNormsShareTheLoopsThatWriteTheirArrays) {
+  const std::string dir = test::temp_dir();
+  std::mt19937_64 rng(9);
+  // 43 rows: the last strip of 8 rows is partial (the row sums' strips are
+  // guarded, the outputs' shifted inwards).
+  io::write_npy(dir + "/b.npy", random_array({43, 36}, &rng, 0, 1));
+  Problem p = parse_program("b = load(\"b.npy\")\nx = variable(shape(b))\n"
+                            "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)\n",
+                            dir + "/p.prox", dir).problem;
+  PassManagerOptions po;
+  po.pass.solver = "admm";
+  SolverOptions so;
+  so.solver = "admm";
+  const std::vector<StepProgram> cg = cg_step_programs(run_passes(p, po), so);
+  ASSERT_EQ(cg.size(), 3u);
+  auto parallel_loops = [](const std::string& stmt) {
+    size_t n = 0;
+    for (size_t at = stmt.find("halide_do_par_for("); at != std::string::npos; at = stmt.find("halide_do_par_for(", at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(parallel_loops(halide_emit(cg[2], "stmt")), 1u);  // x', r' and ‖r'‖²
+  EXPECT_EQ(parallel_loops(halide_emit(cg[0], "stmt")), 2u);  // r with ‖rhs‖², then ‖r‖²
+  for (const StepProgram& prog : cg) {
+    SCOPED_TRACE(prog.name);
+    StepInputs in;
+    std::map<std::string, Array> arrays;
+    for (const Step& input : prog.inputs()) arrays[input->name] = random_array(input->shape, &rng);
+    for (const auto& [name, a] : arrays) in.buffers[name] = &a;
+    for (const char* param : {"rho", "beta", "alpha"}) in.params[param] = 0.7;
+    StepOutputs h = halide().compile(prog)->run(in), e = emulator().compile(prog)->run(in);
+    // Sums of a few float roundings of O(1) terms per element; norms over 1548 elements.
+    for (const auto& [name, arr] : e.arrays) expect_close(h.arrays.at(name), arr, 16 * kEps32 * std::max(1.0, max_abs(arr)), name);
+    for (const auto& [name, v] : e.scalars) EXPECT_NEAR(h.scalars.at(name), v, 1e-5 * (1 + std::fabs(v))) << name;
+  }
+}
+
 TEST(HalideSchedule, AutoschedulersMatchTheEmulator) {
   ScheduleCase c;
   for (const std::string& s : halide_schedules()) {
