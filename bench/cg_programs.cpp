@@ -28,17 +28,23 @@ int main(int argc, char** argv) {
   }
   std::string file = argv[1], solver = "admm";
   int repeats = 200;
-
   HalideOptions ho;
-  for (int i = 2; i + 1 < argc; i += 2) {
+  for (int i = 2; i < argc; i += 2) {
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s: option %s needs a value\n", argv[0], argv[i]);
+      return 2;
+    }
     if (!std::strcmp(argv[i], "--solver")) solver = argv[i + 1];
     else if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--cache-dir")) ho.cache_dir = argv[i + 1];
-
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
     }
+  }
+  if (repeats < 1) {
+    std::fprintf(stderr, "%s: --repeats must be at least 1\n", argv[0]);
+    return 2;
   }
   try {
     Problem p = load_problem(file);

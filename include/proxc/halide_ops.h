@@ -278,9 +278,10 @@ class Graph {
     // instead of computed per strip of that stencil's rows, interleaved
     // (small_inner), and read back with strided loads. Measured at 512²,
     // interleaved in one process (bench/cg_programs.cpp): cg_apply 3–15 %
-    // faster on TV, inpainting and deconvolution, cg_init 2–7 %.
-    const int xl = inline_loads({&x});
-    v.loads = xl >= 0 ? 2 * xl : -1;
+    // faster on TV, inpainting and deconvolution, cg_init 2–7 %. (Not when
+    // x is computed per strip itself, or inlined: stencils of stencils.)
+    const bool x_at_root = x.is_buffer || (materialized_.count(x.f.name()) && !strip_candidates_.count(x.f.name()));
+    v.loads = x_at_root ? 2 : -1;
     return rec(v, "grad", x0, d, ext);
   }
   /// The adjoint of grad: minus the divergence.
@@ -677,34 +678,12 @@ class Graph {
     // overflow float, make the sum inf: a state that large has diverged.)
     // Sums and dot products, which may cancel, stay in double throughout.
     const bool float_partials = kind == "sum_squares" || kind == "max_abs";
-    // An ungated reduction of a value computed at root that is a pointwise
-    // function of at most two arrays (a CG step's r' = r − α A p) reads
-    // those arrays instead, with the value's definition inlined: its row
-    // sums then depend on no output and may share an output's loop
-    // (fuse_partials_into_outputs), where those arrays are in cache.
-    // (Both operands of a dot, or neither: one still at root would keep the
-    // dependency, and the row sums would read three arrays instead of two.)
-    auto at_root = [&](const Val& v) { return !v.is_buffer && materialized_.count(v.f.name()) > 0; };
-    auto clonable = [&](const Val& v) {
-      return !at_root(v) || (!v.vars.empty() && v.loads >= 0 && v.loads <= 2 && v.f.num_update_definitions() == 0 &&
-                             !v.f.is_extern() && v.f.outputs() == 1);
-    };
-    const bool inline_again = !gate.defined() && schedule_ == Schedule::Default && (at_root(a0) || (b0.defined() && at_root(b0))) &&
-                              clonable(a0) && (!b0.defined() || clonable(b0));
-    auto again = [&](const Val& v) {
-      if (!inline_again || !at_root(v)) return v;
-      Val c = v;
-      c.f = Halide::Func(v.f.name() + "_again");
-      c.f(v.f.args()) = v.f.value();
-      return c;
-    };
-    const Val a1 = again(a0), b1 = b0.defined() ? again(b0) : b0;
     auto element = [&](const Coords& i) {
-      Halide::Expr x = float_partials ? call(a1, i) : Halide::cast<double>(call(a1, i));
+      Halide::Expr x = float_partials ? call(a0, i) : Halide::cast<double>(call(a0, i));
       if (kind == "sum") return x;
       if (kind == "sum_squares") return x * x;
       if (kind == "max_abs") return Halide::abs(x);
-      return x * Halide::cast<double>(call(b1, i));
+      return x * Halide::cast<double>(call(b0, i));
     };
     auto combine = [&](Halide::Expr acc, Halide::Expr v) { return kind == "max_abs" ? Halide::max(acc, v) : acc + v; };
     // Gated: the first extent is 0 when the gate is 0.
@@ -1408,6 +1387,9 @@ class Graph {
     // (A strip candidate, already in materialized_, is at root after all.)
     if (strip_candidates_.erase(v.f.name()) == 0 && !materialized_.insert(v.f.name()).second) return;
     schedule_root(v.f, v.vars, v.ext, v.small_inner, v.unroll_from, v.lanes > 0 ? v.lanes : kVectorLanes);
+    if (v.loads >= 0 && v.loads <= 2 && v.f.num_update_definitions() == 0 && v.f.outputs() == 1) {
+      cheap_roots_.insert(v.f.name());
+    }
   }
   // A value read at other positions than its own (a stencil): compute it once.
   // Unless it is a pointwise function of at most kStencilInline buffers:
@@ -1541,9 +1523,13 @@ class Graph {
   /// parallel loop is saved. The reduction must be ungated, of rows of its
   /// array (not chunks), over as many rows as the output; neither may depend
   /// on the other nor on another member of the output's loop. A CG step's
-  /// ‖r'‖² so shares the loop that writes x' and r' (it reads r and A p
-  /// itself: see reduce), cg_init's ‖rhs‖² the loop that writes r. Such row
-  /// sums leave a fuse_reductions group. Called by pipeline().
+  /// ‖r'‖² so shares the loop that writes x' and r' (from r and A p, below),
+  /// cg_init's ‖rhs‖² the loop that writes r. Such row
+  /// sums leave a fuse_reductions group. Row sums that read a member of the
+  /// loop that is a pointwise function of at most two arrays at root (a CG
+  /// step's r' = r − α A p) read those arrays instead, the member's
+  /// definition inlined into them, when that makes them independent (only
+  /// then: elsewhere they keep reading the one array). Called by pipeline().
   void fuse_partials_into_outputs() {
     if (schedule_ != Schedule::Default || partials_.empty()) return;
     std::map<std::string, Halide::Internal::Function> outs;  // outputs at root in row strips
@@ -1619,7 +1605,48 @@ class Graph {
         for (const Halide::Internal::Function& m : members.at(lead)) {
           independent = independent && !calls(pf, m.name()) && !calls(m, pf.name());
         }
-        if (!shares || !independent) continue;
+        // Reads of cheap members to inline: every Func the row sums call
+        // directly must then leave them independent of the loop.
+        std::map<std::string, Halide::Internal::Function> inline_members;
+        if (!independent) {
+          std::set<std::string> member_names;
+          for (const Halide::Internal::Function& m : members.at(lead)) member_names.insert(m.name());
+          bool ok = true;
+          for (const Halide::Internal::Function& m : members.at(lead)) ok = ok && !calls(m, pf.name());
+          for (const Halide::Internal::Function& c : direct_calls(definition_exprs(pf))) {
+            if (c.name() == pf.name()) continue;  // the update's read of the sums themselves
+            const bool member = member_names.count(c.name()) > 0;
+            if (member && !(cheap_roots_.count(c.name()) && c.updates().empty() && c.outputs() == 1)) ok = false;
+            // (Halide's transitive calls of c include c.)
+            std::map<std::string, Halide::Internal::Function> reach = Halide::Internal::find_transitive_calls(c);
+            if (member) reach.erase(c.name());
+            for (const auto& [n, f] : reach) ok = ok && !member_names.count(n);
+            if (member) inline_members.emplace(c.name(), c);
+          }
+          if (!ok || inline_members.empty()) continue;
+          for (const auto& [n, c] : inline_members) {
+            for (const std::string& r : reads(c)) shares = shares || orr.count(r);
+          }
+        }
+        if (!shares) continue;
+        if (!inline_members.empty()) {
+          // Calls of a member replaced by its definition at the call's coordinates.
+          struct Inline : Halide::Internal::IRMutator {
+            const std::map<std::string, Halide::Internal::Function>* targets;
+            using Halide::Internal::IRMutator::visit;
+            Halide::Expr visit(const Halide::Internal::Call* op) override {
+              auto t = op->call_type == Halide::Internal::Call::Halide ? targets->find(op->name) : targets->end();
+              if (t == targets->end()) return IRMutator::visit(op);
+              const Halide::Internal::Function& f = t->second;
+              std::map<std::string, Halide::Expr> at;
+              for (size_t i = 0; i < op->args.size(); ++i) at[f.args()[i]] = mutate(op->args[i]);
+              return Halide::Internal::substitute(at, f.values()[static_cast<size_t>(op->value_index)]);
+            }
+          } in;
+          in.targets = &inline_members;
+          Halide::Internal::Function mutable_pf = pf;
+          mutable_pf.mutate(&in);
+        }
         Halide::Func p = rs.partial;
         const Halide::Var px("px_0"), in_strip("px_0_in_strip");
         p.update(0)
@@ -1814,6 +1841,7 @@ class Graph {
   std::map<std::string, std::string> row_tasks_;  ///< Funcs at root by strips of rows: their strip loop
   std::map<std::string, RowSums> partials_;  ///< row-parallel reductions, by Val id
   std::vector<std::string> partial_order_;    ///< their Val ids in the order reduce made them
+  std::set<std::string> cheap_roots_;         ///< at root, pointwise of at most 2 arrays (see fuse_partials_into_outputs)
   std::map<std::string, std::string> group_lead_;         ///< an output fused into another's loop: that one
   std::map<std::string, std::string> reduction_partner_;  ///< row sums fused with others (fuse_reductions)
   std::vector<std::pair<Halide::Region, Halide::RDom>> domains_;  ///< see shared_domain

@@ -151,6 +151,23 @@ TEST(HalideParity, EveryOperatorForwardAndAdjoint) {
   }
 }
 
+// Compositions whose inner value is computed at root and read by two
+// reductions of the dot test (⟨K x, y⟩ and ‖K x‖²), at sizes where the
+// schedule's wide vectors and strips apply: each value is one Func in the
+// pipeline however many reductions read it, and the test holds.
+TEST(HalideParity, CompositionsReadByTwoReductions) {
+  std::mt19937_64 rng(17);
+  for (Shape s : {Shape{40, 36}, Shape{43, 37}}) {
+    Expr x = make_variable(s, "x");
+    Expr k = random_constant({7, 7}, &rng, 0.0f, 0.1f, "k");
+    for (const Expr& op : {make_grad(make_conv(k, x)), make_mul_elemwise(random_constant(s, &rng), make_conv(k, x))}) {
+      SCOPED_TRACE(print_expression(op));
+      DotTestResult r = dot_test(halide(), op, 5);
+      EXPECT_TRUE(r.passed) << r.what << ": error " << r.error << " > " << r.tolerance;
+    }
+  }
+}
+
 // User black boxes run as the extern stage proxc_black_box_stage between
 // fused regions: the same values as the emulator (which calls the same
 // callbacks), forward and adjoint, in compositions, when only part of the
