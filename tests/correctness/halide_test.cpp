@@ -53,7 +53,22 @@ Expr random_constant(Shape s, std::mt19937_64* rng, float lo = -1, float hi = 1,
   return make_constant(d, name);
 }
 
-Array random_array(const Shape& s, std::mt19937_64* rng, float lo = -1, float hi = 1) {
+Array random_array(const Shape& s, std::mt19937_64* rng, float lo = -1, float hi = 1);
+
+// The program `rest` after b = load("b.npy"), b uniform in [0, 1) of shape
+// s, written to dir.
+Problem parse_with_random_b(const std::string& dir, const Shape& s, std::mt19937_64* rng, const std::string& rest) {
+  io::write_npy(dir + "/b.npy", random_array(s, rng, 0, 1));
+  return parse_program("b = load(\"b.npy\")\n" + rest, dir + "/p.prox", dir).problem;
+}
+// p split and scaled for `solver`.
+Problem split_for(const Problem& p, const std::string& solver) {
+  PassManagerOptions po;
+  po.pass.solver = solver;
+  return run_passes(p, po);
+}
+
+Array random_array(const Shape& s, std::mt19937_64* rng, float lo, float hi) {
   std::uniform_real_distribution<float> u(lo, hi);
   Array a(s);
   for (float& v : a.data) v = u(*rng);
@@ -900,15 +915,12 @@ TEST(HalideCg, TheNormsShareTheLoopsThatWriteTheirArrays) {
   std::mt19937_64 rng(9);
   // 43 rows: the last strip of 8 rows is partial (the row sums' strips are
   // guarded, the outputs' shifted inwards).
-  io::write_npy(dir + "/b.npy", random_array({43, 36}, &rng, 0, 1));
-  Problem p = parse_program("b = load(\"b.npy\")\nx = variable(shape(b))\n"
-                            "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)\n",
-                            dir + "/p.prox", dir).problem;
-  PassManagerOptions po;
-  po.pass.solver = "admm";
+  Problem p = parse_with_random_b(dir, {43, 36}, &rng,
+                                  "x = variable(shape(b))\n"
+                                  "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)\n");
   SolverOptions so;
   so.solver = "admm";
-  const std::vector<StepProgram> cg = cg_step_programs(run_passes(p, po), so);
+  const std::vector<StepProgram> cg = cg_step_programs(split_for(p, so.solver), so);
   ASSERT_EQ(cg.size(), 3u);
   auto parallel_loops = [](const std::string& stmt) {
     size_t n = 0;
@@ -967,16 +979,13 @@ TEST(HalideSchedule, AScheduleThatFailsWhenItRunsFallsBackAndIsReportedAsTheDefa
   // schedule, warns, and the backend reports "default" from then on.
   const std::string dir = test::temp_dir();
   std::mt19937_64 rng(5);
-  io::write_npy(dir + "/b.npy", random_array({96, 128}, &rng, 0, 1));
-  Problem p = parse_program(
-      "b = load(\"b.npy\")\nk = gaussian(7, 1.5)\nx = variable(shape(b))\n"
-      "minimize sum_squares(conv(k, x) - b) + 0.001 * group_norm1(grad(x), [2]) + nonneg(x)\n",
-      dir + "/p.prox", dir).problem;
-  PassManagerOptions po;
-  po.pass.solver = "pc";
+  Problem p = parse_with_random_b(
+      dir, {96, 128}, &rng,
+      "k = gaussian(7, 1.5)\nx = variable(shape(b))\n"
+      "minimize sum_squares(conv(k, x) - b) + 0.001 * group_norm1(grad(x), [2]) + nonneg(x)\n");
   SolverOptions so;
   so.solver = "pc";
-  const StepProgram setup = hoist_invariants(iteration_program(run_passes(p, po), so)).setup;
+  const StepProgram setup = hoist_invariants(iteration_program(split_for(p, so.solver), so)).setup;
   ASSERT_FALSE(setup.outputs.empty());
   HalideOptions o;
   o.schedule = "adams2019";
