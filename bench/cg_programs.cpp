@@ -90,7 +90,6 @@ int main(int argc, char** argv) {
       }
       std::printf("%-10s best %.3f ms, mean %.3f ms (%d runs)\n", prog.name.c_str(), best * 1e3, total / repeats * 1e3,
                   repeats);
-
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -1583,11 +1583,15 @@ class Graph {
       return Halide::Internal::find_transitive_calls(f).count(name) > 0;
     };
     std::map<std::string, std::vector<Halide::Internal::Function>> members;  // of each lead's loop
+    std::map<std::string, std::set<std::string>> out_reads;
     auto lead_of = [&](const std::string& o) {
       auto it = group_lead_.find(o);
       return it != group_lead_.end() ? it->second : o;
     };
-    for (const std::string& o : out_order) members[lead_of(o)].push_back(outs.at(o));
+    for (const std::string& o : out_order) {
+      members[lead_of(o)].push_back(outs.at(o));
+      out_reads[o] = reads(outs.at(o));
+    }
     for (const std::string& id : partial_order_) {
       RowSums& rs = partials_.at(id);
       if (rs.gated || !rs.rows.defined()) continue;
@@ -1598,55 +1602,24 @@ class Graph {
         if (!outs.count(lead)) continue;
         const Halide::Expr rows = rows_of(lead);
         if (!rows.defined() || !Halide::Internal::equal(rows, rs.rows)) continue;
-        const std::set<std::string> orr = reads(outs.at(o));
+        const std::set<std::string>& orr = out_reads.at(o);
+        const std::vector<Halide::Internal::Function>& loop = members.at(lead);
+        bool member_calls_pf = false, pf_calls_member = false;
+        for (const Halide::Internal::Function& m : loop) {
+          member_calls_pf = member_calls_pf || calls(m, pf.name());
+          pf_calls_member = pf_calls_member || calls(pf, m.name());
+        }
+        if (member_calls_pf) continue;
+        // Cheap members to inline, where the row sums read the loop.
+        std::map<std::string, Halide::Internal::Function> inline_members;
+        if (pf_calls_member && !members_to_inline(pf, loop, &inline_members)) continue;
         bool shares = false;
         for (const std::string& n : pr) shares = shares || orr.count(n);
-        bool independent = true;
-        for (const Halide::Internal::Function& m : members.at(lead)) {
-          independent = independent && !calls(pf, m.name()) && !calls(m, pf.name());
-        }
-        // Reads of cheap members to inline: every Func the row sums call
-        // directly must then leave them independent of the loop.
-        std::map<std::string, Halide::Internal::Function> inline_members;
-        if (!independent) {
-          std::set<std::string> member_names;
-          for (const Halide::Internal::Function& m : members.at(lead)) member_names.insert(m.name());
-          bool ok = true;
-          for (const Halide::Internal::Function& m : members.at(lead)) ok = ok && !calls(m, pf.name());
-          for (const Halide::Internal::Function& c : direct_calls(definition_exprs(pf))) {
-            if (c.name() == pf.name()) continue;  // the update's read of the sums themselves
-            const bool member = member_names.count(c.name()) > 0;
-            if (member && !(cheap_roots_.count(c.name()) && c.updates().empty() && c.outputs() == 1)) ok = false;
-            // (Halide's transitive calls of c include c.)
-            std::map<std::string, Halide::Internal::Function> reach = Halide::Internal::find_transitive_calls(c);
-            if (member) reach.erase(c.name());
-            for (const auto& [n, f] : reach) ok = ok && !member_names.count(n);
-            if (member) inline_members.emplace(c.name(), c);
-          }
-          if (!ok || inline_members.empty()) continue;
-          for (const auto& [n, c] : inline_members) {
-            for (const std::string& r : reads(c)) shares = shares || orr.count(r);
-          }
+        for (const auto& [n, c] : inline_members) {
+          for (const std::string& r : reads(c)) shares = shares || orr.count(r);
         }
         if (!shares) continue;
-        if (!inline_members.empty()) {
-          // Calls of a member replaced by its definition at the call's coordinates.
-          struct Inline : Halide::Internal::IRMutator {
-            const std::map<std::string, Halide::Internal::Function>* targets;
-            using Halide::Internal::IRMutator::visit;
-            Halide::Expr visit(const Halide::Internal::Call* op) override {
-              auto t = op->call_type == Halide::Internal::Call::Halide ? targets->find(op->name) : targets->end();
-              if (t == targets->end()) return IRMutator::visit(op);
-              const Halide::Internal::Function& f = t->second;
-              std::map<std::string, Halide::Expr> at;
-              for (size_t i = 0; i < op->args.size(); ++i) at[f.args()[i]] = mutate(op->args[i]);
-              return Halide::Internal::substitute(at, f.values()[static_cast<size_t>(op->value_index)]);
-            }
-          } in;
-          in.targets = &inline_members;
-          Halide::Internal::Function mutable_pf = pf;
-          mutable_pf.mutate(&in);
-        }
+        if (!inline_members.empty()) inline_calls(pf, inline_members);
         Halide::Func p = rs.partial;
         const Halide::Var px("px_0"), in_strip("px_0_in_strip");
         p.update(0)
@@ -1662,6 +1635,46 @@ class Graph {
         break;
       }
     }
+  }
+  // Whether inlining the loop members the row sums pf call directly leaves
+  // pf independent of the loop: each such member must be a cheap root
+  // (cheap_roots_) that calls no member, and nothing else pf calls may reach
+  // one. The members to inline go to *out.
+  bool members_to_inline(const Halide::Internal::Function& pf, const std::vector<Halide::Internal::Function>& loop,
+                         std::map<std::string, Halide::Internal::Function>* out) const {
+    std::set<std::string> names;
+    for (const Halide::Internal::Function& m : loop) names.insert(m.name());
+    for (const Halide::Internal::Function& c : direct_calls(definition_exprs(pf))) {
+      if (c.name() == pf.name()) continue;  // the update's read of the sums themselves
+      const bool member = names.count(c.name()) > 0;
+      if (member && !cheap_roots_.count(c.name())) return false;
+      // (Halide's transitive calls of c include c.)
+      std::map<std::string, Halide::Internal::Function> reach = Halide::Internal::find_transitive_calls(c);
+      if (member) reach.erase(c.name());
+      for (const auto& [n, f] : reach) {
+        if (names.count(n)) return false;
+      }
+      if (member) out->emplace(c.name(), c);
+    }
+    return !out->empty();
+  }
+  // Replaces f's calls of the targets (pure Funcs) by their definitions at
+  // the calls' coordinates.
+  static void inline_calls(Halide::Internal::Function f, const std::map<std::string, Halide::Internal::Function>& targets) {
+    struct Inline : Halide::Internal::IRMutator {
+      const std::map<std::string, Halide::Internal::Function>* targets;
+      using Halide::Internal::IRMutator::visit;
+      Halide::Expr visit(const Halide::Internal::Call* op) override {
+        auto t = op->call_type == Halide::Internal::Call::Halide ? targets->find(op->name) : targets->end();
+        if (t == targets->end()) return IRMutator::visit(op);
+        const Halide::Internal::Function& g = t->second;
+        std::map<std::string, Halide::Expr> at;
+        for (size_t i = 0; i < op->args.size(); ++i) at[g.args()[i]] = mutate(op->args[i]);
+        return Halide::Internal::substitute(at, g.values()[static_cast<size_t>(op->value_index)]);
+      }
+    } in;
+    in.targets = &targets;
+    f.mutate(&in);
   }
   // The loads per element of a pointwise function of these operands when
   // inlined: 1 per buffer or value at root, 0 per scalar, -1 (unknown, many)

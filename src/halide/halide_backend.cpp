@@ -42,7 +42,6 @@ Halide::Target parse_target(const std::string& s) {
   return Graph::with_default_features(Halide::Target(s));
 }
 
-
 std::vector<int> halide_dims(const Shape& s) {
   std::vector<int> d;
   for (auto it = s.rbegin(); it != s.rend(); ++it) d.push_back(static_cast<int>(*it));

@@ -682,7 +682,6 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   StepOutputs cg_init_out, cg_update_out, cg_dir[2];
   std::map<std::string, Array> cg_r, cg_x;  // the residual and the iterate
   sum.compile_s = since(t0);
-  sum.schedule_used = backend.schedule_used();
 
   // State, in the scaled units s = sqrt(knorm)·x.
   const double scale = p.variable_scale();
@@ -899,8 +898,8 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     }
   }
   sum.iterate_s = since(start);
-  // Again after the runs: an autoscheduled pipeline that failed when it ran
-  // fell back to the default schedule then (HalideBackend).
+  // After the runs: an autoscheduled pipeline that failed when it ran fell
+  // back to the default schedule then (HalideBackend).
   sum.schedule_used = backend.schedule_used();
   // A diverged state whose variables alone were restored is not saved over the last good checkpoint.
   if (!options.checkpoint_path.empty() && state_whole) checkpoint(it);
