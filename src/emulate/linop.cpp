@@ -21,7 +21,7 @@ void unravel(int64_t f, const Shape& s, const std::vector<int64_t>& st, std::vec
 // ---- black boxes: the user's float32 callbacks on the double values ----
 Tensor black_box_apply(const ExprNode* n, const Tensor& x, const Shape& out_shape, bool adjoint) {
   const proxc_black_box* op = &registered_black_box(n->str);
-  std::vector<float> in(x.data.begin(), x.data.end()), out(static_cast<size_t>(num_elements(out_shape)), 0.0f);
+  FloatData in(x.data.begin(), x.data.end()), out(static_cast<size_t>(num_elements(out_shape)), 0.0f);
   const proxc_black_box_apply_fn f = adjoint ? op->adjoint : op->forward;
   int rc = 0;
   try {

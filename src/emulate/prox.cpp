@@ -29,19 +29,19 @@ ParamView view(const Param& p, const ConstantLookup& data) {
 bool is_indicator(FunctionKind k) { return k == FunctionKind::Nonneg || k == FunctionKind::Box; }
 
 // Group norms of u over `axes`: g[f] holds the norm of the group of entry f.
-std::vector<double> group_norms(const Tensor& u, const std::vector<int64_t>& axes) {
+DoubleData group_norms(const Tensor& u, const std::vector<int64_t>& axes) {
   const Shape& s = u.shape;
   auto st = strides_of(s);
   // Representative of each entry's group: its flat index with the group axes zeroed.
-  std::vector<int64_t> rep(u.size());
+  BlockVector<int64_t> rep(u.size());
   for (size_t f = 0; f < u.size(); ++f) {
     int64_t r = static_cast<int64_t>(f);
     for (int64_t a : axes) r -= ((static_cast<int64_t>(f) / st[a]) % s[a]) * st[a];
     rep[f] = r;
   }
-  std::vector<double> sq(u.size(), 0.0);
+  DoubleData sq(u.size(), 0.0);
   for (size_t f = 0; f < u.size(); ++f) sq[static_cast<size_t>(rep[f])] += u.data[f] * u.data[f];
-  std::vector<double> g(u.size());
+  DoubleData g(u.size());
   for (size_t f = 0; f < u.size(); ++f) g[f] = std::sqrt(sq[static_cast<size_t>(rep[f])]);
   return g;
 }
@@ -59,7 +59,7 @@ void bare_prox(const FunctionTerm& t, double r, Tensor* u, const ConstantLookup&
       for (double& v : d) v = (v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0) * std::max(std::fabs(v) - 1.0 / r, 0.0);
       return;
     case FunctionKind::GroupNorm1: {
-      std::vector<double> g = group_norms(*u, t.axes);
+      DoubleData g = group_norms(*u, t.axes);
       for (size_t i = 0; i < d.size(); ++i) d[i] = g[i] == 0 ? 0.0 : d[i] * std::max(0.0, 1.0 - 1.0 / (r * g[i]));
       return;
     }
@@ -105,7 +105,7 @@ Tensor prox(const FunctionTerm& t, const Tensor& v, double rho, const ConstantLo
 double value(const FunctionTerm& t, const Tensor& v, const ConstantLookup& data) {
   const double inf = std::numeric_limits<double>::infinity();
   ParamView b = view(t.b, data), c = view(t.c, data);
-  std::vector<double> u(v.size());
+  DoubleData u(v.size());
   for (size_t i = 0; i < u.size(); ++i) u[i] = t.beta * v.data[i] - b.at(i);
   double f = 0;
   switch (t.kind) {
@@ -119,7 +119,7 @@ double value(const FunctionTerm& t, const Tensor& v, const ConstantLookup& data)
     case FunctionKind::GroupNorm1: {
       Tensor ut(v.shape);
       ut.data = u;
-      std::vector<double> g = group_norms(ut, t.axes);
+      DoubleData g = group_norms(ut, t.axes);
       // Each group's norm is counted once: at its representative entry (norms
       // are equal within a group, so sum g² / (group size) would also work).
       const Shape& s = v.shape;

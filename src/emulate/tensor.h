@@ -11,7 +11,7 @@ namespace proxc::emulate {
 /// A dense float64 array in C order (rank 0: one value).
 struct Tensor {
   Shape shape;
-  std::vector<double> data;
+  DoubleData data;
 
   Tensor() = default;
   explicit Tensor(Shape s) : shape(std::move(s)), data(static_cast<size_t>(num_elements(shape)), 0.0) {}

@@ -105,7 +105,7 @@ double conv_norm(const Array& k, const Shape& dims) {
   return m;
 }
 
-void circulant_solve(const Array& k, const Shape& shape, double a, double c, std::vector<double>* rhs) {
+void circulant_solve(const Array& k, const Shape& shape, double a, double c, DoubleData* rhs) {
   const size_t r = static_cast<size_t>(k.rank());
   internal_assert(shape.size() >= r) << "circulant_solve: kernel rank above the signal's";
   Shape dims(shape.begin(), shape.begin() + static_cast<long>(r));

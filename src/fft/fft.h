@@ -28,6 +28,6 @@ double conv_norm(const Array& k, const Shape& dims);
 /// applied over the first k.rank() axes of `rhs` (shape `shape`) and
 /// independently for each trailing index. Requires a·|otf|² + c > 0.
 /// In place on `rhs` (row-major, `shape`).
-void circulant_solve(const Array& k, const Shape& shape, double a, double c, std::vector<double>* rhs);
+void circulant_solve(const Array& k, const Shape& shape, double a, double c, DoubleData* rhs);
 
 }  // namespace proxc::fft

@@ -24,6 +24,7 @@
 #include "halide/black_box_extern.h"
 #include "halide/fft_extern.h"
 #include "halide/lower.h"
+#include "support/blocks.h"
 #include "support/error.h"
 #include "support/file_util.h"
 
@@ -55,33 +56,18 @@ Halide::Buffer<float> wrap(const Array& a) {
 }
 
 // Root buffers of a pipeline are allocated on every run; fresh pages cost a
-// page fault each, which dominated the per-iteration time. This allocator
-// keeps freed blocks (by size, up to 1 GiB in all) for the next run.
-struct BlockCache {
-  std::mutex m;
-  std::multimap<size_t, void*> free_blocks;
-  size_t cached_bytes = 0;
-};
-BlockCache& block_cache() {
-  static BlockCache c;
-  return c;
-}
+// page fault each, which dominated the per-iteration time. They come from the
+// block store (support/blocks.h), which keeps freed blocks for the next run
+// and backs large ones with huge pages.
 constexpr size_t kHeader = 128;  // keeps Halide's alignment and stores the size
 
 void* cached_malloc(Halide::JITUserContext*, size_t n) {
-  BlockCache& c = block_cache();
-  {
-    std::lock_guard<std::mutex> lock(c.m);
-    auto it = c.free_blocks.find(n);
-    if (it != c.free_blocks.end()) {
-      void* p = it->second;
-      c.free_blocks.erase(it);
-      c.cached_bytes -= n;
-      return static_cast<char*>(p) + kHeader;
-    }
+  void* p = nullptr;
+  try {
+    p = allocate_block(n + kHeader);
+  } catch (const std::bad_alloc&) {
+    return nullptr;  // Halide reports the failed allocation
   }
-  void* p = std::aligned_alloc(kHeader, ((n + kHeader + kHeader - 1) / kHeader) * kHeader);
-  if (!p) return nullptr;
   *static_cast<size_t*>(p) = n;
   return static_cast<char*>(p) + kHeader;
 }
@@ -89,15 +75,7 @@ void* cached_malloc(Halide::JITUserContext*, size_t n) {
 void cached_free(Halide::JITUserContext*, void* ptr) {
   if (!ptr) return;
   void* p = static_cast<char*>(ptr) - kHeader;
-  size_t n = *static_cast<size_t*>(p);
-  BlockCache& c = block_cache();
-  std::lock_guard<std::mutex> lock(c.m);
-  if (c.cached_bytes + n > (size_t{1} << 30)) {
-    std::free(p);
-    return;
-  }
-  c.free_blocks.emplace(n, p);
-  c.cached_bytes += n;
+  free_block(p, *static_cast<size_t*>(p) + kHeader);
 }
 
 void* raw_malloc(void*, size_t n) { return cached_malloc(nullptr, n); }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -57,18 +58,26 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 // A step program compiled with its loop invariants (hoist_invariants) apart:
 // the first run computes them, every run reads them (Kᵀb of a
-// deconvolution is computed once per solve, not once per iteration).
+// deconvolution is computed once per solve, not once per iteration). Each
+// run's wall time is added to the summary's profile (SolverSummary::programs).
 class InvariantStep {
  public:
-  InvariantStep(std::unique_ptr<CompiledStep> step, std::unique_ptr<CompiledStep> setup)
-      : step_(std::move(step)), setup_(std::move(setup)) {}
+  InvariantStep(std::unique_ptr<CompiledStep> step, std::unique_ptr<CompiledStep> setup, std::string name)
+      : step_(std::move(step)), setup_(std::move(setup)), name_(std::move(name)) {}
+  // Where run times go: the summary's profile (null: not timed).
+  void profile_into(std::vector<SolverSummary::ProgramTime>* profile) { profile_ = profile; }
   StepOutputs run(StepInputs in) {
     bind(&in);
-    return step_->run(in);
+    const auto t = Clock::now();
+    StepOutputs out = step_->run(in);
+    account(name_, t);
+    return out;
   }
   void run_into(StepInputs in, StepOutputs* out) {
     bind(&in);
+    const auto t = Clock::now();
     step_->run_into(in, out);
+    account(name_, t);
   }
 
  private:
@@ -76,13 +85,25 @@ class InvariantStep {
     if (setup_) {
       StepInputs data;
       data.data = in->data;  // replacement constants, if any
+      const auto t = Clock::now();
       invariants_ = setup_->run(data);
+      account(name_ + " setup", t);
       setup_.reset();
     }
     for (const auto& [k, a] : invariants_.arrays) in->buffers[k] = &a;
     for (const auto& [k, v] : invariants_.scalars) in->params[k] = v;
   }
+  void account(const std::string& name, Clock::time_point t) {
+    const double s = std::chrono::duration<double>(Clock::now() - t).count();
+    if (!profile_) return;
+    auto it = std::find_if(profile_->begin(), profile_->end(), [&](const auto& p) { return p.name == name; });
+    if (it == profile_->end()) it = profile_->insert(profile_->end(), SolverSummary::ProgramTime{name, 0, 0});
+    ++it->runs;
+    it->seconds += s;
+  }
   std::unique_ptr<CompiledStep> step_, setup_;
+  std::string name_;
+  std::vector<SolverSummary::ProgramTime>* profile_ = nullptr;
   StepOutputs invariants_;
 };
 
@@ -103,7 +124,7 @@ std::vector<std::unique_ptr<InvariantStep>> compile_hoisted(Backend& backend, co
     auto step = std::move(compiled[k++]);
     std::unique_ptr<CompiledStep> setup;
     if (!h.setup.outputs.empty()) setup = std::move(compiled[k++]);
-    out.push_back(std::make_unique<InvariantStep>(std::move(step), std::move(setup)));
+    out.push_back(std::make_unique<InvariantStep>(std::move(step), std::move(setup), h.rest.name));
   }
   return out;
 }
@@ -678,6 +699,9 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     cg_apply = std::move(compiled[2]);
     cg_update = std::move(compiled[3]);
   }
+  for (auto* s : {&step, &cg_init, &cg_apply, &cg_update}) {
+    if (*s) (*s)->profile_into(&sum.programs);
+  }
   // The CG runs' outputs, kept from one x-update to the next as storage.
   StepOutputs cg_init_out, cg_update_out, cg_dir[2];
   std::map<std::string, Array> cg_r, cg_x;  // the residual and the iterate
@@ -971,6 +995,12 @@ std::string SolverSummary::full_report() const {
     out << buf;
   }
   out << "\n";
+  for (const ProgramTime& t : programs) {
+    std::snprintf(buf, sizeof buf, "  %-22s %7d runs, %9.3f s (%.3f ms per run, %4.1f %% of iterate)\n", t.name.c_str(),
+                  t.runs, t.seconds, t.runs > 0 ? 1e3 * t.seconds / t.runs : 0.0,
+                  iterate_s > 0 ? 100 * t.seconds / iterate_s : 0.0);
+    out << buf;
+  }
   return out.str();
 }
 
@@ -992,6 +1022,8 @@ std::string SolverSummary::to_json() const {
   j["schedule"] = {{"requested", schedule_requested}, {"used", schedule_used}};
   j["knorm"] = knorm;
   j["cg_steps"] = cg_steps;
+  j["programs"] = nlohmann::ordered_json::array();
+  for (const ProgramTime& t : programs) j["programs"].push_back({{"name", t.name}, {"runs", t.runs}, {"seconds", t.seconds}});
   return j.dump(1);
 }
 

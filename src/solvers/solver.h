@@ -100,6 +100,16 @@ struct SolverSummary {
   /// Conjugate-gradient steps of this process's x-updates (hqs, and admm
   /// where its x-update is not direct: docs/solvers.md); 0 otherwise.
   int cg_steps = 0;
+  /// Where the iterating time went: each compiled program of the solve (the
+  /// iteration, the CG programs, a program's setup of its loop invariants),
+  /// its runs and their wall seconds, in the order of their first run. The
+  /// rest of iterate_s is the host's (the stopping rule, scans, copies).
+  struct ProgramTime {
+    std::string name;
+    int runs = 0;
+    double seconds = 0;
+  };
+  std::vector<ProgramTime> programs;
 
   std::string brief_report() const;
   std::string full_report() const;

@@ -36,7 +36,7 @@ std::string shape_to_string(const Shape& shape) {
 
 Array::Array(Shape s) : shape(std::move(s)), data(static_cast<size_t>(num_elements(shape)), 0.0f) {}
 
-Array::Array(Shape s, std::vector<float> d) : shape(std::move(s)), data(std::move(d)) {
+Array::Array(Shape s, FloatData d) : shape(std::move(s)), data(std::move(d)) {
   internal_assert(static_cast<int64_t>(data.size()) == num_elements(shape))
       << "array data size " << data.size() << " does not match shape " << shape_to_string(shape);
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "support/blocks.h"
+
 namespace proxc {
 
 /// Extents in NumPy order: (rows, cols[, channels/depth ...]). A rank-0 shape
@@ -19,15 +21,21 @@ int64_t num_elements(const Shape& shape);
 /// "(16, 24)" — the Python tuple spelling, used in every message.
 std::string shape_to_string(const Shape& shape);
 
+/// An array's elements: large ones in the block store (support/blocks.h:
+/// huge pages, freed storage kept for the next array of its size).
+using FloatData = BlockVector<float>;
+/// The emulator's elements (double precision), stored the same way.
+using DoubleData = BlockVector<double>;
+
 /// A dense float32 array with a shape, stored in C order.
 struct Array {
   Shape shape;
-  std::vector<float> data;
+  FloatData data;
 
   Array() = default;
   /// A zero-filled array. The caller checks the size against limits first.
   explicit Array(Shape s);
-  Array(Shape s, std::vector<float> d);
+  Array(Shape s, FloatData d);
 
   int64_t size() const { return static_cast<int64_t>(data.size()); }
   int rank() const { return static_cast<int>(shape.size()); }

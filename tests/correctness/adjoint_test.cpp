@@ -83,7 +83,7 @@ TEST(DotTest, EveryOperatorIn2DAnd3D) {
 // A warp that rotates by 10 degrees about the centre and scales by 1.1.
 Expr constant_homography_impl() {
   const double a = 10 * M_PI / 180, s = 1.1;
-  std::vector<float> h = {static_cast<float>(s * std::cos(a)), static_cast<float>(-s * std::sin(a)), 1.5f,
+  FloatData h = {static_cast<float>(s * std::cos(a)), static_cast<float>(-s * std::sin(a)), 1.5f,
                           static_cast<float>(s * std::sin(a)), static_cast<float>(s * std::cos(a)), -0.7f,
                           0.001f, 0.0f, 1.0f};
   auto d = std::make_shared<ConstantData>();

@@ -412,7 +412,7 @@ TEST(CommonSubexpressions, ATermUsedTwiceIsAppliedOnce) {
   Expr x = make_variable({6, 5}, "x"), y = make_variable({6, 5}, "x");
   auto data = [] {
     auto d = std::make_shared<ConstantData>();
-    d->array = Array(Shape{3, 3}, std::vector<float>(9, 0.25f));
+    d->array = Array(Shape{3, 3}, FloatData(9, 0.25f));
     d->source.type = ConstantSource::Type::Inline;
     return make_constant(d, "k");
   };

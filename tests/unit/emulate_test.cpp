@@ -20,12 +20,12 @@ using emulate::Tensor;
 
 Expr constant(Shape s, std::vector<float> v) {
   auto d = std::make_shared<ConstantData>();
-  d->array = Array(std::move(s), std::move(v));
+  d->array = Array(std::move(s), FloatData(v.begin(), v.end()));
   d->source.type = ConstantSource::Type::Inline;
   return make_constant(d, "c");
 }
 
-Tensor tensor(Shape s, std::vector<double> v) {
+Tensor tensor(Shape s, DoubleData v) {
   Tensor t(std::move(s));
   t.data = std::move(v);
   return t;
@@ -40,7 +40,7 @@ Tensor iota(Shape s) {
 Tensor fwd(const Expr& k, const Expr& x, const Tensor& v) { return emulate::forward(k, {{x.get(), &v}}, false); }
 Tensor adj(const Expr& k, const Expr& x, const Tensor& y) { return emulate::adjoint(k, y).at(x.get()); }
 
-void expect_values(const Tensor& t, const std::vector<double>& want) {
+void expect_values(const Tensor& t, const DoubleData& want) {
   ASSERT_EQ(t.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(t.data[i], want[i], 1e-12) << "entry " << i;
 }
@@ -176,7 +176,7 @@ TEST(EmulateAffine, OffsetsKeptOnlyWhenAsked) {
 // ---- Proximal operators ----
 
 // The test's own f (strict indicators), independent of the emulator's value().
-double own_f(const FunctionTerm& t, const std::vector<double>& u, const std::vector<double>& counts) {
+double own_f(const FunctionTerm& t, const DoubleData& u, const DoubleData& counts) {
   double f = 0;
   switch (t.kind) {
     case FunctionKind::SumSquares:
@@ -200,9 +200,9 @@ double own_f(const FunctionTerm& t, const std::vector<double>& u, const std::vec
 }
 
 // Φ(x) = F(x) + (rho/2)||x − v||² with F = alpha f(beta x − b) + c·x + gamma||x||² + d.
-double phi(const FunctionTerm& t, const std::vector<double>& x, const std::vector<double>& v, double rho,
-           const std::vector<double>& b, const std::vector<double>& c, const std::vector<double>& counts) {
-  std::vector<double> u(x.size());
+double phi(const FunctionTerm& t, const DoubleData& x, const DoubleData& v, double rho,
+           const DoubleData& b, const DoubleData& c, const DoubleData& counts) {
+  DoubleData u(x.size());
   double rest = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     u[i] = t.beta * x[i] - b[i];
@@ -225,7 +225,7 @@ TEST_P(ProxOptimality, NoNearbyPointIsBetterAndCoordinatesAreMinimal) {
   std::normal_distribution<double> nd(0.0, 1.0);
   std::uniform_real_distribution<double> ud(0.5, 3.0);
   Expr x = make_variable({6, 2});
-  std::vector<double> b(n, 0), c(n, 0), counts(n, 0);
+  DoubleData b(n, 0), c(n, 0), counts(n, 0);
   FunctionTerm t;
   t.kind = pc.kind;
   t.arg = x;
@@ -263,7 +263,7 @@ TEST_P(ProxOptimality, NoNearbyPointIsBetterAndCoordinatesAreMinimal) {
     // this a global statement).
     for (double scale : {1e-1, 1e-2, 1e-3, 1e-4}) {
       for (int k = 0; k < 200; ++k) {
-        std::vector<double> q = p.data;
+        DoubleData q = p.data;
         for (double& e : q) e += scale * nd(rng);
         EXPECT_GE(phi(t, q, v.data, rho, b, c, counts), best - 1e-10) << "scale " << scale;
       }
@@ -273,7 +273,7 @@ TEST_P(ProxOptimality, NoNearbyPointIsBetterAndCoordinatesAreMinimal) {
     if (pc.kind != FunctionKind::GroupNorm1) {
       for (size_t i = 0; i < n; ++i) {
         auto along = [&](double s) {
-          std::vector<double> q = p.data;
+          DoubleData q = p.data;
           q[i] = s;
           return phi(t, q, v.data, rho, b, c, counts);
         };

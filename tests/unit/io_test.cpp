@@ -316,7 +316,7 @@ TEST(Npy, HeaderKeysInAnyOrderWithSpaces) {
                                raw<float>({1, 2, 3, 4, 5, 6}));
   Array a = parse_npy(bytes, "x.npy");
   EXPECT_EQ(a.shape, (Shape{2, 3}));
-  EXPECT_EQ(a.data, (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(a.data, (FloatData{1, 2, 3, 4, 5, 6}));
   // Python 2 long literals and a missing trailing comma.
   Array b = parse_npy(
       make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 1L)}", raw<float>({1, 2})), "y.npy");
@@ -327,7 +327,7 @@ TEST(Npy, Versions2And3) {
   for (int major : {2, 3}) {
     Array a = parse_npy(make_npy(dict("<f4", "(3,)"), raw<float>({1, 2, 3}), major), "v.npy");
     EXPECT_EQ(a.shape, (Shape{3}));
-    EXPECT_EQ(a.data, (std::vector<float>{1, 2, 3}));
+    EXPECT_EQ(a.data, (FloatData{1, 2, 3}));
   }
   std::string bad = make_npy(dict("<f4", "(3,)"), raw<float>({1, 2, 3}), 1);
   bad[6] = 4;
@@ -338,13 +338,13 @@ TEST(Npy, Versions2And3) {
 TEST(Npy, ScalarAndOneElementTupleShapes) {
   Array s = parse_npy(make_npy(dict("<f4", "()"), raw<float>({2.5f})), "s.npy");
   EXPECT_EQ(s.shape, Shape{});
-  EXPECT_EQ(s.data, std::vector<float>{2.5f});
+  EXPECT_EQ(s.data, FloatData{2.5f});
   Array v = parse_npy(make_npy(dict("<f4", "(5,)"), raw<float>({1, 2, 3, 4, 5})), "v.npy");
   EXPECT_EQ(v.shape, Shape{5});
 }
 
 TEST(Npy, ConvertsIntegerAndBoolDtypes) {
-  auto check = [](const std::string& descr, const std::string& data, std::vector<float> want) {
+  auto check = [](const std::string& descr, const std::string& data, FloatData want) {
     Array a = parse_npy(make_npy(dict(descr, "(" + std::to_string(want.size()) + ",)"), data), "d.npy");
     EXPECT_EQ(a.data, want) << descr;
   };
@@ -362,13 +362,13 @@ TEST(Npy, ConvertsIntegerAndBoolDtypes) {
 
 TEST(Npy, BigEndian) {
   Array a = parse_npy(make_npy(dict(">f4", "(2,)"), raw<float>({1.5f, -2.0f}, true)), "be.npy");
-  EXPECT_EQ(a.data, (std::vector<float>{1.5f, -2.0f}));
+  EXPECT_EQ(a.data, (FloatData{1.5f, -2.0f}));
   Array b = parse_npy(make_npy(dict(">i2", "(2,)"), raw<int16_t>({-300, 12}, true)), "be.npy");
-  EXPECT_EQ(b.data, (std::vector<float>{-300, 12}));
+  EXPECT_EQ(b.data, (FloatData{-300, 12}));
   Array c = parse_npy(make_npy(dict(">f8", "(1,)"), raw<double>({0.25}, true)), "be.npy");
-  EXPECT_EQ(c.data, (std::vector<float>{0.25f}));
+  EXPECT_EQ(c.data, (FloatData{0.25f}));
   Array d = parse_npy(make_npy(dict(">u4", "(1,)"), raw<uint32_t>({70000}, true)), "be.npy");
-  EXPECT_EQ(d.data, (std::vector<float>{70000}));
+  EXPECT_EQ(d.data, (FloatData{70000}));
 }
 
 TEST(Npy, F8OutsideFloatRangeIsAnError) {
@@ -386,13 +386,13 @@ TEST(Npy, FortranOrder) {
   // A (2, 3) array [[0, 1, 2], [3, 4, 5]] stored column by column.
   Array a = parse_npy(make_npy(dict("<f4", "(2, 3)", true), raw<float>({0, 3, 1, 4, 2, 5})), "f.npy");
   EXPECT_EQ(a.shape, (Shape{2, 3}));
-  EXPECT_EQ(a.data, (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(a.data, (FloatData{0, 1, 2, 3, 4, 5}));
   // A (2, 3, 4) array whose entry (i, j, k) is 100i + 10j + k.
   std::vector<float> fdata;
   for (int k = 0; k < 4; ++k)
     for (int j = 0; j < 3; ++j)
       for (int i = 0; i < 2; ++i) fdata.push_back(static_cast<float>(100 * i + 10 * j + k));
-  std::vector<float> want;
+  FloatData want;
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j)
       for (int k = 0; k < 4; ++k) want.push_back(static_cast<float>(100 * i + 10 * j + k));
@@ -402,7 +402,7 @@ TEST(Npy, FortranOrder) {
   EXPECT_EQ(b.data, want);
   // Fortran order with a converted dtype.
   Array c = parse_npy(make_npy(dict("<i2", "(2, 2)", true), raw<int16_t>({1, 3, 2, 4})), "f.npy");
-  EXPECT_EQ(c.data, (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(c.data, (FloatData{1, 2, 3, 4}));
 }
 
 TEST(Npy, UnsupportedDtype) {
@@ -565,7 +565,7 @@ TEST(Png, ClampsAndRounds) {
   std::string path = tmp_path("clamp.png");
   write_png(path, Array({1, 4}, {-1.0f, 2.0f, 0.5f, std::numeric_limits<float>::infinity()}));
   Array b = read_png(path);
-  EXPECT_EQ(b.data, (std::vector<float>{0.0f, 1.0f, 128 / 255.0f, 1.0f}));
+  EXPECT_EQ(b.data, (FloatData{0.0f, 1.0f, 128 / 255.0f, 1.0f}));
 }
 
 TEST(Png, GrayAlphaAndRgbaDropAlpha) {
@@ -575,7 +575,7 @@ TEST(Png, GrayAlphaAndRgbaDropAlpha) {
       write_raw_png(p1.c_str(), 2, 2, 8, PNG_COLOR_TYPE_GRAY_ALPHA, ga, 4, PNG_INTERLACE_NONE, nullptr, 0));
   Array a = read_png(p1);
   EXPECT_EQ(a.shape, (Shape{2, 2}));
-  EXPECT_EQ(a.data, (std::vector<float>{10 / 255.f, 20 / 255.f, 30 / 255.f, 40 / 255.f}));
+  EXPECT_EQ(a.data, (FloatData{10 / 255.f, 20 / 255.f, 30 / 255.f, 40 / 255.f}));
 
   const uint16_t rgba16[] = {0x0100, 0x0200, 0xffff, 0x0000};  // 1x1 RGBA, 16-bit, big-endian in the file
   unsigned char be[8];
@@ -588,7 +588,7 @@ TEST(Png, GrayAlphaAndRgbaDropAlpha) {
       write_raw_png(p2.c_str(), 1, 1, 16, PNG_COLOR_TYPE_RGB_ALPHA, be, 8, PNG_INTERLACE_NONE, nullptr, 0));
   Array b = read_png(p2);
   EXPECT_EQ(b.shape, (Shape{1, 1, 3}));
-  EXPECT_EQ(b.data, (std::vector<float>{256 / 65535.f, 512 / 65535.f, 1.0f}));
+  EXPECT_EQ(b.data, (FloatData{256 / 65535.f, 512 / 65535.f, 1.0f}));
 }
 
 TEST(Png, PaletteIsExpandedToRgb) {
@@ -599,7 +599,7 @@ TEST(Png, PaletteIsExpandedToRgb) {
       write_raw_png(path.c_str(), 2, 1, 1, PNG_COLOR_TYPE_PALETTE, bits, 1, PNG_INTERLACE_NONE, palette, 2));
   Array a = read_png(path);
   EXPECT_EQ(a.shape, (Shape{1, 2, 3}));
-  EXPECT_EQ(a.data, (std::vector<float>{1, 0, 0, 0, 51 / 255.f, 1}));
+  EXPECT_EQ(a.data, (FloatData{1, 0, 0, 0, 51 / 255.f, 1}));
 }
 
 TEST(Png, LowBitDepthGrayAndInterlace) {
@@ -610,7 +610,7 @@ TEST(Png, LowBitDepthGrayAndInterlace) {
       write_raw_png(p1.c_str(), 4, 2, 1, PNG_COLOR_TYPE_GRAY, one, 1, PNG_INTERLACE_ADAM7, nullptr, 0));
   Array a = read_png(p1);
   EXPECT_EQ(a.shape, (Shape{2, 4}));
-  EXPECT_EQ(a.data, (std::vector<float>{1, 0, 1, 0, 0, 1, 1, 0}));
+  EXPECT_EQ(a.data, (FloatData{1, 0, 1, 0, 0, 1, 1, 0}));
   // 2x1, 4-bit: values 0x3 and 0xf -> 3/15 and 1.
   const unsigned char four[] = {0x3f};
   std::string p2 = tmp_path("bits4.png");
@@ -735,7 +735,7 @@ TEST(Tiff, IntegerSamplesAreScaled) {
   s.bits = 8;
   std::string p8 = tmp_path("u8.tif");
   write_test_tiff(p8, s, raw<uint8_t>({0, 51, 255}));
-  EXPECT_EQ(read_tiff(p8).data, (std::vector<float>{0, 51 / 255.f, 1}));
+  EXPECT_EQ(read_tiff(p8).data, (FloatData{0, 51 / 255.f, 1}));
 
   s.bits = 16;
   std::string p16 = tmp_path("u16.tif");
@@ -756,7 +756,7 @@ TEST(Tiff, IntegerSamplesAreScaled) {
   s.format = SAMPLEFORMAT_IEEEFP;
   std::string p64 = tmp_path("f64.tif");
   write_test_tiff(p64, s, raw<double>({-2.5, 0.125, 1e10}));
-  EXPECT_EQ(read_tiff(p64).data, (std::vector<float>{-2.5f, 0.125f, 1e10f}));
+  EXPECT_EQ(read_tiff(p64).data, (FloatData{-2.5f, 0.125f, 1e10f}));
 }
 
 TEST(Tiff, RgbaDropsAlpha) {
@@ -769,7 +769,7 @@ TEST(Tiff, RgbaDropsAlpha) {
   write_test_tiff(path, s, raw<uint8_t>({255, 0, 51, 7, 0, 255, 0, 9}));
   Array a = read_tiff(path);
   EXPECT_EQ(a.shape, (Shape{1, 2, 3}));
-  EXPECT_EQ(a.data, (std::vector<float>{1, 0, 51 / 255.f, 0, 1, 0}));
+  EXPECT_EQ(a.data, (FloatData{1, 0, 51 / 255.f, 0, 1, 0}));
 }
 
 TEST(Tiff, TiledAndSeparatePlanes) {
@@ -791,7 +791,7 @@ TEST(Tiff, TiledAndSeparatePlanes) {
       write_test_tiff(path, s, raw(samples));
       Array a = read_tiff(path);
       EXPECT_EQ(a.shape, (Shape{h, w, 3})) << tile << " " << planar;
-      EXPECT_EQ(a.data, samples) << "tile " << tile << " planar " << planar;
+      EXPECT_EQ(std::vector<float>(a.data.begin(), a.data.end()), samples) << "tile " << tile << " planar " << planar;
     }
   }
 }
@@ -825,7 +825,7 @@ TEST(Tiff, MultiPageReadsTheFirst) {
   TIFFClose(tif);
   Array a = read_tiff(path);
   EXPECT_EQ(a.shape, (Shape{2, 2}));
-  EXPECT_EQ(a.data, (std::vector<float>{1, 0, 0, 1}));
+  EXPECT_EQ(a.data, (FloatData{1, 0, 0, 1}));
 }
 
 TEST(Tiff, MinIsWhiteIsInverted) {
@@ -835,7 +835,7 @@ TEST(Tiff, MinIsWhiteIsInverted) {
   s.photometric = PHOTOMETRIC_MINISWHITE;
   std::string path = tmp_path("white.tif");
   write_test_tiff(path, s, raw<uint8_t>({0, 255}));
-  EXPECT_EQ(read_tiff(path).data, (std::vector<float>{1, 0}));
+  EXPECT_EQ(read_tiff(path).data, (FloatData{1, 0}));
 }
 
 TEST(Tiff, UnsupportedSampleType) {

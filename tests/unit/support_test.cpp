@@ -2,11 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 
 #include "support/array.h"
+#include "support/blocks.h"
 #include "support/error.h"
 #include "support/file_util.h"
 #include "support/format.h"
@@ -80,6 +82,57 @@ TEST(Limits, RefusesHugeAllocationsBeforeAllocating) {
   EXPECT_THAT(test::user_error_of([] { check_allocation({16, 16}, "array"); }), HasSubstr("limit of 1000 B"));
   Limits::set_max_array_bytes(saved);
   check_allocation({16, 16}, "array");
+}
+
+TEST(Blocks, LargeArraysReuseFreedStorageAlignedAndZeroed) {
+  if (!blocks_enabled()) GTEST_SKIP() << "the block store is off under AddressSanitizer";
+  const Shape big{512, 512};  // 1 MiB: a block
+  const BlockStats before = block_stats();
+  const float* first = nullptr;
+  {
+    Array a(big);
+    first = a.data.data();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 128, 0u);
+    for (float& v : a.data) v = 7;
+    EXPECT_GE(block_stats().live, before.live + a.data.size() * sizeof(float));
+  }
+  // The freed block is kept and handed out again for the same size, zeroed
+  // by the vector as every Array(shape) is.
+  EXPECT_GE(block_stats().cached, size_t{1} << 20);
+  Array b(big);
+  EXPECT_EQ(b.data.data(), first);
+  for (float v : b.data) ASSERT_EQ(v, 0.0f);
+  // A second live block of the size is another one, at another cache color.
+  Array c(big);
+  EXPECT_NE(c.data.data(), first);
+  EXPECT_NE(reinterpret_cast<uintptr_t>(c.data.data()) % 65536, reinterpret_cast<uintptr_t>(first) % 65536);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(c.data.data()) % 128, 0u);
+  // Small arrays are not blocks.
+  const size_t live = block_stats().live;
+  Array small(Shape{8, 8});
+  EXPECT_EQ(block_stats().live, live);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data.data()) % 128, 0u);
+}
+
+TEST(Blocks, FreeBlocksBeyondTheCapGiveTheirPagesBackAndStayReusable) {
+  if (!blocks_enabled()) GTEST_SKIP() << "the block store is off under AddressSanitizer";
+  const size_t cap = set_block_cache_bytes(0);
+  const BlockStats before = block_stats();
+  EXPECT_EQ(before.cached, 0u);
+  const float* where = nullptr;
+  {
+    FloatData d(size_t{3} << 18, 1.5f);  // 3 MiB
+    where = d.data();
+  }
+  const BlockStats after = block_stats();
+  EXPECT_EQ(after.cached, 0u);
+  EXPECT_GT(after.released, before.released);
+  // The released block's addresses serve the next request of its size, as
+  // fresh zero pages.
+  FloatData again(size_t{3} << 18);
+  EXPECT_EQ(again.data(), where);
+  for (float v : again) ASSERT_EQ(v, 0.0f);
+  set_block_cache_bytes(cap);
 }
 
 TEST(LocatedError, ShowsLineAndCaret) {

@@ -1,0 +1,76 @@
+/// \file
+/// Storage for large arrays (the solver's state, the pipelines' outputs and
+/// temporaries): blocks of at least kMinBlockBytes come from 2 MiB-aligned
+/// regions that the kernel backs with transparent huge pages
+/// (madvise(MADV_HUGEPAGE): one page fault per 2 MiB where 4 KiB pages take
+/// 512), and a freed block is kept for the next request of its size (a
+/// solve's next arrays, the next solve's state) instead of being unmapped
+/// and faulted in again, as glibc does with blocks above its mmap threshold.
+/// Freed blocks beyond a cap give their pages back (MADV_DONTNEED) and keep
+/// their addresses for reuse. Successive blocks start at staggered offsets
+/// (cache "colors"), so that arrays read side by side do not compete for the
+/// same cache sets. Smaller requests, and every request in a build
+/// with AddressSanitizer (whose checks need its own allocator), go to
+/// operator new.
+#pragma once
+
+#include <cstddef>
+#include <new>
+#include <vector>
+
+namespace proxc {
+
+/// Requests of at least this many bytes are blocks.
+constexpr size_t kMinBlockBytes = size_t{256} << 10;
+
+/// At least `bytes` of storage aligned to 128 bytes;
+/// throws std::bad_alloc when the system has none.
+void* allocate_block(size_t bytes);
+/// Returns what allocate_block(bytes) gave, with the same `bytes`.
+void free_block(void* p, size_t bytes) noexcept;
+
+/// What the block store holds (for tests and benchmarks).
+struct BlockStats {
+  size_t reserved = 0;      ///< address space of the regions
+  size_t live = 0;          ///< bytes of blocks in use
+  size_t cached = 0;        ///< bytes of free blocks that keep their pages
+  size_t released = 0;      ///< bytes of free blocks whose pages went back
+  bool huge_pages = false;  ///< the regions are advised to use huge pages
+};
+BlockStats block_stats();
+
+/// False in builds with AddressSanitizer: every request goes to operator new.
+bool blocks_enabled();
+
+/// The most bytes of free blocks that keep their pages (default: a 32nd of
+/// the machine's memory, between 128 MiB and 1 GiB); free blocks beyond it
+/// give their pages back, now and when freed. Returns the cap it replaces.
+size_t set_block_cache_bytes(size_t bytes);
+
+/// A std::allocator that takes its large requests from the block store.
+template <typename T>
+struct BlockAllocator {
+  using value_type = T;
+  BlockAllocator() noexcept = default;
+  template <typename U>
+  BlockAllocator(const BlockAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
+  T* allocate(size_t n) {
+    if (n > static_cast<size_t>(-1) / sizeof(T)) throw std::bad_alloc();
+    return static_cast<T*>(allocate_block(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) noexcept { free_block(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const BlockAllocator<U>&) const noexcept {
+    return true;
+  }
+  template <typename U>
+  bool operator!=(const BlockAllocator<U>&) const noexcept {
+    return false;
+  }
+};
+
+/// A vector whose large storage comes from the block store.
+template <typename T>
+using BlockVector = std::vector<T, BlockAllocator<T>>;
+
+}  // namespace proxc
