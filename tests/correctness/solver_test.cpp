@@ -314,6 +314,26 @@ TEST(Cg, StepsAreCountedAndTheProgramsKeepTheArrays) {
     EXPECT_GE(r.summary.cg_steps, 9) << b->name();
     EXPECT_LE(r.summary.cg_steps, 10 * o.cg_max_iters) << b->name();
     EXPECT_THAT(r.summary.to_json(), ::testing::HasSubstr("\"cg_steps\": " + std::to_string(r.summary.cg_steps)));
+    // The profile: each program's runs, in the order of their first run
+    // (cg_init before the first iteration; a step is one cg_apply and one
+    // cg_update), and seconds that fit in the iterating time.
+    std::map<std::string, SolverSummary::ProgramTime> runs;
+    std::vector<std::string> order;
+    double seconds = 0;
+    for (const auto& t : r.summary.programs) {
+      runs[t.name] = t;
+      order.push_back(t.name);
+      seconds += t.seconds;
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{"cg_init", "admm_iteration", "cg_apply", "cg_update"})) << b->name();
+    EXPECT_EQ(runs["cg_init"].runs, 10) << b->name();
+    EXPECT_EQ(runs["admm_iteration"].runs, 10) << b->name();
+    EXPECT_EQ(runs["cg_apply"].runs, r.summary.cg_steps) << b->name();
+    EXPECT_EQ(runs["cg_update"].runs, r.summary.cg_steps) << b->name();
+    EXPECT_GT(seconds, 0) << b->name();
+    EXPECT_LE(seconds, r.summary.iterate_s) << b->name();
+    EXPECT_THAT(r.summary.to_json(), ::testing::HasSubstr("\"name\": \"cg_apply\""));
+    EXPECT_THAT(r.summary.full_report(), ::testing::HasSubstr("cg_update"));
   }
   // A direct x-update (mul_elemwise only in K): no CG.
   EXPECT_TRUE(cg_step_programs(run_passes(problem(kProblems[5]), po), o).empty());
