@@ -981,6 +981,7 @@ class Graph {
   Halide::Pipeline pipeline() {
     place_strip_candidates();
     fuse_partials_into_outputs();
+    split_partial_rows();
     fuse_partials();
     split_row_strips();
     std::vector<Halide::Func> funcs;
@@ -1502,6 +1503,34 @@ class Graph {
   // of its consumers, and for two consumers fused below the row
   // (compute_with at an RVar) Halide 14 bounds it by the loop variables of
   // both, one of which is not defined there.
+  // Row sums of a rank-2 array that no output's loop computes
+  // (fuse_partials_into_outputs) run in strips of kRowsPerTask rows per
+  // thread-pool task, as the outputs do, not one row per task: each task is
+  // taken from Halide's work queue under its lock (a CG step's ⟨p, A p⟩ over
+  // 512 rows was 512 tasks). Two row sums that fuse_partials joins are split
+  // both or neither. (Arrays of more axes keep a task per row: their rows
+  // may be few, the gradient's two components of a volume.)
+  void split_partial_rows() {
+    if (schedule_ != Schedule::Default) return;
+    std::map<std::string, RowSums*> by_name;
+    for (auto& [id, rs] : partials_) by_name[rs.partial.name()] = &rs;
+    auto splits = [&](const RowSums& rs) {
+      return rs.rows.defined() && rs.domain.dimensions() == 1 && !split_partials_.count(rs.partial.name());
+    };
+    std::set<std::string> keep;  // partners of row sums that cannot be split
+    for (const auto& [b, a] : reduction_partner_) {
+      if (splits(*by_name.at(a)) != splits(*by_name.at(b))) keep.insert({a, b});
+    }
+    for (auto& [name, rs] : by_name) {
+      if (!splits(*rs) || keep.count(name)) continue;
+      const Halide::Var px("px_0"), in_strip("px_0_in_strip");
+      rs->partial.update(0)
+          .split(px, px, in_strip, kRowsPerTask, Halide::TailStrategy::GuardWithIf)
+          .parallel(px)
+          .serial(in_strip);
+      split_partials_.insert(name);
+    }
+  }
   void fuse_partials() {
     std::map<std::string, RowSums*> by_name;
     for (auto& [id, rs] : partials_) by_name[rs.partial.name()] = &rs;
@@ -1626,6 +1655,7 @@ class Graph {
             .split(px, px, in_strip, kRowsPerTask, Halide::TailStrategy::GuardWithIf)
             .parallel(px)
             .serial(in_strip);
+        split_partials_.insert(p.name());
         p.update(0).compute_with(Halide::Func(outs.at(lead)), Halide::Var(row_tasks_.at(lead)));
         members.at(lead).push_back(pf);
         // Out of its fuse_reductions group.
@@ -1854,6 +1884,7 @@ class Graph {
   std::map<std::string, std::string> row_tasks_;  ///< Funcs at root by strips of rows: their strip loop
   std::map<std::string, RowSums> partials_;  ///< row-parallel reductions, by Val id
   std::vector<std::string> partial_order_;    ///< their Val ids in the order reduce made them
+  std::set<std::string> split_partials_;       ///< row sums whose rows run in strips (split_partial_rows)
   std::set<std::string> cheap_roots_;         ///< at root, pointwise of at most 2 arrays (see fuse_partials_into_outputs)
   std::map<std::string, std::string> group_lead_;         ///< an output fused into another's loop: that one
   std::map<std::string, std::string> reduction_partner_;  ///< row sums fused with others (fuse_reductions)

@@ -929,6 +929,12 @@ TEST(HalideCg, TheNormsShareTheLoopsThatWriteTheirArrays) {
   };
   EXPECT_EQ(parallel_loops(halide_emit(cg[2], "stmt")), 1u);  // x', r' and ‖r'‖²
   EXPECT_EQ(parallel_loops(halide_emit(cg[0], "stmt")), 2u);  // r with ‖rhs‖², then ‖r‖²
+  // ⟨p, A p⟩ has a loop of its own, over strips of rows (one thread-pool
+  // task per kRowsPerTask rows, as the outputs' loops), not over single rows.
+  const std::string apply = halide_emit(cg[1], "stmt");
+  EXPECT_EQ(parallel_loops(apply), 3u);  // p, A p, ⟨p, A p⟩
+  EXPECT_THAT(apply, ::testing::ContainsRegex("par_for_dot_partial[0-9]+_s1_px_0_px_0,"));
+  EXPECT_THAT(apply, ::testing::ContainsRegex("for \\(dot_partial[0-9]+\\.s1\\.px_0\\.px_0_in_strip, 0, 8\\)"));
   for (const StepProgram& prog : cg) {
     SCOPED_TRACE(prog.name);
     StepInputs in;
