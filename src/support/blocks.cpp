@@ -33,13 +33,13 @@ static_assert(kColors * kColorStep < kGranule, "a block's color fits in its firs
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 // Free blocks that keep their pages, beyond which freed blocks give them back:
-// a 32nd of the machine's memory, between 128 MiB and 1 GiB (as the block
-// cache of Halide's buffers that the store replaced: 1 GiB).
+// a 64th of the machine's memory, between 128 MiB and 512 MiB (enough for the
+// arrays of a few 2048² solves; the block cache of Halide's buffers that the
+// store replaced kept up to 1 GiB).
 size_t default_cache_cap() {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  size_t phys =
-      pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : size_t{8} << 30;
-  return std::clamp(phys / 32, size_t{128} << 20, size_t{1} << 30);
+  size_t phys = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : size_t{8} << 30;
+  return std::clamp(phys / 64, size_t{128} << 20, size_t{512} << 20);
 }
 
 struct Store {

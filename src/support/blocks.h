@@ -42,8 +42,8 @@ BlockStats block_stats();
 /// False in builds with AddressSanitizer: every request goes to operator new.
 bool blocks_enabled();
 
-/// The most bytes of free blocks that keep their pages (default: a 32nd of
-/// the machine's memory, between 128 MiB and 1 GiB); free blocks beyond it
+/// The most bytes of free blocks that keep their pages (default: a 64th of
+/// the machine's memory, between 128 MiB and 512 MiB); free blocks beyond it
 /// give their pages back, now and when freed. Returns the cap it replaces.
 size_t set_block_cache_bytes(size_t bytes);
 
