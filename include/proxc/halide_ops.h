@@ -1303,6 +1303,41 @@ class Graph {
     return domains_.back().second;
   }
 
+  // Row sums whose rows are the array's axis 0 and whose reduction domain
+  // is one axis (arrays (H, W), or (H, W, C) with C ≤ 4 folded into each
+  // element) and that no output's loop computes (fuse_partials_into_outputs)
+  // run in strips of kRowsPerTask rows per thread-pool task, as the outputs
+  // do, not one row per task: each task is taken from Halide's work queue
+  // under its lock (a CG step's ⟨p, A p⟩ over 512 rows was 512 tasks). The
+  // row sums of one fuse_reductions group (a star: each joins its first) are
+  // split all or none, so that compute_with joins loops of one structure.
+  // (An array of few long rows, (4, 10⁶), gets fewer tasks than rows.)
+  void split_partial_rows() {
+    if (schedule_ != Schedule::Default) return;
+    std::map<std::string, RowSums*> by_name;
+    for (auto& [id, rs] : partials_) by_name[rs.partial.name()] = &rs;
+    auto splits = [&](const RowSums& rs) {
+      return rs.rows.defined() && rs.domain.dimensions() == 1 && !split_partials_.count(rs.partial.name());
+    };
+    std::map<std::string, std::set<std::string>> groups;  // by the first member
+    for (const auto& [b, a] : reduction_partner_) groups[a].insert({a, b});
+    std::set<std::string> keep;
+    for (const auto& [first, members] : groups) {
+      bool all = true;
+      for (const std::string& m : members) all = all && splits(*by_name.at(m));
+      if (!all) keep.insert(members.begin(), members.end());
+    }
+    for (auto& [name, rs] : by_name) {
+      if (!splits(*rs) || keep.count(name)) continue;
+      const Halide::Var px("px_0"), in_strip("px_0_in_strip");
+      rs->partial.update(0)
+          .split(px, px, in_strip, kRowsPerTask, Halide::TailStrategy::GuardWithIf)
+          .parallel(px)
+          .serial(in_strip);
+      split_partials_.insert(name);
+    }
+  }
+
   // Vectors along a run-time extent: when every run-time extent is at least
   // kVectorLanes (assume_min_extent), the last vector of a row shifts
   // inwards and recomputes a few elements; otherwise a guarded tail (a
@@ -1503,34 +1538,6 @@ class Graph {
   // of its consumers, and for two consumers fused below the row
   // (compute_with at an RVar) Halide 14 bounds it by the loop variables of
   // both, one of which is not defined there.
-  // Row sums of a rank-2 array that no output's loop computes
-  // (fuse_partials_into_outputs) run in strips of kRowsPerTask rows per
-  // thread-pool task, as the outputs do, not one row per task: each task is
-  // taken from Halide's work queue under its lock (a CG step's ⟨p, A p⟩ over
-  // 512 rows was 512 tasks). Two row sums that fuse_partials joins are split
-  // both or neither. (Arrays of more axes keep a task per row: their rows
-  // may be few, the gradient's two components of a volume.)
-  void split_partial_rows() {
-    if (schedule_ != Schedule::Default) return;
-    std::map<std::string, RowSums*> by_name;
-    for (auto& [id, rs] : partials_) by_name[rs.partial.name()] = &rs;
-    auto splits = [&](const RowSums& rs) {
-      return rs.rows.defined() && rs.domain.dimensions() == 1 && !split_partials_.count(rs.partial.name());
-    };
-    std::set<std::string> keep;  // partners of row sums that cannot be split
-    for (const auto& [b, a] : reduction_partner_) {
-      if (splits(*by_name.at(a)) != splits(*by_name.at(b))) keep.insert({a, b});
-    }
-    for (auto& [name, rs] : by_name) {
-      if (!splits(*rs) || keep.count(name)) continue;
-      const Halide::Var px("px_0"), in_strip("px_0_in_strip");
-      rs->partial.update(0)
-          .split(px, px, in_strip, kRowsPerTask, Halide::TailStrategy::GuardWithIf)
-          .parallel(px)
-          .serial(in_strip);
-      split_partials_.insert(name);
-    }
-  }
   void fuse_partials() {
     std::map<std::string, RowSums*> by_name;
     for (auto& [id, rs] : partials_) by_name[rs.partial.name()] = &rs;

@@ -63,6 +63,7 @@ constexpr size_t kHeader = 128;  // keeps Halide's alignment and stores the size
 
 void* cached_malloc(Halide::JITUserContext*, size_t n) {
   void* p = nullptr;
+  if (n > SIZE_MAX - kHeader) return nullptr;
   try {
     p = allocate_block(n + kHeader);
   } catch (const std::bad_alloc&) {

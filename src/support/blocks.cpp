@@ -4,14 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
 
-#if defined(__SANITIZE_ADDRESS__)
+// Sanitizers that check heap accesses need their own allocator.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_HWADDRESS__)
 #define PROXC_BLOCKS_OFF 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(hwaddress_sanitizer) || __has_feature(memory_sanitizer)
 #define PROXC_BLOCKS_OFF 1
 #endif
 #endif
@@ -38,7 +40,8 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 // store replaced kept up to 1 GiB).
 size_t default_cache_cap() {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  size_t phys = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : size_t{8} << 30;
+  size_t phys =
+      pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : size_t{8} << 30;
   return std::clamp(phys / 64, size_t{128} << 20, size_t{512} << 20);
 }
 
@@ -54,8 +57,8 @@ struct Store {
   // A 2 MiB-aligned mapping of `bytes` (a multiple of 2 MiB), advised to use
   // huge pages; null when the system has no memory for it.
   char* map_region(size_t bytes) {
-    void* raw = ::mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* raw =
+        ::mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) return nullptr;
     auto start = reinterpret_cast<uintptr_t>(raw);
     uintptr_t aligned = round_up(start, kHugePage);
@@ -109,23 +112,31 @@ struct Store {
     return p;
   }
 
-  void free(void* p, size_t bytes) {
+  void free(void* p, size_t bytes) noexcept {
     std::lock_guard<std::mutex> lock(m);
     stats.live -= bytes;
     if (stats.cached + bytes <= cap) {
-      cached.emplace(bytes, p);
-      stats.cached += bytes;
-      return;
+      try {
+        cached.emplace(bytes, p);
+        stats.cached += bytes;
+        return;
+      } catch (const std::bad_alloc&) {
+        // No memory for the list's node: the block's pages go back.
+      }
     }
     give_back(p, bytes);
   }
 
-  // A free block's pages go back to the system; its addresses stay for reuse.
-  void give_back(void* p, size_t bytes) {
+  // A free block's pages go back to the system; its addresses stay for reuse
+  // (unless there is no memory to list them: then they stay mapped, unused).
+  void give_back(void* p, size_t bytes) noexcept {
     ::madvise(reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(p) / kGranule * kGranule), bytes,
               MADV_DONTNEED);
-    released.emplace(bytes, p);
-    stats.released += bytes;
+    try {
+      released.emplace(bytes, p);
+      stats.released += bytes;
+    } catch (const std::bad_alloc&) {
+    }
   }
 };
 
@@ -137,6 +148,8 @@ Store& store() {
 }  // namespace
 
 void* allocate_block(size_t bytes) {
+  // No object is larger (and the rounding below must not wrap).
+  if (bytes > static_cast<size_t>(PTRDIFF_MAX)) throw std::bad_alloc();
 #ifndef PROXC_BLOCKS_OFF
   if (bytes >= kMinBlockBytes) return store().allocate(round_up(bytes, kGranule) + kGranule);
 #endif

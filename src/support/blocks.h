@@ -9,8 +9,8 @@
 /// Freed blocks beyond a cap give their pages back (MADV_DONTNEED) and keep
 /// their addresses for reuse. Successive blocks start at staggered offsets
 /// (cache "colors"), so that arrays read side by side do not compete for the
-/// same cache sets. Smaller requests, and every request in a build
-/// with AddressSanitizer (whose checks need its own allocator), go to
+/// same cache sets. Smaller requests, and every request in a build with a
+/// sanitizer that checks heap accesses (Address, HWAddress, Memory), go to
 /// operator new.
 #pragma once
 
@@ -39,7 +39,7 @@ struct BlockStats {
 };
 BlockStats block_stats();
 
-/// False in builds with AddressSanitizer: every request goes to operator new.
+/// False in builds with a heap-checking sanitizer: every request goes to operator new.
 bool blocks_enabled();
 
 /// The most bytes of free blocks that keep their pages (default: a 64th of

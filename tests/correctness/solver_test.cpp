@@ -315,8 +315,9 @@ TEST(Cg, StepsAreCountedAndTheProgramsKeepTheArrays) {
     EXPECT_LE(r.summary.cg_steps, 10 * o.cg_max_iters) << b->name();
     EXPECT_THAT(r.summary.to_json(), ::testing::HasSubstr("\"cg_steps\": " + std::to_string(r.summary.cg_steps)));
     // The profile: each program's runs, in the order of their first run
-    // (cg_init before the first iteration; a step is one cg_apply and one
-    // cg_update), and seconds that fit in the iterating time.
+    // (cg_init, then the iteration: the first x-update's residual is 0 here,
+    // from x = z = u = 0; each CG step is one cg_apply and one cg_update),
+    // and seconds that fit in the iterating time.
     std::map<std::string, SolverSummary::ProgramTime> runs;
     std::vector<std::string> order;
     double seconds = 0;
