@@ -1314,8 +1314,7 @@ class Graph {
   // (An array of few long rows, (4, 10⁶), gets fewer tasks than rows.)
   void split_partial_rows() {
     if (schedule_ != Schedule::Default) return;
-    std::map<std::string, RowSums*> by_name;
-    for (auto& [id, rs] : partials_) by_name[rs.partial.name()] = &rs;
+    const std::map<std::string, RowSums*> by_name = partials_by_name();
     auto splits = [&](const RowSums& rs) {
       return rs.rows.defined() && rs.domain.dimensions() == 1 && !split_partials_.count(rs.partial.name());
     };
@@ -1328,14 +1327,23 @@ class Graph {
       if (!all) keep.insert(members.begin(), members.end());
     }
     for (auto& [name, rs] : by_name) {
-      if (!splits(*rs) || keep.count(name)) continue;
-      const Halide::Var px("px_0"), in_strip("px_0_in_strip");
-      rs->partial.update(0)
-          .split(px, px, in_strip, kRowsPerTask, Halide::TailStrategy::GuardWithIf)
-          .parallel(px)
-          .serial(in_strip);
-      split_partials_.insert(name);
+      if (splits(*rs) && !keep.count(name)) split_rows_into_tasks(rs->partial);
     }
+  }
+  // Row sums' update over rows in strips of kRowsPerTask rows, one parallel
+  // task per strip (the last strip guarded).
+  void split_rows_into_tasks(Halide::Func partial) {
+    const Halide::Var px("px_0"), in_strip("px_0_in_strip");
+    partial.update(0)
+        .split(px, px, in_strip, kRowsPerTask, Halide::TailStrategy::GuardWithIf)
+        .parallel(px)
+        .serial(in_strip);
+    split_partials_.insert(partial.name());
+  }
+  std::map<std::string, RowSums*> partials_by_name() {
+    std::map<std::string, RowSums*> by_name;
+    for (auto& [id, rs] : partials_) by_name[rs.partial.name()] = &rs;
+    return by_name;
   }
 
   // Vectors along a run-time extent: when every run-time extent is at least
@@ -1539,8 +1547,7 @@ class Graph {
   // (compute_with at an RVar) Halide 14 bounds it by the loop variables of
   // both, one of which is not defined there.
   void fuse_partials() {
-    std::map<std::string, RowSums*> by_name;
-    for (auto& [id, rs] : partials_) by_name[rs.partial.name()] = &rs;
+    const std::map<std::string, RowSums*> by_name = partials_by_name();
     for (const auto& [b, a] : reduction_partner_) {
       RowSums& ra = *by_name.at(a);
       RowSums& rb = *by_name.at(b);
@@ -1657,12 +1664,7 @@ class Graph {
         if (!shares) continue;
         if (!inline_members.empty()) inline_calls(pf, inline_members);
         Halide::Func p = rs.partial;
-        const Halide::Var px("px_0"), in_strip("px_0_in_strip");
-        p.update(0)
-            .split(px, px, in_strip, kRowsPerTask, Halide::TailStrategy::GuardWithIf)
-            .parallel(px)
-            .serial(in_strip);
-        split_partials_.insert(p.name());
+        split_rows_into_tasks(p);
         p.update(0).compute_with(Halide::Func(outs.at(lead)), Halide::Var(row_tasks_.at(lead)));
         members.at(lead).push_back(pf);
         // Out of its fuse_reductions group.

@@ -94,8 +94,8 @@ class InvariantStep {
     for (const auto& [k, v] : invariants_.scalars) in->params[k] = v;
   }
   void account(const std::string& name, Clock::time_point t) {
-    const double s = std::chrono::duration<double>(Clock::now() - t).count();
     if (!profile_) return;
+    const double s = std::chrono::duration<double>(Clock::now() - t).count();
     auto it = std::find_if(profile_->begin(), profile_->end(), [&](const auto& p) { return p.name == name; });
     if (it == profile_->end()) it = profile_->insert(profile_->end(), SolverSummary::ProgramTime{name, 0, 0});
     ++it->runs;

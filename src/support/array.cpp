@@ -41,13 +41,14 @@ Array::Array(Shape s, FloatData d) : shape(std::move(s)), data(std::move(d)) {
       << "array data size " << data.size() << " does not match shape " << shape_to_string(shape);
 }
 
-namespace {
 int64_t physical_memory_bytes() {
   long pages = sysconf(_SC_PHYS_PAGES);
   long page = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page <= 0) return int64_t{1} << 34;
   return static_cast<int64_t>(pages) * page;
 }
+
+namespace {
 int64_t& max_bytes_storage() {
   static int64_t v = physical_memory_bytes();
   return v;

@@ -41,6 +41,9 @@ struct Array {
   int rank() const { return static_cast<int>(shape.size()); }
 };
 
+/// The machine's physical memory (16 GiB where the system does not say).
+int64_t physical_memory_bytes();
+
 /// Process-wide resource limits, checked before allocating.
 struct Limits {
   /// Largest number of bytes one array (a variable, a constant, a file's

@@ -1,13 +1,14 @@
 #include "support/blocks.h"
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
+
+#include "support/array.h"
 
 // Sanitizers that check heap accesses need their own allocator.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_HWADDRESS__)
@@ -39,11 +40,13 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 // arrays of a few 2048² solves; the block cache of Halide's buffers that the
 // store replaced kept up to 1 GiB).
 size_t default_cache_cap() {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  size_t phys =
-      pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : size_t{8} << 30;
+  const auto phys = static_cast<size_t>(physical_memory_bytes());
   return std::clamp(phys / 64, size_t{128} << 20, size_t{512} << 20);
 }
+
+// A block's size for a request of `bytes`: whole granules, and one more for
+// its color.
+size_t block_bytes(size_t bytes) { return round_up(bytes, kGranule) + kGranule; }
 
 struct Store {
   std::mutex m;
@@ -151,7 +154,7 @@ void* allocate_block(size_t bytes) {
   // No object is larger (and the rounding below must not wrap).
   if (bytes > static_cast<size_t>(PTRDIFF_MAX)) throw std::bad_alloc();
 #ifndef PROXC_BLOCKS_OFF
-  if (bytes >= kMinBlockBytes) return store().allocate(round_up(bytes, kGranule) + kGranule);
+  if (bytes >= kMinBlockBytes) return store().allocate(block_bytes(bytes));
 #endif
   return ::operator new(std::max<size_t>(bytes, 1), std::align_val_t(kSmallAlignment));
 }
@@ -160,7 +163,7 @@ void free_block(void* p, size_t bytes) noexcept {
   if (!p) return;
 #ifndef PROXC_BLOCKS_OFF
   if (bytes >= kMinBlockBytes) {
-    store().free(p, round_up(bytes, kGranule) + kGranule);
+    store().free(p, block_bytes(bytes));
     return;
   }
 #endif
@@ -182,12 +185,8 @@ size_t set_block_cache_bytes(size_t bytes) {
   s.cap = bytes;
   // Free blocks beyond the new cap give their pages back now.
   while (s.stats.cached > s.cap && !s.cached.empty()) {
-    auto it = s.cached.begin();
-    const size_t n = it->first;
-    void* p = it->second;
-    s.cached.erase(it);
-    s.stats.cached -= n;
-    s.give_back(p, n);
+    const size_t n = s.cached.begin()->first;
+    s.give_back(s.take(&s.cached, n, &s.stats.cached), n);
   }
   return old;
 }
