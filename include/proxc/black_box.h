@@ -54,7 +54,7 @@ typedef struct proxc_black_box {
   /** NULL: the output has the input's shape. */
   proxc_black_box_shape_fn output_shape;
   /** An upper bound on the operator norm ||K||, or 0 when unknown (proxc
-   * then estimates it by power iteration where a solver needs it). */
+   * then estimates it by Lanczos iteration where a solver needs it). */
   double norm_bound;
   /** Passed to every callback. */
   void* user;

@@ -42,13 +42,16 @@ DotTestResult dot_test(Backend& backend, const Expr& k, uint64_t seed = 1);
 /// W(K) of the tolerance formula above.
 double rounding_work(const Expr& k);
 
-/// ||K|| estimated by power iteration on KᵀK (at most `max_iters`, stops when
-/// the estimate changes by less than 1e-6 relative).
+/// ||K|| estimated by Lanczos iteration on KᵀK, as ProxImaL does (scipy's
+/// eigs): the largest Ritz value after at most `max_iters` applications of
+/// KᵀK, a lower bound to rounding; stops when the estimate changes by less
+/// than `tol` relative or the recurrence's residual is that small.
 struct NormEstimate {
   double value = 0;
   int iterations = 0;
 };
-NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters = 100, uint64_t seed = 2);
+NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters = 100, uint64_t seed = 2,
+                          double tol = 1e-6);
 
 /// ProxImaL's upper bound of ||K||, propagated through the operator graph:
 /// grad 2·sqrt(dims), mul_elemwise max|w|, conv max|otf| (exact), subsample,

@@ -83,7 +83,7 @@ std::string format_check_text(const ProblemCheck& c) {
       out << buf;
     }
   }
-  out << "||K|| by power iteration: " << fmt(c.norm.value) << " (" << c.norm.iterations << " iterations); "
+  out << "||K|| by Lanczos iteration: " << fmt(c.norm.value) << " (" << c.norm.iterations << " iterations); "
       << "upper bound: " << fmt(c.bound) << (c.bound_holds ? "" : "  FAIL: the estimate exceeds the bound") << "\n";
   out << (c.passed ? "check passed\n" : "check FAILED\n");
   return out.str();

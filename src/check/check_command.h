@@ -15,7 +15,7 @@ struct ProblemCheck {
   std::vector<DotTestResult> operators;  ///< each operator alone
   std::vector<DotTestResult> terms;      ///< each term's operand (linear part)
   DotTestResult whole;                   ///< all terms' operands stacked
-  NormEstimate norm;                     ///< ||K|| by power iteration
+  NormEstimate norm;                     ///< ||K|| by Lanczos iteration
   double bound = 0;                      ///< ProxImaL's upper bound of ||K||
   bool bound_holds = false;              ///< norm ≤ bound (up to 1e-6 relative)
   /// With a reference backend: each operator, prox and value against it.

@@ -16,7 +16,9 @@ struct PassOptions {
   /// The solver the split pass prepares for: pc, ladmm, admm or hqs.
   std::string solver = "pc";
   /// How the scale pass gets ||K||: "bound" (ProxImaL's propagated upper
-  /// bound, the default) or "power" (power iteration on the emulator).
+  /// bound, the default) or "power" (estimated on the emulator by Lanczos iteration on KᵀK, as
+  /// ProxImaL's est_CompGraph_norm with scipy's eigs; the name is the
+  /// option's since the first release).
   std::string norm = "bound";
 };
 

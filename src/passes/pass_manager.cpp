@@ -24,7 +24,7 @@ const std::vector<PassInfo>& all_passes() {
        absorb_pass},
       {"merge", "fold a plain quadratic into another term on the same operand", merge_pass},
       {"split", "assign each term to omega (x-update) or psi (dual split) for the chosen solver", split_pass},
-      {"scale", "normalise the stacked psi operator by ||K|| (ProxImaL's bound, or power iteration)", scale_pass},
+      {"scale", "normalise the stacked psi operator by ||K|| (ProxImaL's bound, or a Lanczos estimate)", scale_pass},
   };
   return passes;
 }

@@ -1,7 +1,7 @@
 // scale: normalises the stacked psi operator so that ||K|| ≤ 1 (ProxImaL's scaling).
 //
 // With Knorm a bound of ||K|| for K = vstack(psi operands) — ProxImaL's upper bound
-// propagated through the operator graph by default, power iteration on request —
+// propagated through the operator graph by default, estimated (Lanczos iteration) on request —
 // the problem is rewritten over s = sqrt(Knorm)·x:
 // - each psi operand K_i becomes (1/Knorm)·K_i, its beta is multiplied and its c
 //   multiplied by sqrt(Knorm), its gamma by Knorm;

@@ -358,7 +358,7 @@ TEST(CliCheck, EveryExamplePasses) {
     auto r = proxc("check " + example(name));
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_THAT(r.out, HasSubstr("check passed"));
-    EXPECT_THAT(r.out, HasSubstr("||K|| by power iteration"));
+    EXPECT_THAT(r.out, HasSubstr("||K|| by Lanczos iteration"));
   }
 }
 

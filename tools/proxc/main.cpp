@@ -510,7 +510,7 @@ int main(int argc, char** argv) {
   opt_cmd->add_option("--passes", opt.passes, "Comma-separated passes to run (default: absorb,merge,split,scale)");
   opt_cmd->add_option("--solver", opt.solver, "Solver the split prepares for")
       ->check(CLI::IsMember({"pc", "ladmm", "admm", "hqs"}));
-  opt_cmd->add_option("--norm", opt.norm, "How the scale pass gets ||K||: bound (ProxImaL's) or power")
+  opt_cmd->add_option("--norm", opt.norm, "How the scale pass gets ||K||: bound (ProxImaL's) or power (estimated: Lanczos iteration)")
       ->check(CLI::IsMember({"bound", "power"}));
   opt_cmd->add_option("--dump-ir", opt.dump_dir, "Write NN_<pass>.prox and NN_<pass>.json here after each pass");
   opt_cmd->add_flag("--print-after-all", opt.print_after_all, "Print the problem after each pass (stderr)");
