@@ -733,7 +733,11 @@ class HalideBackend : public Backend {
   }
   // Every part of every program compiles at once: LLVM's code generation,
   // most of a compile, runs on one thread per pipeline.
+  // schedule_used() then reports these programs: a fallback of an earlier
+  // compile's (which keep their own flag) no longer counts.
   std::vector<std::unique_ptr<CompiledStep>> compile_many(const std::vector<const StepProgram*>& programs) override {
+    fell_back_ = std::make_shared<std::atomic<bool>>(false);
+    compiles_ = 0;
     std::vector<std::unique_ptr<HalideStep>> steps;
     std::vector<std::function<void()>> jobs;
     for (const StepProgram* p : programs) {
@@ -751,7 +755,9 @@ class HalideBackend : public Backend {
     return out;
   }
   std::string schedule_requested() const override { return options_.schedule; }
-  // After a run-time fallback (Part::run) of any of its pipelines: "default".
+  // The schedule of the last compile_many's programs: "default" when one of
+  // them used it, or after a run-time fallback (Part::run) of any of their
+  // pipelines.
   std::string schedule_used() const override {
     if (fell_back_->load()) return "default";
     return compiles_ ? schedule_used_ : options_.schedule;

@@ -984,7 +984,7 @@ TEST(HalideSchedule, AScheduleThatFailsWhenItRunsFallsBackAndIsReportedAsTheDefa
   // Halide 14's Adams2019 schedules the Kᵀb setup of a Pock–Chambolle
   // deconvolution (a 7×7 correlation of b) so that, JIT-compiled, it reads
   // the kernel out of bounds when it runs. The run falls back to the default
-  // schedule, warns, and the backend reports "default" from then on.
+  // schedule, warns, and the backend reports "default" for that compile.
   const std::string dir = test::temp_dir();
   std::mt19937_64 rng(5);
   Problem p = parse_with_random_b(
@@ -1007,6 +1007,20 @@ TEST(HalideSchedule, AScheduleThatFailsWhenItRunsFallsBackAndIsReportedAsTheDefa
   ASSERT_TRUE(scheduled) << "Adams2019 no longer schedules this setup (a Halide change?): choose another case\n" << err;
   EXPECT_THAT(err, ::testing::HasSubstr("warning: the adams2019 schedule of pc_iteration_setup fails when it runs"));
   EXPECT_EQ(b->schedule_used(), "default");
+  // The fallback is the setup's: the backend's next compile, of a program
+  // the schedule runs, reports the autoscheduler again.
+  {
+    StepProgram twice;
+    twice.name = "twice";
+    twice.outputs.push_back({"y", step_binary(StepKind::Mul, step_constant(2), step_input("x", {96, 128}))});
+    auto other = b->compile(twice);
+    Array x({96, 128});
+    x.data[5] = 1.5f;
+    StepInputs in;
+    in.buffers["x"] = &x;
+    EXPECT_EQ(other->run(in).arrays.at("y").data[5], 3.0f);
+    EXPECT_EQ(b->schedule_used(), "adams2019");
+  }
   // And the fallback's result is the setup's (a 7×7 correlation in float: 49 roundings of O(1) terms).
   StepOutputs e = emulator().compile(setup)->run(StepInputs{});
   for (const auto& [name, arr] : e.arrays) expect_close(h.arrays.at(name), arr, 64 * kEps32 * std::max(1.0, max_abs(arr)), name);
