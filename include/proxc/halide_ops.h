@@ -1627,9 +1627,13 @@ class Graph {
     };
     std::map<std::string, std::vector<Halide::Internal::Function>> members;  // of each lead's loop
     std::map<std::string, std::set<std::string>> out_reads;
-    auto lead_of = [&](const std::string& o) {
-      auto it = group_lead_.find(o);
-      return it != group_lead_.end() ? it->second : o;
+    auto lead_of = [&](std::string o) {  // the first of o's compute_with group (followed to its end)
+      for (size_t steps = 0; steps < group_lead_.size(); ++steps) {
+        auto it = group_lead_.find(o);
+        if (it == group_lead_.end()) break;
+        o = it->second;
+      }
+      return o;
     };
     for (const std::string& o : out_order) {
       members[lead_of(o)].push_back(outs.at(o));
