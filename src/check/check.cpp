@@ -229,15 +229,20 @@ NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters, uint6
     // <v, KᵀK v> (not ||K v||², equal for a true adjoint: a black box's
     // inconsistent pair keeps the Rayleigh quotient of what it computes).
     const double a = dot(v, w);
-    if (!std::isfinite(a)) {
-      theta = a;
+    if (!std::isfinite(a)) {  // no estimate (as the power iteration's 0)
+      theta = 0;
       break;
     }
     alpha.push_back(a);
     subtract(&w, a, v);
     if (!beta.empty()) subtract(&w, beta.back(), prev);
     subtract(&w, dot(w, v), v);  // v_j's share once more: rounding in float
-    const double next = largest_eigenvalue(alpha, beta);
+    // The Ritz value of largest magnitude, as the power iteration found the
+    // dominant eigenvalue: KᵀK is positive semi-definite, unless a black
+    // box's adjoint has the wrong sign.
+    std::vector<double> negated(alpha.size());
+    for (size_t i = 0; i < alpha.size(); ++i) negated[i] = -alpha[i];
+    const double next = std::max(largest_eigenvalue(alpha, beta), largest_eigenvalue(negated, beta));
     const double b = std::sqrt(dot(w, w));
     // Converged: the estimate moved by less than tol relative, or the
     // recurrence's residual b is that small (the Krylov space is invariant
@@ -251,7 +256,7 @@ NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters, uint6
     prev = std::move(v);
     v = std::move(w);
   }
-  est.value = std::sqrt(std::max(theta, 0.0));
+  est.value = std::sqrt(theta);
   return est;
 }
 

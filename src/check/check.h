@@ -44,8 +44,9 @@ double rounding_work(const Expr& k);
 
 /// ||K|| estimated by Lanczos iteration on KᵀK, as ProxImaL does (scipy's
 /// eigs): the largest Ritz value after at most `max_iters` applications of
-/// KᵀK, a lower bound to rounding; stops when the estimate changes by less
-/// than `tol` relative or the recurrence's residual is that small.
+/// KᵀK, a lower bound to rounding; stops when the estimate of ||K||²
+/// changes by less than `tol` relative or the recurrence's residual is that
+/// small. 0 when an application of KᵀK is not finite.
 struct NormEstimate {
   double value = 0;
   int iterations = 0;
