@@ -221,6 +221,11 @@ TEST(BlackBox, NormBoundIsDeclaredOrEstimated) {
   // bad_adjoint declares none: ||K|| is estimated, sqrt(2 · 2.2) for its
   // inconsistent pair, with the 1 % margin.
   EXPECT_NEAR(norm_bound(make_black_box("bad_adjoint", x)), 1.01 * std::sqrt(4.4), 1e-5);
+  // An adjoint of the wrong sign: KᵀK = −4·I, whose largest Ritz value is
+  // −4; the estimate takes the largest magnitude, as the power iteration's
+  // dominant eigenvalue did (the dot test reports the operator).
+  EXPECT_NEAR(norm_bound(make_black_box("negated_adjoint", x)), 1.01 * 2.0, 1e-5);
+  EXPECT_FALSE(dot_test(emulator(), make_black_box("negated_adjoint", x), 3).passed);
   // An operand of rank 5 (the gradient of a colour volume): estimated on a
   // reshaped flat variable, and dot-tested the same way.
   Expr g = make_grad(make_variable({3, 4, 4, 3}, "v"));

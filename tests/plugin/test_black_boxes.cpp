@@ -11,6 +11,7 @@
 //   pool2        2×2 block sums over the first two axes (even extents only):
 //                shape (h, w, ...) → (h/2, w/2, ...); adjoint replicates.
 //   bad_adjoint  forward 2·x, "adjoint" 2.2·y: the dot test must catch it.
+//   negated_adjoint  forward 2·x, "adjoint" −2·y: a sign error (KᵀK = −4·I).
 //   fails        the forward callback returns 7.
 #include <cstdint>
 
@@ -98,6 +99,9 @@ int bad_forward(void*, const float* in, const int64_t* s, int rank, float* out, 
 int bad_adjoint(void*, const float* in, const int64_t* s, int rank, float* out, const int64_t*, int) {
   return scaled(2.2f, in, s, rank, out);
 }
+int negated_adjoint(void*, const float* in, const int64_t* s, int rank, float* out, const int64_t*, int) {
+  return scaled(-2.0f, in, s, rank, out);
+}
 int fails_forward(void*, const float*, const int64_t*, int, float*, const int64_t*, int) { return 7; }
 
 }  // namespace
@@ -107,6 +111,7 @@ extern "C" int proxc_plugin_init(proxc_register_black_box_fn reg) {
       {"shift_blur", shift_blur_forward, shift_blur_adjoint, nullptr, 1.0, nullptr},
       {"pool2", pool2_forward, pool2_adjoint, pool2_shape, 2.0, nullptr},
       {"bad_adjoint", bad_forward, bad_adjoint, nullptr, 0.0, nullptr},
+      {"negated_adjoint", bad_forward, negated_adjoint, nullptr, 0.0, nullptr},
       {"fails", fails_forward, bad_adjoint, nullptr, 0.0, nullptr},
   };
   for (const proxc_black_box& op : ops) {
