@@ -134,16 +134,17 @@ DotTestResult dot_test(Backend& backend, const Expr& k, uint64_t seed) {
 
 namespace {
 
-// The largest eigenvalue of the symmetric tridiagonal matrix with diagonal a
-// and off-diagonal b (b[i] joins rows i and i + 1), by bisection on Sturm
-// counts: the number of pivots of the LDLᵀ factorization of T − xI that are
-// negative is the number of eigenvalues below x.
-double largest_eigenvalue(const std::vector<double>& a, const std::vector<double>& b) {
+// The eigenvalue of largest magnitude of the symmetric tridiagonal matrix
+// with diagonal a and off-diagonal b (b[i] joins rows i and i + 1): its
+// largest and its smallest eigenvalue by bisection on Sturm counts (the
+// number of negative pivots of the LDLᵀ factorization of T − xI is the
+// number of eigenvalues below x), within Gershgorin's bounds.
+double largest_magnitude_eigenvalue(const std::vector<double>& a, const std::vector<double>& b) {
   const size_t m = a.size();
   double lo = 0, hi = 0;
   for (size_t i = 0; i < m; ++i) {
     const double r = (i > 0 ? std::fabs(b[i - 1]) : 0.0) + (i + 1 < m ? std::fabs(b[i]) : 0.0);
-    hi = std::max(hi, a[i] + r);  // Gershgorin
+    hi = std::max(hi, a[i] + r);
     lo = std::min(lo, a[i] - r);
   }
   auto below = [&](double x) {  // eigenvalues < x
@@ -156,15 +157,16 @@ double largest_eigenvalue(const std::vector<double>& a, const std::vector<double
     }
     return count;
   };
-  for (int it = 0; it < 200 && hi - lo > 1e-15 * std::max(std::fabs(hi), std::fabs(lo)); ++it) {
-    const double mid = 0.5 * (lo + hi);
-    if (below(mid) == m) {
-      hi = mid;
-    } else {
-      lo = mid;
+  // The x in [l, h] where below(x) first reaches `count`, to rounding.
+  auto bisect = [&](double l, double h, size_t count) {
+    for (int it = 0; it < 200 && h - l > 1e-15 * std::max(std::fabs(h), std::fabs(l)); ++it) {
+      const double mid = 0.5 * (l + h);
+      (below(mid) >= count ? h : l) = mid;
     }
-  }
-  return hi;
+    return h;
+  };
+  const double largest = bisect(lo, hi, m), smallest = bisect(lo, hi, 1);
+  return std::max(largest, -smallest);
 }
 
 }  // namespace
@@ -240,9 +242,7 @@ NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters, uint6
     // The Ritz value of largest magnitude, as the power iteration found the
     // dominant eigenvalue: KᵀK is positive semi-definite, unless a black
     // box's adjoint has the wrong sign.
-    std::vector<double> negated(alpha.size());
-    for (size_t i = 0; i < alpha.size(); ++i) negated[i] = -alpha[i];
-    const double next = std::max(largest_eigenvalue(alpha, beta), largest_eigenvalue(negated, beta));
+    const double next = largest_magnitude_eigenvalue(alpha, beta);
     const double b = std::sqrt(dot(w, w));
     // Converged: the estimate moved by less than tol relative, or the
     // recurrence's residual b is that small (the Krylov space is invariant
