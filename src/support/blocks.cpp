@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -49,10 +50,20 @@ size_t default_cache_cap() {
 size_t block_bytes(size_t bytes) { return round_up(bytes, kGranule) + kGranule; }
 
 struct Store {
+  // A free block that keeps its pages, and when it was freed (a count).
+  struct Cached {
+    void* p;
+    uint64_t freed;
+  };
+  using CachedBySize = std::multimap<size_t, Cached>;
+
   std::mutex m;
   char* next = nullptr;  // the bump pointer of the current region
   char* end = nullptr;
-  std::multimap<size_t, void*> cached, released;  // free blocks by size (as handed out: colored)
+  CachedBySize cached;                                   // by size (as handed out: colored)
+  std::map<uint64_t, CachedBySize::iterator> by_age;     // the same blocks, least recently freed first
+  std::multimap<size_t, void*> released;                 // free blocks whose pages went back, by size
+  uint64_t frees = 0;
   size_t color = 0;
   size_t cap = default_cache_cap();
   BlockStats stats;
@@ -76,12 +87,25 @@ struct Store {
     return p;
   }
 
-  void* take(std::multimap<size_t, void*>* from, size_t bytes, size_t* counter) {
-    auto it = from->find(bytes);
-    if (it == from->end()) return nullptr;
+  // Of the free blocks of `bytes` that keep their pages, the one freed last
+  // (its lines the likeliest still in cache); null when there is none.
+  void* take_cached(size_t bytes) {
+    auto range = cached.equal_range(bytes);
+    if (range.first == range.second) return nullptr;
+    auto it = std::prev(range.second);  // equal sizes are kept in the order they were freed
+    void* p = it->second.p;
+    by_age.erase(it->second.freed);
+    cached.erase(it);
+    stats.cached -= bytes;
+    return p;
+  }
+
+  void* take_released(size_t bytes) {
+    auto it = released.find(bytes);
+    if (it == released.end()) return nullptr;
     void* p = it->second;
-    from->erase(it);
-    *counter -= bytes;
+    released.erase(it);
+    stats.released -= bytes;
     return p;
   }
 
@@ -89,8 +113,8 @@ struct Store {
   // color), as handed out: its start plus its color's offset.
   void* allocate(size_t bytes) {
     std::lock_guard<std::mutex> lock(m);
-    void* p = take(&cached, bytes, &stats.cached);
-    if (!p) p = take(&released, bytes, &stats.released);
+    void* p = take_cached(bytes);
+    if (!p) p = take_released(bytes);
     if (!p) {
       char* start = nullptr;
       if (bytes > kRegionBytes / 2) {
@@ -115,19 +139,45 @@ struct Store {
     return p;
   }
 
+  // A freed block keeps its pages; then, while the blocks that keep theirs
+  // pass the cap, the least recently freed give theirs back. (Keeping the
+  // first ones freed instead filled the cap with the arrays of an earlier,
+  // larger problem, and every array of the next one was faulted in afresh:
+  // the bench's 512² solves after its 2048² operators ran 1.5x as long.)
   void free(void* p, size_t bytes) noexcept {
     std::lock_guard<std::mutex> lock(m);
     stats.live -= bytes;
-    if (stats.cached + bytes <= cap) {
-      try {
-        cached.emplace(bytes, p);
-        stats.cached += bytes;
-        return;
-      } catch (const std::bad_alloc&) {
-        // No memory for the list's node: the block's pages go back.
-      }
+    if (bytes > cap) {
+      give_back(p, bytes);
+      return;
     }
-    give_back(p, bytes);
+    try {
+      auto it = cached.emplace(bytes, Cached{p, ++frees});
+      try {
+        by_age.emplace(frees, it);
+      } catch (const std::bad_alloc&) {
+        cached.erase(it);
+        throw;
+      }
+      stats.cached += bytes;
+    } catch (const std::bad_alloc&) {
+      give_back(p, bytes);  // no memory for the lists' nodes: the block's pages go back
+      return;
+    }
+    evict_beyond_cap();
+  }
+
+  void evict_beyond_cap() noexcept {
+    while (stats.cached > cap && !by_age.empty()) {
+      auto oldest = by_age.begin();
+      auto it = oldest->second;
+      const size_t n = it->first;
+      void* p = it->second.p;
+      cached.erase(it);
+      by_age.erase(oldest);
+      stats.cached -= n;
+      give_back(p, n);
+    }
   }
 
   // A free block's pages go back to the system; its addresses stay for reuse
@@ -183,11 +233,7 @@ size_t set_block_cache_bytes(size_t bytes) {
   std::lock_guard<std::mutex> lock(s.m);
   const size_t old = s.cap;
   s.cap = bytes;
-  // Free blocks beyond the new cap give their pages back now.
-  while (s.stats.cached > s.cap && !s.cached.empty()) {
-    const size_t n = s.cached.begin()->first;
-    s.give_back(s.take(&s.cached, n, &s.stats.cached), n);
-  }
+  s.evict_beyond_cap();  // the least recently freed beyond the new cap give their pages back now
   return old;
 }
 

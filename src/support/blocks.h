@@ -5,9 +5,10 @@
 /// (madvise(MADV_HUGEPAGE): one page fault per 2 MiB where 4 KiB pages take
 /// 512), and a freed block is kept for the next request of its size (a
 /// solve's next arrays, the next solve's state) instead of being unmapped
-/// and faulted in again, as glibc does with blocks above its mmap threshold.
-/// Freed blocks beyond a cap give their pages back (MADV_DONTNEED) and keep
-/// their addresses for reuse. Successive blocks start at staggered offsets
+/// and faulted in again, as glibc does with blocks above its mmap threshold;
+/// of several free blocks of a size, the one freed last is handed out. When
+/// the free blocks that keep their pages pass a cap, the least recently
+/// freed give them back (MADV_DONTNEED) and keep their addresses for reuse. Successive blocks start at staggered offsets
 /// (cache "colors"), so that arrays read side by side do not compete for the
 /// same cache sets. Smaller requests, and every request in a build with a
 /// sanitizer that checks heap accesses (Address, HWAddress, Memory), go to
@@ -43,8 +44,9 @@ BlockStats block_stats();
 bool blocks_enabled();
 
 /// The most bytes of free blocks that keep their pages (default: a 64th of
-/// the machine's memory, between 128 MiB and 512 MiB); free blocks beyond it
-/// give their pages back, now and when freed. Returns the cap it replaces.
+/// the machine's memory, between 128 MiB and 512 MiB); beyond it the least
+/// recently freed give their pages back, now and as blocks are freed.
+/// Returns the cap it replaces.
 size_t set_block_cache_bytes(size_t bytes);
 
 /// A std::allocator that takes its large requests from the block store.

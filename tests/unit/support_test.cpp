@@ -85,7 +85,7 @@ TEST(Limits, RefusesHugeAllocationsBeforeAllocating) {
 }
 
 // The block tests use sizes no other code here allocates: a free block is
-// reused for a request of its size (of several, the one freed first).
+// reused for a request of its size (of several, the one freed last).
 TEST(Blocks, LargeArraysReuseFreedStorageAlignedAndZeroed) {
   if (!blocks_enabled()) GTEST_SKIP() << "the block store is off under heap-checking sanitizers";
   const Shape big{700, 700};  // 1.9 MiB: a block
@@ -140,6 +140,52 @@ TEST(Blocks, FreeBlocksBeyondTheCapGiveTheirPagesBackAndStayReusable) {
   for (size_t i = 0; i < count; ++i) ASSERT_EQ(again[i], 0.0f) << i;
   free_block(again, n);
   free_block(b, n);
+}
+
+// When the free blocks that keep their pages pass the cap, the least
+// recently freed give theirs back: the arrays of the last problem solved stay
+// warm, not those of the first (which filled the cap for good before).
+TEST(Blocks, TheLeastRecentlyFreedGiveTheirPagesBackFirst) {
+  if (!blocks_enabled()) GTEST_SKIP() << "the block store is off under heap-checking sanitizers";
+  struct Cap {
+    size_t old = set_block_cache_bytes(0);  // nothing cached from other tests
+    ~Cap() { set_block_cache_bytes(old); }
+  } cap;
+  const size_t n = (size_t{2} << 20) + (size_t{320} << 10), count = n / sizeof(float);
+  auto* a = static_cast<float*>(allocate_block(n));
+  auto* b = static_cast<float*>(allocate_block(n));
+  auto* c = static_cast<float*>(allocate_block(n));
+  for (size_t i = 0; i < count; ++i) a[i] = 1.5f, b[i] = 2.5f, c[i] = 3.5f;
+  const size_t block = n + (size_t{64} << 10);  // whole granules, and one for its cache color
+  set_block_cache_bytes(2 * block);
+  const BlockStats before = block_stats();
+  free_block(a, n);
+  free_block(b, n);
+  EXPECT_EQ(block_stats().cached, before.cached + 2 * block);
+  free_block(c, n);  // a, the least recently freed, gives its pages back
+  const BlockStats after = block_stats();
+  EXPECT_EQ(after.cached, before.cached + 2 * block);
+  EXPECT_EQ(after.released, before.released + block);
+  // The last freed first, with its pages (and so its values); a's addresses last, as zero pages.
+  auto* first = static_cast<float*>(allocate_block(n));
+  auto* second = static_cast<float*>(allocate_block(n));
+  auto* third = static_cast<float*>(allocate_block(n));
+  EXPECT_EQ(first, c);
+  EXPECT_EQ(second, b);
+  EXPECT_EQ(third, a);
+  for (size_t i = 0; i < count; ++i) {
+    ASSERT_EQ(first[i], 3.5f) << i;
+    ASSERT_EQ(second[i], 2.5f) << i;
+    ASSERT_EQ(third[i], 0.0f) << i;
+  }
+  // A block larger than the cap gives its pages back at once and evicts nothing.
+  free_block(first, n);
+  set_block_cache_bytes(block);
+  const size_t big = (size_t{5} << 20) + (size_t{192} << 10);
+  free_block(allocate_block(big), big);
+  EXPECT_EQ(block_stats().cached, before.cached + block);
+  free_block(second, n);
+  free_block(third, n);
 }
 
 TEST(LocatedError, ShowsLineAndCaret) {
