@@ -31,7 +31,7 @@ constexpr size_t kThreadedFftPoints = size_t{1} << 16;
 // when a wisdom file is set (proxc_fft_set_wisdom_file). Measured here, a
 // pair of float transforms on 2 threads, ESTIMATE → MEASURE: 0.98–1.21 →
 // 1.08–1.17 ms at 512² (no gain, so not measured), 4.0–6.2 → 3.0–4.8 ms at
-// 1024², 38–55 → 21–31 ms at 2048² (docs/performance.md).
+// 1024², 38–55 → 21–31 ms at 2048² (docs/performance-history.md).
 constexpr size_t kMeasuredFftPoints = size_t{1} << 20;
 
 std::mutex& planner_mutex() {  // FFTW's planner and wisdom are not thread-safe
