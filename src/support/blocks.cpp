@@ -60,9 +60,9 @@ struct Store {
   std::mutex m;
   char* next = nullptr;  // the bump pointer of the current region
   char* end = nullptr;
-  CachedBySize cached;                                   // by size (as handed out: colored)
-  std::map<uint64_t, CachedBySize::iterator> by_age;     // the same blocks, least recently freed first
-  std::multimap<size_t, void*> released;                 // free blocks whose pages went back, by size
+  CachedBySize cached;                                // by size (as handed out: colored)
+  std::map<uint64_t, CachedBySize::iterator> by_age;  // the same blocks, least recently freed first
+  std::multimap<size_t, void*> released;              // free blocks whose pages went back, by size
   uint64_t frees = 0;
   size_t color = 0;
   size_t cap = default_cache_cap();

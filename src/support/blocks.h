@@ -8,11 +8,11 @@
 /// and faulted in again, as glibc does with blocks above its mmap threshold;
 /// of several free blocks of a size, the one freed last is handed out. When
 /// the free blocks that keep their pages pass a cap, the least recently
-/// freed give them back (MADV_DONTNEED) and keep their addresses for reuse. Successive blocks start at staggered offsets
-/// (cache "colors"), so that arrays read side by side do not compete for the
-/// same cache sets. Smaller requests, and every request in a build with a
-/// sanitizer that checks heap accesses (Address, HWAddress, Memory), go to
-/// operator new.
+/// freed give them back (MADV_DONTNEED) and keep their addresses for reuse.
+/// Successive blocks start at staggered offsets (cache "colors"), so that
+/// arrays read side by side do not compete for the same cache sets. Smaller
+/// requests, and every request in a build with a sanitizer that checks heap
+/// accesses (Address, HWAddress, Memory), go to operator new.
 #pragma once
 
 #include <cstddef>
