@@ -182,8 +182,12 @@ TEST(Blocks, TheLeastRecentlyFreedGiveTheirPagesBackFirst) {
   free_block(first, n);
   set_block_cache_bytes(block);
   const size_t big = (size_t{5} << 20) + (size_t{192} << 10);
-  free_block(allocate_block(big), big);
+  void* large = allocate_block(big);
+  const size_t released = block_stats().released;
+  free_block(large, big);
   EXPECT_EQ(block_stats().cached, before.cached + block);
+  // Whole granules, and one for its color.
+  EXPECT_EQ(block_stats().released, released + big + (size_t{64} << 10));
   free_block(second, n);
   free_block(third, n);
 }
