@@ -36,10 +36,10 @@ static_assert(kColors * kColorStep < kGranule, "a block's color fits in its firs
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-// Free blocks that keep their pages, beyond which the least recently freed give
-// them back: a 64th of the machine's memory, between 128 MiB and 512 MiB (enough for the
-// arrays of a few 2048² solves; the block cache of Halide's buffers that the
-// store replaced kept up to 1 GiB).
+// Free blocks that keep their pages, beyond which the least recently freed
+// give them back: a 64th of the machine's memory, between 128 MiB and 512 MiB
+// (enough for the arrays of a few 2048² solves; the block cache of Halide's
+// buffers that the store replaced kept up to 1 GiB).
 size_t default_cache_cap() {
   const auto phys = static_cast<size_t>(physical_memory_bytes());
   return std::clamp(phys / 64, size_t{128} << 20, size_t{512} << 20);
