@@ -32,7 +32,7 @@
 #include "solvers/solver.h"
 #include "support/file_util.h"
 
-using namespace proxc;
+using namespace proxc::internal;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "api/load.h"
+#include "frontend/load.h"
 #include "halide/halide_backend.h"
 #include "passes/pass_manager.h"
 #include "solvers/solver.h"
 
 using Clock = std::chrono::steady_clock;
-using namespace proxc;
+using namespace proxc::internal;
 
 int main(int argc, char** argv) {
   if (argc < 2) {

@@ -29,8 +29,8 @@
 // The lens of photos/deblur_lens.prox (plugins/lens_blur.cpp, linked in).
 extern "C" int proxc_plugin_init(proxc_register_black_box_fn);
 
-using proxc::Array;
-using proxc::Shape;
+using proxc::internal::Array;
+using proxc::internal::Shape;
 
 namespace {
 
@@ -145,21 +145,21 @@ Array conv3(const Array& k, const Array& x) {
 void make_photo_data(const std::string& root) {
   const std::string dir = root + "/photos/", vol = root + "/volume/";
   std::mt19937 rng(20261201);
-  const Array camera = proxc::io::load_array(dir + "camera.png");
+  const Array camera = proxc::internal::io::load_array(dir + "camera.png");
 
   // The demo: Gaussian blur (9x9, sigma 2) and noise 0.01.
   Array g = gaussian_kernel(9, 2.0);
-  proxc::io::write_npy(dir + "gauss_psf.npy", g);
+  proxc::internal::io::write_npy(dir + "gauss_psf.npy", g);
   Array blurred = conv(g, camera);
   add_noise(&blurred, 0.01, &rng);
-  proxc::io::write_npy(dir + "camera_gauss_blurred.npy", blurred);
+  proxc::internal::io::write_npy(dir + "camera_gauss_blurred.npy", blurred);
 
   // Motion blur: a 15-pixel line at 30 degrees, noise 0.005.
   Array m = motion_kernel(15, 15, 30);
-  proxc::io::write_npy(dir + "motion_psf.npy", m);
+  proxc::internal::io::write_npy(dir + "motion_psf.npy", m);
   Array moved = conv(m, camera);
   add_noise(&moved, 0.005, &rng);
-  proxc::io::write_npy(dir + "camera_motion_blurred.npy", moved);
+  proxc::internal::io::write_npy(dir + "camera_motion_blurred.npy", moved);
 
   // A lens whose blur grows towards the corners (the black box of
   // plugins/lens_blur.cpp, applied through the registry as proxc would), noise 0.005.
@@ -173,22 +173,22 @@ void make_photo_data(const std::string& root) {
     }
     std::mt19937 lens_rng(20261202);  // its own stream: the other files keep their noise
     add_noise(&lensed, 0.005, &lens_rng);
-    proxc::io::write_npy(dir + "camera_lens_blurred.npy", lensed);
+    proxc::internal::io::write_npy(dir + "camera_lens_blurred.npy", lensed);
   }
 
   // Poisson noise: a dim exposure (30 photons at white) through a 5x5 Gaussian blur.
   Array p = gaussian_kernel(5, 1.0);
-  proxc::io::write_npy(dir + "poisson_psf.npy", p);
+  proxc::internal::io::write_npy(dir + "poisson_psf.npy", p);
   Array expected = conv(p, camera);
   Array counts(camera.shape);
   for (size_t i = 0; i < counts.data.size(); ++i) {
     std::poisson_distribution<int> draw(30.0 * std::max(0.0f, expected.data[i]));
     counts.data[i] = static_cast<float>(draw(rng));
   }
-  proxc::io::write_npy(dir + "camera_counts.npy", counts);
+  proxc::internal::io::write_npy(dir + "camera_counts.npy", counts);
 
   // Demosaicking the cat: an RGGB Bayer mask over the colour photograph.
-  const Array cat = proxc::io::load_array(dir + "chelsea.png");
+  const Array cat = proxc::internal::io::load_array(dir + "chelsea.png");
   const int64_t h = cat.shape[0], w = cat.shape[1];
   Array bayer(cat.shape);
   for (int64_t i = 0; i < h; ++i) {
@@ -199,8 +199,8 @@ void make_photo_data(const std::string& root) {
   }
   Array raw = cat;
   add_noise(&raw, 0.005, &rng);
-  proxc::io::write_npy(dir + "chelsea_bayer_mask.npy", bayer);
-  proxc::io::write_npy(dir + "chelsea_bayer_raw.npy", multiply(bayer, raw));
+  proxc::internal::io::write_npy(dir + "chelsea_bayer_mask.npy", bayer);
+  proxc::internal::io::write_npy(dir + "chelsea_bayer_raw.npy", multiply(bayer, raw));
 
   // A z-stack: 24 planes of 64x64 with beads and a slanted rod, seen through
   // an elongated 3-D Gaussian PSF (5x7x7; sigma 1.5 along z, 1 across) and noise 0.01.
@@ -238,11 +238,11 @@ void make_photo_data(const std::string& root) {
     }
   }
   for (float& v : psf.data) v = static_cast<float>(v / sum);
-  proxc::io::write_npy(vol + "volume_clean.npy", volume);
-  proxc::io::write_npy(vol + "psf3d.npy", psf);
+  proxc::internal::io::write_npy(vol + "volume_clean.npy", volume);
+  proxc::internal::io::write_npy(vol + "psf3d.npy", psf);
   Array stack = conv3(psf, volume);
   add_noise(&stack, 0.01, &rng);
-  proxc::io::write_npy(vol + "stack_blurred.npy", stack);
+  proxc::internal::io::write_npy(vol + "stack_blurred.npy", stack);
 }
 
 Array multiply(const Array& a, const Array& b) {
@@ -274,26 +274,26 @@ int main(int argc, char** argv) {
     std::mt19937 rng(20261130);
     const int64_t h = 96, w = 128;
     Array clean = clean_image(h, w);
-    proxc::io::write_npy(dir + "clean.npy", clean);
+    proxc::internal::io::write_npy(dir + "clean.npy", clean);
 
     // Denoising: Gaussian noise of standard deviation 0.1.
     Array noisy = clean;
     add_noise(&noisy, 0.1, &rng);
-    proxc::io::write_npy(dir + "noisy.npy", noisy);
+    proxc::internal::io::write_npy(dir + "noisy.npy", noisy);
 
     // Deconvolution: 7x7 Gaussian blur (sigma 1.5) and noise 0.01.
     Array psf7 = gaussian_kernel(7, 1.5);
-    proxc::io::write_npy(dir + "psf_gauss7.npy", psf7);
+    proxc::internal::io::write_npy(dir + "psf_gauss7.npy", psf7);
     Array blurred = conv(psf7, clean);
     add_noise(&blurred, 0.01, &rng);
-    proxc::io::write_npy(dir + "blurred.npy", blurred);
+    proxc::internal::io::write_npy(dir + "blurred.npy", blurred);
 
     // Inpainting: half the pixels missing, noise 0.01 on the rest.
     Array mask = random_mask(clean.shape, 0.5, &rng);
     Array observed = clean;
     add_noise(&observed, 0.01, &rng);
-    proxc::io::write_npy(dir + "inpaint_mask.npy", mask);
-    proxc::io::write_npy(dir + "inpaint_observed.npy", multiply(mask, observed));
+    proxc::internal::io::write_npy(dir + "inpaint_mask.npy", mask);
+    proxc::internal::io::write_npy(dir + "inpaint_observed.npy", multiply(mask, observed));
 
     // Demosaicking: an RGB image seen through an RGGB Bayer mask.
     Array rgb(Shape{h, w, 3}), bayer(Shape{h, w, 3});
@@ -311,15 +311,15 @@ int main(int argc, char** argv) {
     }
     Array raw = multiply(bayer, rgb);
     add_noise(&raw, 0.005, &rng);
-    proxc::io::write_npy(dir + "bayer_mask.npy", bayer);
-    proxc::io::write_npy(dir + "bayer_raw.npy", multiply(bayer, raw));
+    proxc::internal::io::write_npy(dir + "bayer_mask.npy", bayer);
+    proxc::internal::io::write_npy(dir + "bayer_raw.npy", multiply(bayer, raw));
 
     // The deblurring example of docs/language.md: photo_blurred.npy, psf.npy.
     Array psf5 = gaussian_kernel(5, 1.0);
-    proxc::io::write_npy(photo_dir + "psf.npy", psf5);
+    proxc::internal::io::write_npy(photo_dir + "psf.npy", psf5);
     Array photo_blurred = conv(psf5, clean);
     add_noise(&photo_blurred, 0.01, &rng);
-    proxc::io::write_npy(photo_dir + "photo_blurred.npy", photo_blurred);
+    proxc::internal::io::write_npy(photo_dir + "photo_blurred.npy", photo_blurred);
 
     // The super-resolution example: a 640x480 scene seen at 320x240.
     Array big = clean_image(640, 480);
@@ -332,15 +332,15 @@ int main(int argc, char** argv) {
     }
     add_noise(&low, 0.005, &rng);
     for (float& v : low.data) v = std::min(1.0f, std::max(0.0f, v));
-    proxc::io::write_png(sr_dir + "low_res.png", low, 16);
+    proxc::internal::io::write_png(sr_dir + "low_res.png", low, 16);
     // Its ground truth (--reference), 16 bits as the observation.
     Array big_clipped = big;
     for (float& v : big_clipped.data) v = std::min(1.0f, std::max(0.0f, v));
-    proxc::io::write_png(sr_dir + "high_res.png", big_clipped, 16);
+    proxc::internal::io::write_png(sr_dir + "high_res.png", big_clipped, 16);
     Array valid(Shape{320, 240});
     for (float& v : valid.data) v = 1.0f;
     for (int64_t j = 0; j < 240; ++j) valid.data[static_cast<size_t>(j)] = 0.0f;  // a dead sensor row
-    proxc::io::write_npy(sr_dir + "valid.npy", valid);
+    proxc::internal::io::write_npy(sr_dir + "valid.npy", valid);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -21,24 +21,24 @@
 namespace {
 struct Setup {
   // Keep every allocation small: a fuzzer input must not ask for gigabytes.
-  Setup() { proxc::Limits::set_max_array_bytes(int64_t{64} << 20); }
+  Setup() { proxc::internal::Limits::set_max_array_bytes(int64_t{64} << 20); }
 } setup;
 
 // What parses must print, and the printed text and JSON must read back to
 // the same problem (print -> parse -> print is byte-identical). A UserError
 // here is a finding too: the reader refused what the printer wrote.
-[[maybe_unused]] void round_trip(const proxc::Problem& p) {
-  const std::string text = proxc::print_text(p);
-  const std::string json = proxc::print_json(p);
+[[maybe_unused]] void round_trip(const proxc::internal::Problem& p) {
+  const std::string text = proxc::internal::print_text(p);
+  const std::string json = proxc::internal::print_json(p);
   try {
-    const std::string from_text = proxc::print_text(proxc::parse_program(text, "printed.prox", "/nonexistent-fuzz-dir").problem);
-    const std::string from_json = proxc::print_text(proxc::parse_json(json, "printed.json", "/nonexistent-fuzz-dir"));
+    const std::string from_text = proxc::internal::print_text(proxc::internal::parse_program(text, "printed.prox", "/nonexistent-fuzz-dir").problem);
+    const std::string from_json = proxc::internal::print_text(proxc::internal::parse_json(json, "printed.json", "/nonexistent-fuzz-dir"));
     if (from_text != text || from_json != text) {
       std::fprintf(stderr, "round trip changed the problem:\n%s\n--- text -> parse -> print:\n%s\n--- json -> parse -> print:\n%s\n",
                    text.c_str(), from_text.c_str(), from_json.c_str());
       std::abort();
     }
-  } catch (const proxc::UserError& e) {
+  } catch (const proxc::internal::UserError& e) {
     std::fprintf(stderr, "the printed problem does not read back: %s\n%s\n", e.what(), text.c_str());
     std::abort();
   }
@@ -51,19 +51,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
 #if PROXC_FUZZ_TARGET == 0
     // Inline data only: a fuzzed load("...") reads files relative to a folder that has none.
-    round_trip(proxc::parse_program(bytes, "fuzz.prox", "/nonexistent-fuzz-dir").problem);
+    round_trip(proxc::internal::parse_program(bytes, "fuzz.prox", "/nonexistent-fuzz-dir").problem);
 #elif PROXC_FUZZ_TARGET == 1
-    round_trip(proxc::parse_json(bytes, "fuzz.json", "/nonexistent-fuzz-dir"));
+    round_trip(proxc::internal::parse_json(bytes, "fuzz.json", "/nonexistent-fuzz-dir"));
 #elif PROXC_FUZZ_TARGET == 2
-    proxc::io::parse_npy(bytes, "fuzz.npy");
+    proxc::internal::io::parse_npy(bytes, "fuzz.npy");
 #elif PROXC_FUZZ_TARGET == 3
-    proxc::io::decode_png(bytes, "fuzz.png");
+    proxc::internal::io::decode_png(bytes, "fuzz.png");
 #elif PROXC_FUZZ_TARGET == 4
-    proxc::io::decode_tiff(bytes, "fuzz.tif");
+    proxc::internal::io::decode_tiff(bytes, "fuzz.tif");
 #endif
-  } catch (const proxc::UserError&) {
+  } catch (const proxc::internal::UserError&) {
     // The expected answer to bad input.
-  } catch (const proxc::InternalError& e) {
+  } catch (const proxc::internal::InternalError& e) {
     std::fprintf(stderr, "InternalError: %s\n", e.what());
     std::abort();
   }

@@ -1,69 +1,117 @@
 /// \file
-/// proxc::Module: one compiled program (a solver iteration, or any step
-/// program) that runs compiled by Halide, runs in software emulation (the
-/// reference interpreter), prints its own source and compiles ahead of time.
+/// proxc::Module: one compiled program of a solver (an iteration, fused or
+/// not, or a step of the CG x-update) that runs compiled by Halide, runs in
+/// software emulation (the reference interpreter, the ground truth), prints
+/// its own standalone source and compiles ahead of time into a library.
 ///
-///     proxc::Problem p = proxc::load_problem("deconv.prox");
-///     proxc::SolverOptions so;
-///     so.solver = "pc";
-///     proxc::Module m = proxc::Module::for_problem(p, so);
-///     proxc::StepOutputs fast = m.run(inputs), ref = m.emulate(inputs);
-///     std::string cpp = m.source();          // a standalone Halide generator
-///     m.compile_aot("out", "deconv_step");   // out/deconv_step.a + .h
+///     proxc::CompileOptions options;
+///     options.solver = proxc::SolverKind::LinearizedADMM;
+///     proxc::Module m = proxc::compile(problem, options);
+///     std::string cpp = m.source();              // a standalone Halide generator
+///     proxc::AotArtifacts a = m.compile_aot("out", "deconv_step");
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "halide/halide_backend.h"
-#include "ir/problem.h"
-#include "solvers/solver.h"
-#include "step/backend.h"
-#include "step/step.h"
+#include "proxc/array.h"
+#include "proxc/kinds.h"
+#include "proxc/problem.h"
 
 namespace proxc {
 
+/// What compile() builds and how.
+struct CompileOptions {
+  SolverKind solver = SolverKind::PockChambolle;
+  /// Which program of the solver.
+  ProgramKind program = ProgramKind::Iteration;
+  /// Iterations unrolled into the iteration program (pc, ladmm).
+  int fuse = 1;
+  /// A Halide target string ("host", "x86-64-linux-avx2", ...).
+  std::string target = "host";
+  ScheduleKind schedule = ScheduleKind::Default;
+  /// The on-disk cache (SolverOptions::cache_dir).
+  std::string cache_dir;
+};
+
+/// The files compile_aot() wrote.
+struct AotArtifacts {
+  std::string library;   ///< <name>.a: the pipeline and the Halide runtime
+  std::string header;    ///< <name>.h: Halide's declaration of the function
+  std::string wrapper;   ///< <name>_call.h: calls it with the program's scalars and sizes
+  std::string manifest;  ///< <name>.json: every argument in order
+  /// Link libproxc_runtime.a, -lfftw3f_threads and -lfftw3f too.
+  bool needs_fft_runtime = false;
+  /// The black-box operators it calls: link libproxc_runtime.a and
+  /// libproxc_black_box.a, and register each before the first call.
+  std::vector<std::string> black_boxes;
+};
+
+/// What the first compile of a Module did.
+struct CompileReport {
+  double seconds = 0;
+  int pipelines_compiled = 0;      ///< JIT-compiled in this process
+  int pipelines_loaded = 0;        ///< loaded from the on-disk cache
+  std::string cache_dir;           ///< "" when the cache is off
+  ScheduleKind schedule_used = ScheduleKind::Default;
+};
+
+/// A program's run-time arguments: arrays by input name, scalars by
+/// parameter name (input_names(), param_names()).
+struct ProgramInputs {
+  std::map<std::string, Array> arrays;
+  std::map<std::string, double> params;
+};
+
+/// What a run computed: arrays in float32, scalars (norms, dots) in double.
+struct ProgramOutputs {
+  std::map<std::string, Array> arrays;
+  std::map<std::string, double> scalars;
+};
+
 class Module {
  public:
-  /// One iteration of options.solver on `problem`, after the rewriting passes
-  /// it has not run yet (split for that solver, scaled).
-  static Module for_problem(const Problem& problem, const SolverOptions& options = {},
-                            const HalideOptions& halide = {});
-
-  explicit Module(StepProgram program, HalideOptions halide = {});
-  Module(Module&&) noexcept;
-  Module& operator=(Module&&) noexcept;
+  Module(Module&& other) noexcept;
+  Module& operator=(Module&& other) noexcept;
   ~Module();
 
-  const StepProgram& program() const { return program_; }
+  /// The program's name ("pc_iteration", "cg_apply", ...).
+  std::string name() const;
+  /// The array inputs with their shapes, the scalar parameters, the outputs.
+  std::vector<std::pair<std::string, Shape>> inputs() const;
+  std::vector<std::string> params() const;
+  std::vector<std::string> outputs() const;
 
-  /// Runs the Halide pipeline (JIT-compiled, or loaded from the on-disk cache,
-  /// on first use).
-  StepOutputs run(const StepInputs& inputs);
+  /// Compiles the pipeline now (JIT, or loaded from the on-disk cache) and
+  /// says how; later calls report the first compile.
+  CompileReport compile();
+  /// Runs the compiled pipeline (compiling it on first use).
+  ProgramOutputs run(const ProgramInputs& inputs);
   /// Runs the reference interpreter on the same program (double precision).
-  StepOutputs emulate(const StepInputs& inputs);
+  ProgramOutputs emulate(const ProgramInputs& inputs);
 
-  /// A standalone, readable C++ program that builds the same pipeline from
-  /// proxc/halide_ops.h and compiles it like a Halide generator; its first
-  /// lines give the command that builds it.
+  /// A standalone, readable C++ program that builds the same pipeline and
+  /// compiles it like a Halide generator; its first lines give the command.
   std::string source() const;
-  /// A printed form: step (the step program), source, stmt, c or html.
-  std::string emit(const std::string& kind) const;
-  /// Static library + header (+ the call wrapper and argument manifest) that
-  /// a plain C++ program links without proxc or LLVM.
+  /// A printed form of the program.
+  std::string emit(ProgramFormat format) const;
+  /// A static library + header (+ the call wrapper and argument manifest)
+  /// that a plain C++ program links without proxc or LLVM.
   AotArtifacts compile_aot(const std::string& dir, const std::string& name = "proxc_step") const;
 
-  /// The schedule the compiled pipeline uses ("default", or the autoscheduler
-  /// asked for when it succeeded); compiles if run() has not yet.
-  std::string schedule_used();
+  struct Impl;
 
  private:
-  void compile();
-
-  StepProgram program_;
-  HalideOptions halide_;
-  std::unique_ptr<Backend> compiled_backend_, emulate_backend_;
-  std::unique_ptr<CompiledStep> compiled_, emulated_;
+  friend struct internal::Access;
+  explicit Module(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
+
+/// Runs the passes `problem` has not run yet (split for options.solver) and
+/// builds the chosen program. A UserError when the solver has no such
+/// program for this problem (cg_* where the x-update is direct).
+Module compile(const Problem& problem, const CompileOptions& options = {});
 
 }  // namespace proxc

@@ -14,7 +14,7 @@
 #include "ir/printer.h"
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 
@@ -561,4 +561,4 @@ std::vector<ParityResult> parity_check(Backend& backend, Backend& reference, con
   return out;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

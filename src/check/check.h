@@ -13,7 +13,7 @@
 #include "ir/problem.h"
 #include "step/backend.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// The outcome of one dot test |<Kx, y> − <x, Kᵀy>| ≤ tolerance.
 ///
@@ -110,4 +110,4 @@ std::vector<Expr> operators_of(const Expr& k);
 /// The operator node `op` alone, over fresh variables of its operands' shapes.
 Expr isolate_operator(const Expr& op);
 
-}  // namespace proxc
+}  // namespace proxc::internal

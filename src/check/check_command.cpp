@@ -5,7 +5,7 @@
 #include <sstream>
 #include <unordered_set>
 
-namespace proxc {
+namespace proxc::internal {
 
 ProblemCheck check_problem(Backend& backend, const Problem& p, uint64_t seed, Backend* reference) {
   ProblemCheck c;
@@ -114,4 +114,4 @@ std::string format_check_json(const ProblemCheck& c) {
   return j.dump(1) + "\n";
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -8,7 +8,7 @@
 
 #include "check/check.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 struct ProblemCheck {
   std::string backend;
@@ -32,4 +32,4 @@ std::string format_check_text(const ProblemCheck& c);
 /// One JSON object (documented in docs/cli.md).
 std::string format_check_json(const ProblemCheck& c);
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -9,7 +9,7 @@
 #include "fft/fft.h"
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 
@@ -171,4 +171,4 @@ std::unique_ptr<Backend> make_emulate_backend(const emulate::EmulateDebug& debug
   return std::make_unique<EmulateBackend>(debug);
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

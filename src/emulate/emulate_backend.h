@@ -9,10 +9,10 @@
 #include "emulate/linop.h"
 #include "step/backend.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// Creates the emulator. `debug` deliberately breaks an operator's adjoint
 /// (for testing the checkers only).
 std::unique_ptr<Backend> make_emulate_backend(const emulate::EmulateDebug& debug = {});
 
-}  // namespace proxc
+}  // namespace proxc::internal

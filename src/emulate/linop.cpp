@@ -6,7 +6,7 @@
 #include "proxc/black_box.h"
 #include "support/error.h"
 
-namespace proxc::emulate {
+namespace proxc::internal::emulate {
 
 namespace {
 
@@ -432,4 +432,4 @@ std::map<const ExprNode*, Tensor> adjoint(const Expr& k, const Tensor& y, const 
   return out;
 }
 
-}  // namespace proxc::emulate
+}  // namespace proxc::internal::emulate

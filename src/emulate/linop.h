@@ -12,7 +12,7 @@
 #include "emulate/tensor.h"
 #include "ir/expr.h"
 
-namespace proxc::emulate {
+namespace proxc::internal::emulate {
 
 /// Supplies the values of a constant node (its own data, or a replacement).
 using ConstantLookup = std::function<const Array&(const ExprNode*)>;
@@ -38,4 +38,4 @@ std::map<const ExprNode*, Tensor> adjoint(const Expr& k, const Tensor& y,
                                           const ConstantLookup& data = own_constant_data,
                                           const EmulateDebug& debug = {});
 
-}  // namespace proxc::emulate
+}  // namespace proxc::internal::emulate

@@ -5,7 +5,7 @@
 
 #include "support/error.h"
 
-namespace proxc::emulate {
+namespace proxc::internal::emulate {
 
 namespace {
 
@@ -161,4 +161,4 @@ double value(const FunctionTerm& t, const Tensor& v, const ConstantLookup& data)
   return total + t.d;
 }
 
-}  // namespace proxc::emulate
+}  // namespace proxc::internal::emulate

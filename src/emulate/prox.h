@@ -6,7 +6,7 @@
 #include "emulate/linop.h"
 #include "ir/function.h"
 
-namespace proxc::emulate {
+namespace proxc::internal::emulate {
 
 /// prox_F(rho, v) = argmin_x F(x) + (rho/2)||x − v||² for the term F (its
 /// operand replaced by x). rho > 0.
@@ -18,4 +18,4 @@ Tensor prox(const FunctionTerm& t, const Tensor& v, double rho, const ConstantLo
 double value(const FunctionTerm& t, const Tensor& v, const ConstantLookup& data = own_constant_data);
 
 
-}  // namespace proxc::emulate
+}  // namespace proxc::internal::emulate

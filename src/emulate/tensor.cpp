@@ -1,6 +1,6 @@
 #include "emulate/tensor.h"
 
-namespace proxc::emulate {
+namespace proxc::internal::emulate {
 
 Tensor Tensor::from(const Array& a) {
   Tensor t;
@@ -23,4 +23,4 @@ std::vector<int64_t> strides_of(const Shape& s) {
   return st;
 }
 
-}  // namespace proxc::emulate
+}  // namespace proxc::internal::emulate

@@ -6,7 +6,7 @@
 
 #include "support/array.h"
 
-namespace proxc::emulate {
+namespace proxc::internal::emulate {
 
 /// A dense float64 array in C order (rank 0: one value).
 struct Tensor {
@@ -25,4 +25,4 @@ struct Tensor {
 /// Row-major strides of a shape (in elements).
 std::vector<int64_t> strides_of(const Shape& s);
 
-}  // namespace proxc::emulate
+}  // namespace proxc::internal::emulate

@@ -7,7 +7,7 @@
 
 #include "support/error.h"
 
-namespace proxc::fft {
+namespace proxc::internal::fft {
 
 namespace {
 
@@ -126,4 +126,4 @@ void circulant_solve(const Array& k, const Shape& shape, double a, double c, Dou
   }
 }
 
-}  // namespace proxc::fft
+}  // namespace proxc::internal::fft

@@ -13,7 +13,7 @@
 
 #include "support/array.h"
 
-namespace proxc::fft {
+namespace proxc::internal::fft {
 
 /// The transfer function of kernel `k` for signals of extents `dims`
 /// (k.rank() == dims.size()), in FFTW's r2c layout: the last axis has
@@ -30,4 +30,4 @@ double conv_norm(const Array& k, const Shape& dims);
 /// In place on `rhs` (row-major, `shape`).
 void circulant_solve(const Array& k, const Shape& shape, double a, double c, DoubleData* rhs);
 
-}  // namespace proxc::fft
+}  // namespace proxc::internal::fft

@@ -11,7 +11,7 @@
 #include "support/format.h"
 #include "support/names.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 using internal::Token;
 using internal::TokenKind;
@@ -29,7 +29,7 @@ struct Value {
   double scalar = 0;
   std::vector<Value> list;
   std::string str;
-  proxc::Expr expr;
+  proxc::internal::Expr expr;
   std::vector<FunctionTerm> terms;
   SourceLoc loc;
   /// True when the value came from a name (so binding it again aliases it).
@@ -74,8 +74,8 @@ class Args {
   /// Fails on any keyword not taken.
   void done(const std::vector<std::string>& allowed);
 
-  proxc::Expr expr(const Value& v, const char* what) const;
-  proxc::Expr constant(const Value& v, const char* what) const;
+  proxc::internal::Expr expr(const Value& v, const char* what) const;
+  proxc::internal::Expr constant(const Value& v, const char* what) const;
   double scalar(const Value& v, const char* what) const;
   int64_t integer(const Value& v, const char* what) const;
   std::vector<int64_t> ints(const Value& v, const char* what) const;
@@ -406,8 +406,8 @@ class Parser {
         return out;
       }
       if ((a.type == T::Expr || a.type == T::Scalar) && (b.type == T::Expr || b.type == T::Scalar)) {
-        proxc::Expr ea = a.type == T::Expr ? a.expr : located(a.loc, [&] { return make_scalar_constant(a.scalar); });
-        proxc::Expr eb = b.type == T::Expr ? b.expr : located(b.loc, [&] { return make_scalar_constant(b.scalar); });
+        proxc::internal::Expr ea = a.type == T::Expr ? a.expr : located(a.loc, [&] { return make_scalar_constant(a.scalar); });
+        proxc::internal::Expr eb = b.type == T::Expr ? b.expr : located(b.loc, [&] { return make_scalar_constant(b.scalar); });
         out.type = T::Expr;
         out.expr = located(loc, [&] { return sym == '+' ? make_add(ea, eb) : make_sub(ea, eb); });
         return out;
@@ -467,7 +467,7 @@ class Parser {
 
   // ---- Builtins ----
   Value builtin(Args& a);
-  Value make_expr_value(proxc::Expr e) {
+  Value make_expr_value(proxc::internal::Expr e) {
     Value v;
     v.type = Value::Type::Expr;
     v.expr = std::move(e);
@@ -530,12 +530,12 @@ void Args::done(const std::vector<std::string>& allowed) {
   }
 }
 
-proxc::Expr Args::expr(const Value& v, const char* what) const {
+proxc::internal::Expr Args::expr(const Value& v, const char* what) const {
   if (v.type == Value::Type::Expr) return v.expr;
   p_->fail(v.loc, fn_ + ": the " + what + " must be an expression, got " + describe_value(v));
 }
 
-proxc::Expr Args::constant(const Value& v, const char* what) const {
+proxc::internal::Expr Args::constant(const Value& v, const char* what) const {
   if (v.type == Value::Type::Expr && v.expr->is_constant()) return v.expr;
   p_->fail(v.loc, fn_ + ": the " + what + " must be a constant (load(...), gaussian(...)), got " + describe_value(v));
 }
@@ -593,7 +593,7 @@ Value Parser::builtin(Args& a) {
   if (fn == "shape") {
     a.arity(1, 1, "shape(b)");
     a.done({});
-    proxc::Expr e = a.expr(a.pos[0], "argument");
+    proxc::internal::Expr e = a.expr(a.pos[0], "argument");
     Value v;
     v.type = Value::Type::List;
     for (int64_t ext : e->shape) {
@@ -641,7 +641,7 @@ Value Parser::builtin(Args& a) {
     a.arity(1, 1, "grad(x) or grad(x, dims=2)");
     const Value* dims = a.take_kw("dims");
     a.done({"dims"});
-    proxc::Expr x = a.expr(a.pos[0], "operand");
+    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
     int64_t d = dims ? a.integer(*dims, "dims") : -1;
     if (dims && d < 1) fail(dims->loc, "grad: dims must be >= 1, got " + std::to_string(d));
     return wrap([&] { return make_grad(x, d); });
@@ -649,21 +649,21 @@ Value Parser::builtin(Args& a) {
   if (fn == "conv") {
     a.arity(2, 2, "conv(kernel, x)");
     a.done({});
-    proxc::Expr k = a.constant(a.pos[0], "kernel (first argument)");
-    proxc::Expr x = a.expr(a.pos[1], "operand");
+    proxc::internal::Expr k = a.constant(a.pos[0], "kernel (first argument)");
+    proxc::internal::Expr x = a.expr(a.pos[1], "operand");
     return wrap([&] { return make_conv(k, x); });
   }
   if (fn == "mul_elemwise") {
     a.arity(2, 2, "mul_elemwise(w, x)");
     a.done({});
-    proxc::Expr w = a.constant(a.pos[0], "weight (first argument)");
-    proxc::Expr x = a.expr(a.pos[1], "operand");
+    proxc::internal::Expr w = a.constant(a.pos[0], "weight (first argument)");
+    proxc::internal::Expr x = a.expr(a.pos[1], "operand");
     return wrap([&] { return make_mul_elemwise(w, x); });
   }
   if (fn == "subsample") {
     a.arity(2, 2, "subsample(x, [s0, s1])");
     a.done({});
-    proxc::Expr x = a.expr(a.pos[0], "operand");
+    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
     auto steps = a.ints(a.pos[1], "the steps");
     return wrap([&] { return make_subsample(x, steps); });
   }
@@ -671,28 +671,28 @@ Value Parser::builtin(Args& a) {
     a.done({});
     std::vector<Value> items = a.pos.size() == 1 && a.pos[0].type == Value::Type::List ? a.pos[0].list : a.pos;
     if (items.empty()) fail(a.loc(), "vstack needs at least one expression: vstack([a, b])");
-    std::vector<proxc::Expr> parts;
+    std::vector<proxc::internal::Expr> parts;
     for (const Value& v : items) parts.push_back(a.expr(v, "operand"));
     return wrap([&] { return make_vstack(parts); });
   }
   if (fn == "reshape") {
     a.arity(2, 2, "reshape(x, [h, w])");
     a.done({});
-    proxc::Expr x = a.expr(a.pos[0], "operand");
+    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
     Shape s = a.ints(a.pos[1], "the shape");
     return wrap([&] { return make_reshape(x, s); });
   }
   if (fn == "transpose") {
     a.arity(1, 2, "transpose(x) or transpose(x, [1, 0])");
     a.done({});
-    proxc::Expr x = a.expr(a.pos[0], "operand");
+    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
     std::vector<int64_t> axes = a.pos.size() > 1 ? a.ints(a.pos[1], "the axes") : std::vector<int64_t>{};
     return wrap([&] { return make_transpose(x, axes); });
   }
   if (fn == "crop") {
     a.arity(3, 3, "crop(x, [top, left], [h, w])");
     a.done({});
-    proxc::Expr x = a.expr(a.pos[0], "operand");
+    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
     auto begin = a.ints(a.pos[1], "the begin offsets");
     auto extent = a.ints(a.pos[2], "the extent");
     return wrap([&] { return make_crop(x, begin, extent); });
@@ -700,19 +700,19 @@ Value Parser::builtin(Args& a) {
   if (fn == "mul_color") {
     a.arity(2, 2, "mul_color(x, M) or mul_color(x, \"yuv\")");
     a.done({});
-    proxc::Expr x = a.expr(a.pos[0], "operand");
+    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
     if (a.pos[1].type == Value::Type::String) {
       std::string named = a.pos[1].str;
       return wrap([&] { return make_mul_color(x, nullptr, named); });
     }
-    proxc::Expr m = a.constant(a.pos[1], "colour matrix");
+    proxc::internal::Expr m = a.constant(a.pos[1], "colour matrix");
     return wrap([&] { return make_mul_color(x, m); });
   }
   if (fn == "warp") {
     a.arity(2, 2, "warp(x, H)");
     a.done({});
-    proxc::Expr x = a.expr(a.pos[0], "operand");
-    proxc::Expr h = a.constant(a.pos[1], "homography");
+    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
+    proxc::internal::Expr h = a.constant(a.pos[1], "homography");
     return wrap([&] { return make_warp(x, h); });
   }
   if (fn == "black_box") {
@@ -722,7 +722,7 @@ Value Parser::builtin(Args& a) {
       fail(a.pos[0].loc, "black_box: the first argument is the operator's registered name, a string in double quotes");
     }
     std::string name = a.pos[0].str;
-    proxc::Expr x = a.expr(a.pos[1], "operand");
+    proxc::internal::Expr x = a.expr(a.pos[1], "operand");
     return wrap([&] { return make_black_box(name, x); });
   }
 
@@ -819,4 +819,4 @@ ParsedProgram parse_program_file(const std::string& path) {
   return parse_program(text, path, dir.empty() ? "." : dir);
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -7,7 +7,7 @@
 
 #include "ir/problem.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// A parsed .prox file: the problem and the names its statements bound.
 struct ParsedProgram {
@@ -25,4 +25,4 @@ ParsedProgram parse_program(const std::string& text, const std::string& file, co
 /// Reads and parses a .prox file; paths resolve against its folder.
 ParsedProgram parse_program_file(const std::string& path);
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -28,7 +28,7 @@
 #include "support/error.h"
 #include "support/file_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 
@@ -963,4 +963,4 @@ std::string halide_emit(const StepProgram& program, const std::string& kind, con
   return text;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

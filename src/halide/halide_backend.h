@@ -9,9 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "proxc/module.h"
 #include "step/backend.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 struct HalideOptions {
   /// A Halide target string ("host", "host-cuda", ...).
@@ -56,19 +57,6 @@ Array kernel_spectrum(const Array& kernel, const Shape& dims);
 /// convolution (convolutions with at least 100 taps run by FFT).
 Array kernel_otf_array(const Array& kernel, const Shape& dims);
 
-/// What compile_aot wrote.
-struct AotArtifacts {
-  std::string library;   ///< <name>.a: the pipeline and the Halide runtime
-  std::string header;    ///< <name>.h: Halide's declaration of the function
-  std::string wrapper;   ///< <name>_call.h: calls it with this program's scalars and sizes
-  std::string manifest;  ///< <name>.json: every argument in order (inputs, params, data, outputs)
-  bool needs_fft_runtime = false;  ///< link libproxc_runtime.a and -lfftw3f_threads -lfftw3f too
-  /// The black-box operators it calls: link libproxc_runtime.a and
-  /// libproxc_black_box.a, and register each (proxc_register_black_box)
-  /// before the first call.
-  std::vector<std::string> black_boxes;
-};
-
 /// Compiles `program` ahead of time into `dir` as a static library + header
 /// that a plain C++ program links and calls without proxc or LLVM (plus
 /// libproxc_runtime.a and FFTW when the program has circulant solves).
@@ -80,4 +68,4 @@ AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& d
 /// generator program that builds the same pipeline from proxc/halide_ops.h.
 std::string halide_emit(const StepProgram& program, const std::string& kind, const HalideOptions& options = {});
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -16,14 +16,14 @@
 #include "step/partition.h"
 #include "support/error.h"
 
-namespace proxc::hl {
+namespace proxc::internal::hl {
 
 namespace {
 
 using halide_ops::Ext;
 using halide_ops::Graph;
 using halide_ops::Val;
-using IrExpr = proxc::Expr;
+using IrExpr = proxc::internal::Expr;
 
 const char* op_name(StepKind k) {
   switch (k) {
@@ -338,7 +338,7 @@ class Lowerer {
     return (*vals)[c] = graph_->data(id, e);
   }
 
-  Val param_at(const proxc::Param& p) { return p.array ? data(p.array.get()) : scalar(p.scalar); }
+  Val param_at(const proxc::internal::Param& p) { return p.array ? data(p.array.get()) : scalar(p.scalar); }
 
   // ---- Linear operators (problem expressions) ----
 
@@ -639,7 +639,7 @@ std::string generator_source(const StepProgram& p, const Lowered& L, const std::
   o << "// " << (p.name.empty() ? "step program" : p.name)
     << ": a proxc step program as a standalone Halide generator.\n"
     << "// Build it and run it (writes OUT/NAME.a and OUT/NAME.h):\n"
-    << "//   c++ -std=c++17 -O1 THIS_FILE.cpp -I " PROXC_OPS_INCLUDE " -I " PROXC_HALIDE_INCLUDE " \\\n"
+    << "//   c++ -std=c++17 -O1 THIS_FILE.cpp -I " PROXC_OPS_INCLUDE " -I " PROXC_PUBLIC_INCLUDE " -I " PROXC_HALIDE_INCLUDE " \\\n"
     << "//       " PROXC_HALIDE_LIBRARY " -lpthread -ldl -o generator && ./generator OUT NAME [TARGET]\n"
     << "// The library's arguments, in order: inputs (in_<name>, float32), params (p_<name>,\n"
     << "// double), data (data<i>, the problem's constants), FFT spectra, scalar slots\n"
@@ -681,4 +681,4 @@ std::string generator_source(const StepProgram& p, const Lowered& L, const std::
   return o.str();
 }
 
-}  // namespace proxc::hl
+}  // namespace proxc::internal::hl

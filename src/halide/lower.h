@@ -22,7 +22,7 @@
 #include "proxc/halide_ops.h"
 #include "step/step.h"
 
-namespace proxc::hl {
+namespace proxc::internal::hl {
 
 struct LoweredOutput {
   std::string name;
@@ -62,4 +62,4 @@ Lowered lower(const StepProgram& p, halide_ops::Schedule schedule = halide_ops::
 std::string generator_source(const StepProgram& p, const Lowered& L, const std::string& plugin = "",
                              const std::string& autoscheduler = "");
 
-}  // namespace proxc::hl
+}  // namespace proxc::internal::hl

@@ -10,7 +10,7 @@
 #include "io/tiff.h"
 #include "support/error.h"
 
-namespace proxc::io {
+namespace proxc::internal::io {
 
 namespace {
 
@@ -103,4 +103,4 @@ void save_array(const std::string& path, const Array& a) {
   }
 }
 
-}  // namespace proxc::io
+}  // namespace proxc::internal::io

@@ -8,7 +8,7 @@
 
 #include "support/array.h"
 
-namespace proxc::io {
+namespace proxc::internal::io {
 
 /// True when `path` ends in an extension load_array and save_array handle:
 /// .npy, .png, .tif or .tiff, in any letter case.
@@ -33,4 +33,4 @@ void check_finite(const Array& a, const std::string& path);
 /// spelled as a Python tuple: "(1, 2)", "(4,)", "()".
 std::string index_to_string(const Shape& shape, int64_t flat_index);
 
-}  // namespace proxc::io
+}  // namespace proxc::internal::io

@@ -4,7 +4,7 @@
 
 #include "support/error.h"
 
-namespace proxc::io {
+namespace proxc::internal::io {
 
 Array montage(const std::vector<Array>& images, const std::vector<std::string>& names, int64_t gap) {
   user_assert(!images.empty()) << "montage: no image";
@@ -42,4 +42,4 @@ Array montage(const std::vector<Array>& images, const std::vector<std::string>& 
   return out;
 }
 
-}  // namespace proxc::io
+}  // namespace proxc::internal::io

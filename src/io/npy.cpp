@@ -13,7 +13,7 @@
 #include "support/error.h"
 #include "support/file_util.h"
 
-namespace proxc::io {
+namespace proxc::internal::io {
 
 namespace {
 
@@ -500,4 +500,4 @@ Array read_npy(const std::string& path) { return parse_npy(read_file(path), path
 
 void write_npy(const std::string& path, const Array& a) { write_file_atomic(path, encode_npy(a)); }
 
-}  // namespace proxc::io
+}  // namespace proxc::internal::io

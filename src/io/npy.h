@@ -12,7 +12,7 @@
 
 #include "support/array.h"
 
-namespace proxc::io {
+namespace proxc::internal::io {
 
 /// Decodes the bytes of a .npy file. `path_for_messages` names the file in
 /// every error. Throws UserError for a malformed file (bad magic, truncated
@@ -34,4 +34,4 @@ Array read_npy(const std::string& path);
 /// is either replaced whole or left untouched. Throws UserError on failure.
 void write_npy(const std::string& path, const Array& a);
 
-}  // namespace proxc::io
+}  // namespace proxc::internal::io

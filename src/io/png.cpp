@@ -13,7 +13,7 @@
 #include "support/error.h"
 #include "support/file_util.h"
 
-namespace proxc::io {
+namespace proxc::internal::io {
 
 namespace {
 
@@ -250,4 +250,4 @@ void write_png(const std::string& path, const Array& a, int bit_depth) {
   write_file_atomic(path, encoded);
 }
 
-}  // namespace proxc::io
+}  // namespace proxc::internal::io

@@ -10,7 +10,7 @@
 
 #include "support/array.h"
 
-namespace proxc::io {
+namespace proxc::internal::io {
 
 /// Reads the PNG file at `path`. Grayscale images (any bit depth, with or
 /// without alpha) give shape (H, W); colour and palette images give
@@ -33,4 +33,4 @@ Array decode_png(const std::string& bytes, const std::string& path);
 /// write failure.
 void write_png(const std::string& path, const Array& a, int bit_depth = 8);
 
-}  // namespace proxc::io
+}  // namespace proxc::internal::io

@@ -18,7 +18,7 @@
 #include "support/error.h"
 #include "support/file_util.h"
 
-namespace proxc::io {
+namespace proxc::internal::io {
 
 namespace {
 
@@ -394,4 +394,4 @@ void write_tiff(const std::string& path, const Array& a) {
   g.committed = true;
 }
 
-}  // namespace proxc::io
+}  // namespace proxc::internal::io

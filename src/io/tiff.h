@@ -11,7 +11,7 @@
 
 #include "support/array.h"
 
-namespace proxc::io {
+namespace proxc::internal::io {
 
 /// Reads the first page of the TIFF file at `path`. One sample per pixel (or
 /// gray + alpha) gives shape (H, W); three or four samples give (H, W, 3),
@@ -35,4 +35,4 @@ Array decode_tiff(const std::string& bytes, const std::string& path);
 /// or a write failure.
 void write_tiff(const std::string& path, const Array& a);
 
-}  // namespace proxc::io
+}  // namespace proxc::internal::io

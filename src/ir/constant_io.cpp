@@ -6,7 +6,7 @@
 #include "support/error.h"
 #include "support/file_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 std::shared_ptr<const ConstantData> load_constant_file(const std::string& written_path, const std::string& base_dir,
                                                        const std::string& expected_hash) {
@@ -25,4 +25,4 @@ std::shared_ptr<const ConstantData> load_constant_file(const std::string& writte
   return data;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

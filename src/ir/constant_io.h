@@ -8,7 +8,7 @@
 
 #include "ir/expr.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// Reads the file `written_path` (.npy, .png, .tif/.tiff; relative paths
 /// resolve against `base_dir`, the problem's folder) into a constant whose
@@ -18,4 +18,4 @@ namespace proxc {
 std::shared_ptr<const ConstantData> load_constant_file(const std::string& written_path, const std::string& base_dir,
                                                        const std::string& expected_hash = "");
 
-}  // namespace proxc
+}  // namespace proxc::internal

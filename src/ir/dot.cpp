@@ -6,7 +6,7 @@
 #include "ir/printer.h"
 #include "support/format.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 std::string node_label(const ExprNode* n, const PrintPlan& plan) {
@@ -61,4 +61,4 @@ std::string print_dot(const Problem& p) {
   return out.str();
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

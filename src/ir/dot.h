@@ -6,10 +6,10 @@
 
 #include "ir/problem.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// A `digraph` with one node per expression node (kind, shape, name) and one
 /// box per term; edges run from operands to their users.
 std::string print_dot(const Problem& p);
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -6,7 +6,7 @@
 #include "proxc/black_box.h"
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 const char* const kKindNames[] = {
@@ -411,4 +411,4 @@ Expr with_name_hint(const Expr& e, const std::string& hint) {
 
 bool depends_on_variable(const Expr& e) { return e->has_variable; }
 
-}  // namespace proxc
+}  // namespace proxc::internal

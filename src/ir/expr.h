@@ -46,7 +46,7 @@
 #include "proxc/black_box.h"
 #include "support/array.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// The one list of linear-expression node kinds: X(EnumName, keyword).
 /// The enum, the keyword tables of the printer, the parser and JSON come from it.
@@ -188,4 +188,4 @@ Expr with_name_hint(const Expr& e, const std::string& hint);
 /// True when `e` depends on at least one variable.
 bool depends_on_variable(const Expr& e);
 
-}  // namespace proxc
+}  // namespace proxc::internal

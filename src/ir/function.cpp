@@ -5,7 +5,7 @@
 
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 const char* const kFunctionNames[] = {
@@ -120,4 +120,4 @@ FunctionTerm make_term(FunctionTerm t) {
   return t;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

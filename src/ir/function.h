@@ -22,7 +22,7 @@
 
 #include "ir/expr.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// The one list of prox-function kinds: X(EnumName, keyword).
 #define PROXC_FOR_EACH_FUNCTION_KIND(X) \
@@ -105,4 +105,4 @@ bool is_direct_least_squares_operator(const Expr& e);
 /// is a UserError naming the function and the parameter.
 FunctionTerm make_term(FunctionTerm t);
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -8,7 +8,7 @@
 #include "ir/printer.h"
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 using Json = nlohmann::ordered_json;
 
@@ -404,4 +404,4 @@ Problem parse_json(const std::string& text, const std::string& path, const std::
   }
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -16,7 +16,7 @@
 
 #include "ir/problem.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 struct JsonPrintOptions {
   /// Store file constants' values inline instead of by path and hash.
@@ -35,4 +35,4 @@ std::string print_json(const Problem& p, const JsonPrintOptions& options = {});
 /// checked; file constants are loaded and their hash compared.
 Problem parse_json(const std::string& text, const std::string& path, const std::string& base_dir);
 
-}  // namespace proxc
+}  // namespace proxc::internal

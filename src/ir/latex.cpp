@@ -7,7 +7,7 @@
 #include "support/error.h"
 #include "support/format.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 
@@ -123,4 +123,4 @@ class LatexPrinter {
 
 std::string print_latex(const Problem& p) { return LatexPrinter(p).print(); }
 
-}  // namespace proxc
+}  // namespace proxc::internal

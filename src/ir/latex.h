@@ -6,10 +6,10 @@
 
 #include "ir/problem.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// `\begin{equation*} \min_{x} \; ... \end{equation*}` with one summand per
 /// term: norms for the functions, ∇ for grad, * for conv, ⊙ for mul_elemwise.
 std::string print_latex(const Problem& p);
 
-}  // namespace proxc
+}  // namespace proxc::internal

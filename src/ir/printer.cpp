@@ -8,7 +8,7 @@
 #include "support/format.h"
 #include "support/names.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 bool always_bound(const ExprNode* n) {
@@ -266,4 +266,4 @@ std::string print_text(const Problem& p, const TextPrintOptions& options) {
   return TextPrinter(p, options).print();
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -14,7 +14,7 @@
 
 #include "ir/problem.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// Which nodes are printed as bindings and under what names.
 class PrintPlan {
@@ -53,4 +53,4 @@ std::string print_expression(const Expr& e);
 /// `path` relative to `base_dir` ("" = the current directory), with '/'.
 std::string relative_path(const std::string& path, const std::string& base_dir);
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -5,7 +5,7 @@
 
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 // Iterative post-order so that deep expressions cannot overflow the stack.
@@ -55,4 +55,4 @@ void verify(const Problem& p) {
   user_assert(!p.variables().empty()) << "the problem has no variable";
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

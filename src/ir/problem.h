@@ -7,7 +7,7 @@
 
 #include "ir/function.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// `minimize Σ terms`. Variables are the ones the terms reach, in order of
 /// first appearance. Value type: copying shares the immutable nodes.
@@ -38,4 +38,4 @@ std::vector<Expr> topo_order(const Problem& p);
 /// at least one variable).
 void verify(const Problem& p);
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -1,9 +1,9 @@
-#include "proxc/module.h"
+#include "module/module.h"
 
 #include "emulate/emulate_backend.h"
 #include "passes/pass_manager.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 Module Module::for_problem(const Problem& problem, const SolverOptions& options, const HalideOptions& halide) {
   options.validate();
@@ -54,4 +54,4 @@ std::string Module::schedule_used() {
   return compiled_backend_->schedule_used();
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

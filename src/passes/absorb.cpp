@@ -20,7 +20,7 @@
 #include "passes/pass.h"
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 
@@ -125,4 +125,4 @@ Problem absorb_pass(const Problem& p, const PassOptions&) {
   return out;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

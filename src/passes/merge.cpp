@@ -11,7 +11,7 @@
 
 #include "passes/pass.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 
@@ -64,4 +64,4 @@ Problem merge_pass(const Problem& p, const PassOptions&) {
   return out;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -9,7 +9,7 @@
 
 #include "ir/problem.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// Options the passes read.
 struct PassOptions {
@@ -38,4 +38,4 @@ Problem scale_pass(const Problem& p, const PassOptions& o);
 const std::vector<std::string>& known_solvers();
 void check_solver_name(const std::string& s);
 
-}  // namespace proxc
+}  // namespace proxc::internal

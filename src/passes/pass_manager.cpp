@@ -16,7 +16,7 @@
 #include "support/error.h"
 #include "support/file_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 const std::vector<PassInfo>& all_passes() {
   static const std::vector<PassInfo> passes = {
@@ -184,4 +184,4 @@ Problem run_passes(const Problem& p, const PassManagerOptions& o, std::vector<Pa
   return cur;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

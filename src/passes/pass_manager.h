@@ -10,7 +10,7 @@
 
 #include "passes/pass.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// A pass as the pass manager and the CLI see it.
 struct PassInfo {
@@ -68,4 +68,4 @@ constexpr double kObjectiveTolerance = 1e-9;
 /// is finite and the other not.
 double objective_difference(const Problem& before, const Problem& after, int points = 3, uint64_t seed = 1);
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -19,7 +19,7 @@
 #include "passes/pass.h"
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 // True when a constant enters `e` as an offset of a sum (an affine, not linear, operand).
@@ -72,4 +72,4 @@ Problem scale_pass(const Problem& p, const PassOptions& o) {
   return out;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -13,7 +13,7 @@
 #include "passes/pass.h"
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 const std::vector<std::string>& known_solvers() {
   static const std::vector<std::string> s = {"pc", "ladmm", "admm", "hqs"};
@@ -46,4 +46,4 @@ Problem split_pass(const Problem& p, const PassOptions& o) {
   return out;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

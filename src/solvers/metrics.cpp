@@ -5,7 +5,7 @@
 
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 double psnr(const Array& x, const Array& reference) {
   user_assert(x.shape == reference.shape) << "PSNR: the result has shape " << shape_to_string(x.shape)
@@ -75,4 +75,4 @@ double ssim(const Array& x, const Array& reference) {
   return total / static_cast<double>(n * static_cast<size_t>(ch));
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

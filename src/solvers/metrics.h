@@ -4,7 +4,7 @@
 
 #include "support/array.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// Peak signal-to-noise ratio in dB, with peak 1 (images in [0, 1]).
 double psnr(const Array& x, const Array& reference);
@@ -14,4 +14,4 @@ double psnr(const Array& x, const Array& reference);
 /// the last axis of a 3-D array is taken as channels).
 double ssim(const Array& x, const Array& reference);
 
-}  // namespace proxc
+}  // namespace proxc::internal

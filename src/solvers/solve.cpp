@@ -18,20 +18,7 @@
 #include "support/file_util.h"
 #include "support/format.h"
 
-namespace proxc {
-
-const char* to_string(Termination t) {
-  switch (t) {
-    case Termination::NotRun: return "not_run";
-    case Termination::Converged: return "converged";
-    case Termination::MaxIterations: return "max_iterations";
-    case Termination::TimeLimit: return "time_limit";
-    case Termination::UserStop: return "user_stop";
-    case Termination::Interrupted: return "interrupted";
-    case Termination::Diverged: return "diverged";
-  }
-  return "?";
-}
+namespace proxc::internal {
 
 void SolverOptions::validate() const {
   check_solver_name(solver);
@@ -54,6 +41,14 @@ void SolverOptions::validate() const {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The enum value of a name the solver, a backend or a schedule reports.
+template <typename Kind>
+Kind kind_of(const std::string& name) {
+  Kind k{};
+  internal_assert(from_string(name, &k)) << "no such kind: '" << name << "'";
+  return k;
+}
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // A step program compiled with its loop invariants (hoist_invariants) apart:
@@ -646,10 +641,10 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   options.validate();
   SolveResult result;
   SolverSummary& sum = result.summary;
-  sum.solver = options.solver;
-  sum.backend_requested = backend.name();
-  sum.backend_used = backend.name();
-  sum.schedule_requested = backend.schedule_requested();
+  sum.solver = kind_of<SolverKind>(options.solver);
+  sum.backend_requested = kind_of<BackendKind>(backend.name());
+  sum.backend_used = sum.backend_requested;
+  sum.schedule_requested = kind_of<ScheduleKind>(backend.schedule_requested());
 
   // Passes: continue the default pipeline, split for this solver.
   auto t0 = Clock::now();
@@ -924,7 +919,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   sum.iterate_s = since(start);
   // After the runs: an autoscheduled pipeline that failed when it ran fell
   // back to the default schedule then (HalideBackend).
-  sum.schedule_used = backend.schedule_used();
+  sum.schedule_used = kind_of<ScheduleKind>(backend.schedule_used());
   // A diverged state whose variables alone were restored is not saved over the last good checkpoint.
   if (!options.checkpoint_path.empty() && state_whole) checkpoint(it);
 
@@ -938,6 +933,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     for (float& f : x.data) f = static_cast<float>(f / scale);
     const std::string& name = names.name(l.vars[v].get());
     result.x[name] = std::move(x);
+    result.variables.emplace_back(l.vars[v], name);
     xs[l.vars[v].get()] = &result.x.at(name);
   }
   ObjectiveReport obj;
@@ -953,84 +949,10 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   return result;
 }
 
-std::string SolverSummary::brief_report() const {
-  char buf[320];
-  char obj[96];
-  if (has_projection) std::snprintf(obj, sizeof obj, "objective %.6g (at max(x, 0): %.6g)", objective, objective_at_projection);
-  else std::snprintf(obj, sizeof obj, "objective %.6g", objective);
-  std::snprintf(buf, sizeof buf, "%s: %s after %d iterations, %s, %.3f s iterating (%s)", solver.c_str(),
-                to_string(termination), iterations, obj, iterate_s, backend_used.c_str());
-  return buf;
-}
-
-std::string SolverSummary::full_report() const {
-  std::ostringstream out;
-  char buf[256];
-  out << "solver            " << solver << " (backend " << backend_used;
-  if (backend_used != backend_requested) out << ", asked for " << backend_requested;
-  out << ", schedule " << schedule_used << ")\n";
-  out << "termination       " << to_string(termination) << "\n";
-  out << "iterations        " << iterations << "\n";
-  std::snprintf(buf, sizeof buf, "residuals         r %.3e (eps %.3e), s %.3e (eps %.3e)\n", last.r, last.eps_pri, last.s,
-                last.eps_dual);
-  out << buf;
-  std::snprintf(buf, sizeof buf, "objective         %.9g\n", objective);
-  out << buf;
-  if (has_projection) {
-    std::snprintf(buf, sizeof buf, "objective at max(x, 0)  %.9g\n", objective_at_projection);
-    out << buf;
-  }
-  std::snprintf(buf, sizeof buf, "knorm             %.17g\n", knorm);
-  out << buf;
-  if (cg_steps > 0) {
-    std::snprintf(buf, sizeof buf, "cg steps          %d (%.1f per iteration)\n", cg_steps,
-                  iterations > 0 ? static_cast<double>(cg_steps) / iterations : 0.0);
-    out << buf;
-  }
-  std::snprintf(buf, sizeof buf, "time              parse %.3f s, passes %.3f s, compile %.3f s, iterate %.3f s", parse_s,
-                passes_s, compile_s, iterate_s);
-  out << buf;
-  if (iterations > 0) {
-    std::snprintf(buf, sizeof buf, " (%.3f ms per iteration)", 1e3 * iterate_s / iterations);
-    out << buf;
-  }
-  out << "\n";
-  for (const ProgramTime& t : programs) {
-    std::snprintf(buf, sizeof buf, "  %-22s %7d runs, %9.3f s (%.3f ms per run, %4.1f %% of iterate)\n", t.name.c_str(),
-                  t.runs, t.seconds, t.runs > 0 ? 1e3 * t.seconds / t.runs : 0.0,
-                  iterate_s > 0 ? 100 * t.seconds / iterate_s : 0.0);
-    out << buf;
-  }
-  return out.str();
-}
-
-std::string SolverSummary::to_json() const {
-  nlohmann::ordered_json j;
-  auto num = [](double v) -> nlohmann::ordered_json {
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    if (std::isnan(v)) return "nan";
-    return v;
-  };
-  j["solver"] = solver;
-  j["termination"] = to_string(termination);
-  j["iterations"] = iterations;
-  j["objective"] = num(objective);
-  if (has_projection) j["objective_at_projection"] = num(objective_at_projection);
-  j["residuals"] = {{"r", num(last.r)}, {"s", num(last.s)}, {"eps_pri", num(last.eps_pri)}, {"eps_dual", num(last.eps_dual)}};
-  j["seconds"] = {{"parse", parse_s}, {"passes", passes_s}, {"compile", compile_s}, {"iterate", iterate_s}};
-  j["backend"] = {{"requested", backend_requested}, {"used", backend_used}};
-  j["schedule"] = {{"requested", schedule_requested}, {"used", schedule_used}};
-  j["knorm"] = knorm;
-  j["cg_steps"] = cg_steps;
-  j["programs"] = nlohmann::ordered_json::array();
-  for (const ProgramTime& t : programs) j["programs"].push_back({{"name", t.name}, {"runs", t.runs}, {"seconds", t.seconds}});
-  return j.dump(1);
-}
-
 std::vector<StepProgram> cg_step_programs(const Problem& p, const SolverOptions& o) {
   if (o.solver != "hqs" && !(o.solver == "admm" && !admm_is_direct(p))) return {};
   CgPrograms c = cg_programs(layout_of(p));
   return {c.init, c.apply, c.update};
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

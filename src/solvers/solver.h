@@ -12,23 +12,10 @@
 #include <vector>
 
 #include "ir/problem.h"
+#include "proxc/solver.h"
 #include "step/backend.h"
 
-namespace proxc {
-
-/// How a solve ended.
-enum class Termination { NotRun, Converged, MaxIterations, TimeLimit, UserStop, Interrupted, Diverged };
-const char* to_string(Termination t);
-
-/// One convergence check, reported to the callback and the log.
-struct IterationInfo {
-  int iteration = 0;   ///< iterations done so far
-  double r = 0;        ///< primal residual
-  double s = 0;        ///< dual residual
-  double eps_pri = 0;  ///< primal tolerance
-  double eps_dual = 0; ///< dual tolerance
-  double seconds = 0;  ///< since the iterations started
-};
+namespace proxc::internal {
 
 /// Options of a solve. Every field has a default (ProxImaL's); validate()
 /// names the field and the rule it broke.
@@ -78,48 +65,12 @@ struct SolverOptions {
   void validate() const;
 };
 
-/// What a solve did. Starts as "not run".
-struct SolverSummary {
-  Termination termination = Termination::NotRun;
-  std::string solver;
-  int iterations = 0;
-  IterationInfo last;  ///< the final residuals and tolerances
-  /// The user's objective at the result, and at max(x, 0) when the problem
-  /// has nonneg or box terms: evaluated on the solve's backend (on Halide
-  /// with the default schedule, each term's elements in float32, its sums
-  /// in double; otherwise by the emulator, in double; docs/cli.md).
-  double objective = 0;
-  bool has_projection = false;
-  double objective_at_projection = 0;
-  /// Seconds per phase.
-  double parse_s = 0, passes_s = 0, compile_s = 0, iterate_s = 0;
-  std::string backend_requested, backend_used;
-  /// The schedule of the compiled pipelines (only the default exists so far).
-  std::string schedule_requested = "default", schedule_used = "default";
-  double knorm = 1;
-  /// Conjugate-gradient steps of this process's x-updates (hqs, and admm
-  /// where its x-update is not direct: docs/solvers.md); 0 otherwise.
-  int cg_steps = 0;
-  /// Where the iterating time went: each compiled program of the solve (the
-  /// iteration, the CG programs, a program's setup of its loop invariants),
-  /// its runs and their wall seconds, in the order of their first run. The
-  /// rest of iterate_s is the host's (the stopping rule, scans, copies).
-  struct ProgramTime {
-    std::string name;
-    int runs = 0;
-    double seconds = 0;
-  };
-  std::vector<ProgramTime> programs;
-
-  std::string brief_report() const;
-  std::string full_report() const;
-  /// One JSON object (docs/cli.md).
-  std::string to_json() const;
-};
-
 struct SolveResult {
-  /// The solution in the user's units, by variable name.
+  /// The solution in the user's units, by variable name (as the printer
+  /// names them: unique even when two variables share a hint).
   std::map<std::string, Array> x;
+  /// Each variable node of the problem and its name in `x`.
+  std::vector<std::pair<Expr, std::string>> variables;
   SolverSummary summary;
   /// Every convergence check, in order.
   std::vector<IterationInfo> history;
@@ -138,4 +89,4 @@ StepProgram iteration_program(const Problem& split_scaled_problem, const SolverO
 /// cg_apply and cg_update (docs/solvers.md); empty where there is none.
 std::vector<StepProgram> cg_step_programs(const Problem& split_scaled_problem, const SolverOptions& options);
 
-}  // namespace proxc
+}  // namespace proxc::internal

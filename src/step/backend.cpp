@@ -2,7 +2,7 @@
 
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 StepInputCheck::StepInputCheck(const StepProgram& program) : name_(program.name) {
   for (const Step& in : program.inputs()) inputs_.push_back({in->name, in->shape});
@@ -30,4 +30,4 @@ void StepInputCheck::operator()(const StepInputs& inputs) const {
   }
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -11,7 +11,7 @@
 #include "step/step.h"
 #include "support/array.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// Run-time inputs of a compiled step program.
 struct StepInputs {
@@ -83,4 +83,4 @@ class StepInputCheck {
   std::vector<std::string> params_;
 };
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -2,7 +2,7 @@
 
 #include <numeric>
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 int find(std::vector<int>& parent, int i) {
@@ -50,4 +50,4 @@ Partition partition_graph(const std::vector<std::vector<int>>& operands, const s
   return p;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-namespace proxc {
+namespace proxc::internal {
 
 struct Partition {
   /// region[i]: the region of node i, or -1 for a cut node.
@@ -30,4 +30,4 @@ struct Partition {
 Partition partition_graph(const std::vector<std::vector<int>>& operands, const std::function<bool(int)>& is_cut,
                           const std::function<bool(int)>& is_output);
 
-}  // namespace proxc
+}  // namespace proxc::internal

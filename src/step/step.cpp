@@ -11,7 +11,7 @@
 #include "support/format.h"
 #include "support/names.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 const char* const kStepNames[] = {
@@ -509,4 +509,4 @@ std::string print_step_program(const StepProgram& p) {
   return out.str();
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

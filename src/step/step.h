@@ -34,7 +34,7 @@
 #include "ir/function.h"
 #include "ir/problem.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 #define PROXC_FOR_EACH_STEP_KIND(X)      \
   X(Input, "input")                      \
@@ -189,4 +189,4 @@ HoistSplit hoist_invariants(const StepProgram& p);
 /// Readable, deterministic text of a program (names chosen at print time).
 std::string print_step_program(const StepProgram& p);
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -8,7 +8,7 @@
 
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 int64_t num_elements(const Shape& shape) {
   int64_t n = 1;
@@ -83,4 +83,4 @@ void check_allocation(const Shape& shape, const std::string& what) {
   }
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

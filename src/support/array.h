@@ -8,7 +8,7 @@
 
 #include "support/blocks.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// Extents in NumPy order: (rows, cols[, channels/depth ...]). A rank-0 shape
 /// is a scalar.
@@ -59,4 +59,4 @@ void check_allocation(const Shape& shape, const std::string& what);
 /// "1.5 GiB", "12 KiB", "100 B".
 std::string format_bytes(double bytes);
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -20,7 +20,7 @@
 #endif
 #endif
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
@@ -243,4 +243,4 @@ BlockStats block_stats() {
   return s.stats;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -19,7 +19,7 @@
 #include <new>
 #include <vector>
 
-namespace proxc {
+namespace proxc::internal {
 
 /// Requests of at least this many bytes are blocks.
 constexpr size_t kMinBlockBytes = size_t{256} << 10;
@@ -75,4 +75,4 @@ struct BlockAllocator {
 template <typename T>
 using BlockVector = std::vector<T, BlockAllocator<T>>;
 
-}  // namespace proxc
+}  // namespace proxc::internal

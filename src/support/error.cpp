@@ -2,7 +2,7 @@
 
 #include <exception>
 
-namespace proxc {
+namespace proxc::internal {
 
 std::string SourceLoc::to_string() const {
   std::ostringstream s;
@@ -10,8 +10,6 @@ std::string SourceLoc::to_string() const {
   if (line > 0) s << ":" << line << ":" << col;
   return s.str();
 }
-
-namespace internal {
 
 ErrorBuilder::ErrorBuilder(bool user, const char* file, int line, const char* cond) : user_(user) {
   if (!user_) {
@@ -27,8 +25,6 @@ ErrorBuilder::~ErrorBuilder() noexcept(false) {
   if (user_) throw UserError(msg_.str());
   throw InternalError(msg_.str());
 }
-
-}  // namespace internal
 
 std::string format_located_error(const SourceLoc& loc, const std::string& message,
                                  const std::string& source) {
@@ -58,4 +54,4 @@ std::string format_located_error(const SourceLoc& loc, const std::string& messag
   return s.str();
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -13,10 +13,11 @@
 #pragma once
 
 #include <sstream>
-#include <stdexcept>
 #include <string>
 
-namespace proxc {
+#include "proxc/error.h"
+
+namespace proxc::internal {
 
 /// A position in a source text (1-based line and column; 0 means unknown).
 struct SourceLoc {
@@ -27,20 +28,6 @@ struct SourceLoc {
   /// "file:line:col", or "file" when the line is unknown.
   std::string to_string() const;
 };
-
-/// A mistake in what the user gave proxc. what() is the full message.
-class UserError : public std::runtime_error {
- public:
-  explicit UserError(const std::string& msg) : std::runtime_error(msg) {}
-};
-
-/// A bug in proxc. what() starts with "internal error" and names the place.
-class InternalError : public std::logic_error {
- public:
-  explicit InternalError(const std::string& msg) : std::logic_error(msg) {}
-};
-
-namespace internal {
 
 /// Collects a message and throws from its destructor. Used by the assert
 /// macros below; not meant to be used directly.
@@ -61,8 +48,6 @@ class ErrorBuilder {
   bool user_;
   std::ostringstream msg_;
 };
-
-}  // namespace internal
 
 /// Throws UserError unless `cond` holds; stream the message after it.
 #define user_assert(cond) \
@@ -87,4 +72,4 @@ class ErrorBuilder {
 std::string format_located_error(const SourceLoc& loc, const std::string& message,
                                  const std::string& source);
 
-}  // namespace proxc
+}  // namespace proxc::internal

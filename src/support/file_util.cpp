@@ -12,7 +12,7 @@
 #include "support/error.h"
 #include "support/format.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 std::string read_file(const std::string& path, int64_t max_bytes) {
   std::error_code ec;
@@ -99,4 +99,4 @@ std::string content_hash(const std::string& bytes) {
   return buf;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace proxc {
+namespace proxc::internal {
 
 /// The bytes of `path`. UserError naming the path when it cannot be read.
 /// `max_bytes` guards against reading something absurd (a device, a huge file).
@@ -32,4 +32,4 @@ struct PathPolicy {
 /// A 128-bit content hash (XXH3-128), as "xxh3-128:" + 32 hex digits.
 std::string content_hash(const std::string& bytes);
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -6,7 +6,7 @@
 
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 std::string format_double(double v) {
   internal_assert(std::isfinite(v)) << "format_double of a non-finite value";
@@ -47,4 +47,4 @@ std::string quote_string(const std::string& s) {
   return out + "\"";
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace proxc {
+namespace proxc::internal {
 
 /// The shortest decimal spelling of `v` that parses back (strtod) to exactly
 /// `v`: 0.1 prints "0.1", 1e-5 prints "1e-05", 2 prints "2". Must be finite.
@@ -18,4 +18,4 @@ std::string format_number(double v);
 /// lexer reads strings.
 std::string quote_string(const std::string& s);
 
-}  // namespace proxc
+}  // namespace proxc::internal

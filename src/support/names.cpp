@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-namespace proxc {
+namespace proxc::internal {
 
 bool NameScope::is_reserved(const std::string& name) {
   static const std::set<std::string> reserved = {
@@ -40,4 +40,4 @@ std::string NameScope::unique(const std::string& hint, const std::string& fallba
   return name;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-namespace proxc {
+namespace proxc::internal {
 
 /// Hands out unique identifiers from hints: the first `b` is `b`, the next
 /// `b_1`, then `b_2`. Hints are sanitized to [A-Za-z_][A-Za-z0-9_]* and
@@ -27,4 +27,4 @@ class NameScope {
   std::set<std::string> used_;
 };
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -8,7 +8,7 @@
 #include "support/file_util.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 using ::testing::HasSubstr;
@@ -487,4 +487,4 @@ TEST(CliSolve, AnAutoschedulersScheduleThatFailsWhenItRunsFallsBack) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/x.npy"));
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -11,7 +11,7 @@
 
 #include "support/error.h"
 
-namespace proxc::test {
+namespace proxc::internal::test {
 
 inline std::string source_dir() { return PROXC_SOURCE_DIR; }
 inline std::string shared_dir() { return PROXC_SHARED_DIR; }
@@ -82,4 +82,4 @@ inline std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-}  // namespace proxc::test
+}  // namespace proxc::internal::test

@@ -17,7 +17,7 @@
 #include "support/file_util.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 using Json = nlohmann::json;
@@ -159,4 +159,4 @@ TEST(ConformanceCoverage, AllArrayAndEvalCasesAreRun) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

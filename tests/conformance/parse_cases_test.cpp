@@ -12,7 +12,7 @@
 #include "support/file_util.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 nlohmann::json load_cases() {
@@ -67,4 +67,4 @@ TEST(ConformanceCases, LinopOutputShapesMatchTheCases) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -18,7 +18,7 @@
 #include "support/file_util.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 using Json = nlohmann::json;
@@ -80,4 +80,4 @@ INSTANTIATE_TEST_SUITE_P(Cases, SolveCaseTest, ::testing::ValuesIn(solve_cases()
                          });
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -13,7 +13,7 @@
 #include "support/file_util.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 using Json = nlohmann::json;
@@ -79,4 +79,4 @@ TEST(SplitCases, DefaultPipelineReproducesProxImaLsSplitAndKnorm) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

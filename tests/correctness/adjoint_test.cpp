@@ -18,7 +18,7 @@
 #include "test_black_boxes.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 Expr random_constant(Shape s, std::mt19937_64* rng, double lo = -1, double hi = 1) {
@@ -344,4 +344,4 @@ TEST(StepProgram, PrintsDeterministically) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -20,7 +20,7 @@
 #include "test_black_boxes.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 // A program with a stencil, a prox, a reduction and an FFT solve; its JIT
@@ -140,7 +140,7 @@ TEST(Aot, GeneratorSourceBuildsTheSamePipeline) {
   std::filesystem::create_directories(gen_dir);
   test::write_text(gen_dir + "/aot_generator.cpp", src);
   std::string cmd = "g++ -std=c++17 -O0 -o " + test::shell_quote(gen_dir + "/generator") + " " +
-                    test::shell_quote(gen_dir + "/aot_generator.cpp") + " -I" PROXC_SOURCE_DIR "/include -I" PROXC_HALIDE_INCLUDE
+                    test::shell_quote(gen_dir + "/aot_generator.cpp") + " -I" PROXC_SOURCE_DIR "/src/halide/ops -I" PROXC_SOURCE_DIR "/include -I" PROXC_HALIDE_INCLUDE
                     " " PROXC_HALIDE_LIBRARY " -lpthread -ldl 2>&1";
   auto build = test::run_command(cmd);
   ASSERT_EQ(build.exit_code, 0) << cmd << "\n" << build.out;
@@ -202,7 +202,7 @@ int main() {
 )");
   std::string cmd = "g++ -std=c++17 -O1 -o " + test::shell_quote(dir + "/main") + " " +
                     test::shell_quote(dir + "/main.cpp") + " " PROXC_SOURCE_DIR "/tests/plugin/test_black_boxes.cpp -I" +
-                    test::shell_quote(dir) + " -I" PROXC_SOURCE_DIR "/include -I" PROXC_HALIDE_INCLUDE " " +
+                    test::shell_quote(dir) + " -I" PROXC_SOURCE_DIR "/src/halide/ops -I" PROXC_SOURCE_DIR "/include -I" PROXC_HALIDE_INCLUDE " " +
                     test::shell_quote(a.library) + " " PROXC_RUNTIME_LIB " " PROXC_BLACK_BOX_LIB
                     " -lfftw3f_threads -lfftw3f -lpthread -ldl 2>&1";
   auto build = test::run_command(cmd);
@@ -221,4 +221,4 @@ int main() {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -30,7 +30,7 @@
 #include "test_black_boxes.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 constexpr double kEps32 = 1.1920928955078125e-07;
@@ -1116,4 +1116,4 @@ TEST(HalideEmit, StmtAndCForReading) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

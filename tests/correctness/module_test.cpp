@@ -1,4 +1,4 @@
-// proxc::Module: one solver iteration of a problem runs compiled and
+// proxc::internal::Module: one solver iteration of a problem runs compiled and
 // emulated with the same results, prints its source, compiles ahead of time.
 
 #include <gmock/gmock.h>
@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <random>
 
-#include "api/load.h"
-#include "proxc/module.h"
+#include "frontend/load.h"
+#include "module/module.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 TEST(Module, RunAndEmulateAgreeOnASolverIteration) {
@@ -74,4 +74,4 @@ TEST(Module, PrintsItsSourceAndCompilesAheadOfTime) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -16,7 +16,7 @@
 #include "support/file_util.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 using ::testing::HasSubstr;
@@ -71,11 +71,11 @@ class RandomProblems : public ::testing::Test {
 };
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal
 
 #include "io/npy.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 void RandomProblems::io_write(const std::string& path, const Array& a) { io::write_npy(path, a); }
@@ -208,4 +208,4 @@ TEST(Passes, MergeFoldsAPlainQuadratic) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

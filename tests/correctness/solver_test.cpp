@@ -24,7 +24,7 @@
 #include "solvers/solver.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 using emulate::Tensor;
@@ -609,4 +609,4 @@ TEST(Callback, CanStopTheSolve) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "api/load.h"
+#include "frontend/load.h"
 #include "frontend/parser.h"
 #include "io/npy.h"
 #include "ir/json.h"
@@ -16,7 +16,7 @@
 #include "support/file_util.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 using ::testing::HasSubstr;
@@ -290,4 +290,4 @@ TEST(BadJson, ChangedDataFileIsDetectedByHash) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

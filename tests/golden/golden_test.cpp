@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "api/load.h"
+#include "frontend/load.h"
 #include "frontend/parser.h"
 #include "ir/json.h"
 #include "ir/printer.h"
@@ -17,7 +17,7 @@
 #include "support/file_util.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 namespace fs = std::filesystem;
@@ -96,4 +96,4 @@ TEST(Examples, AllListedExamplesExist) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -13,7 +13,7 @@
 #include "support/file_util.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 namespace fs = std::filesystem;
@@ -69,4 +69,4 @@ INSTANTIATE_TEST_SUITE_P(Examples, PassGolden, ::testing::ValuesIn(cases()),
                          });
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -7,9 +7,9 @@
 
 extern "C" int proxc_plugin_init(proxc_register_black_box_fn reg);
 
-namespace proxc::test {
+namespace proxc::internal::test {
 inline void register_test_black_boxes() {
   static const int rc = proxc_plugin_init(proxc_register_black_box);
   (void)rc;
 }
-}  // namespace proxc::test
+}  // namespace proxc::internal::test

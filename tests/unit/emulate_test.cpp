@@ -13,7 +13,7 @@
 #include "ir/expr.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 using emulate::Tensor;
@@ -324,4 +324,4 @@ TEST(EmulateValue, SumEntriesHonoursAlpha) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -27,7 +27,7 @@
 #include "support/array.h"
 #include "support/error.h"
 
-namespace proxc::io {
+namespace proxc::internal::io {
 namespace {
 
 using ::testing::HasSubstr;
@@ -1038,4 +1038,4 @@ TEST(ArrayIo, IndexToString) {
 }
 
 }  // namespace
-}  // namespace proxc::io
+}  // namespace proxc::internal::io

@@ -9,7 +9,7 @@
 #include "ir/problem.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 using ::testing::HasSubstr;
@@ -153,4 +153,4 @@ TEST(Problem, ExpressionDepthIsBounded) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

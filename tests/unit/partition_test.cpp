@@ -2,7 +2,7 @@
 
 #include "step/partition.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 // 0 → 1 → 2(cut) → 3 → 4, and 1 → 4: the cut splits the chain into two
@@ -36,4 +36,4 @@ TEST(Partition, IndependentChainsAreSeparateRegions) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -9,7 +9,7 @@
 #include "test_black_boxes.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 using ::testing::HasSubstr;
@@ -228,4 +228,4 @@ TEST(Latex, WritesTheObjective) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

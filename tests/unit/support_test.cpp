@@ -15,7 +15,7 @@
 #include "support/names.h"
 #include "test_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 namespace {
 
 using ::testing::HasSubstr;
@@ -225,4 +225,4 @@ TEST(FileUtil, AtomicWriteReplacesWholeFileAndHashesContent) {
 }
 
 }  // namespace
-}  // namespace proxc
+}  // namespace proxc::internal

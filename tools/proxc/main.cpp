@@ -9,24 +9,13 @@
 #include <csignal>
 #include <chrono>
 #include <functional>
-#include <unordered_map>
+#include <map>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <string>
 
-#include "check/check_command.h"
-#include "emulate/emulate_backend.h"
-#include "halide/halide_backend.h"
-#include "proxc/module.h"
-#include "io/array_io.h"
-#include "io/montage.h"
-#include "passes/pass_manager.h"
-#include "solvers/metrics.h"
-#include "solvers/solver.h"
 #include "proxc/proxc.h"
-#include "support/array.h"
-#include "support/file_util.h"
 
 namespace {
 
@@ -41,32 +30,13 @@ struct CommonOptions {
   std::vector<std::string> plugins;
 };
 
-// "4G", "512M", "100000" -> bytes.
-int64_t parse_bytes(const std::string& s) {
-  size_t idx = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &idx);
-  } catch (...) {
-    throw proxc::UserError("--max-memory: expected a size such as 4G or 512M, got '" + s + "'");
-  }
-  std::string unit = s.substr(idx);
-  double mult = unit.empty() || unit == "B" ? 1 : unit == "K" || unit == "KiB" ? 1024.0
-                : unit == "M" || unit == "MiB" ? 1024.0 * 1024 : unit == "G" || unit == "GiB" ? 1024.0 * 1024 * 1024
-                : -1;
-  if (mult < 0 || !(v > 0) || !std::isfinite(v) || v * mult > 9.0e18) {
-    throw proxc::UserError("--max-memory: expected a size such as 4G or 512M, got '" + s + "'");
-  }
-  return static_cast<int64_t>(v * mult);
-}
-
 // Writes `text` to `out` (atomically) or to stdout when `out` is empty.
 void emit(const std::string& text, const std::string& out) {
   if (out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   } else {
-    proxc::write_file_atomic(out, text);
+    proxc::write_file(out, text);
   }
 }
 
@@ -86,6 +56,24 @@ std::string first_difference(const std::string& a, const std::string& b) {
   return "line " + std::to_string(line) + ":\n  first:  " + line_at(a, i) + "\n  second: " + line_at(b, i);
 }
 
+// A kind given on the command line (--schedule adams2019): UserError naming
+// the flag and the choices for an unknown name.
+template <typename Kind>
+Kind parse_kind(const std::string& flag, const char* noun, const std::string& name) {
+  Kind k{};
+  if (!proxc::from_string(name, &k)) {
+    std::string all;
+    for (const std::string& n : proxc::kind_names<Kind>()) all += (all.empty() ? "" : ", ") + n;
+    throw proxc::UserError(flag + ": unknown " + noun + " '" + name + "' (one of: " + all + ")");
+  }
+  return k;
+}
+
+template <typename Kind>
+CLI::IsMember one_of() {
+  return CLI::IsMember(proxc::kind_names<Kind>());
+}
+
 struct ParseCommand {
   std::string file;
   std::string emit_kind = "text";
@@ -102,44 +90,33 @@ struct ParseCommand {
       if (rc != kExitOk) return rc;
     }
     // Paths are written relative to where the output lands.
-    std::string base = output.empty() ? "" : std::filesystem::path(output).parent_path().string();
-    std::string text;
-    if (emit_kind == "text") {
-      text = proxc::print_text(p, {base});
-    } else if (emit_kind == "json") {
-      proxc::JsonPrintOptions o;
-      o.base_dir = base;
-      o.inline_constants = inline_constants;
-      text = proxc::print_json(p, o);
-    } else if (emit_kind == "dot") {
-      text = proxc::print_dot(p);
-    } else {
-      text = proxc::print_latex(p);
-    }
-    emit(text, output);
+    proxc::PrintOptions o;
+    o.base_dir = output.empty() ? "" : std::filesystem::path(output).parent_path().string();
+    o.inline_constants = inline_constants;
+    emit(p.print(parse_kind<proxc::ProblemFormat>("--emit", "form", emit_kind), o), output);
     return kExitOk;
   }
 
   // print → parse → print must be byte-identical, in text and in JSON.
   static int verify(const proxc::Problem& p, const std::string& dir) {
-    std::string text1 = proxc::print_text(p, {dir});
-    std::string text2 = proxc::print_text(proxc::parse_program(text1, "<printed>", dir).problem, {dir});
+    proxc::PrintOptions o;
+    o.base_dir = dir;
+    std::string text1 = p.print(proxc::ProblemFormat::Text, o);
+    std::string text2 = proxc::parse_problem(text1, "<printed>", dir).print(proxc::ProblemFormat::Text, o);
     if (text1 != text2) {
       std::cerr << "proxc: round trip failed: print -> parse -> print differs at " << first_difference(text1, text2)
                 << "\n";
       return kExitCheckFailed;
     }
-    proxc::JsonPrintOptions o;
-    o.base_dir = dir;
-    std::string json1 = proxc::print_json(p, o);
-    proxc::Problem from_json = proxc::parse_json(json1, "<printed json>", dir);
-    std::string json2 = proxc::print_json(from_json, o);
+    std::string json1 = p.print(proxc::ProblemFormat::Json, o);
+    proxc::Problem from_json = proxc::parse_problem_json(json1, "<printed json>", dir);
+    std::string json2 = from_json.print(proxc::ProblemFormat::Json, o);
     if (json1 != json2) {
       std::cerr << "proxc: round trip failed: JSON -> IR -> JSON differs at " << first_difference(json1, json2)
                 << "\n";
       return kExitCheckFailed;
     }
-    std::string text3 = proxc::print_text(from_json, {dir});
+    std::string text3 = from_json.print(proxc::ProblemFormat::Text, o);
     if (text1 != text3) {
       std::cerr << "proxc: round trip failed: text of the JSON reload differs at " << first_difference(text1, text3)
                 << "\n";
@@ -164,7 +141,7 @@ struct OptCommand {
 
   int run() const {
     proxc::Problem p = proxc::load_problem(file);
-    proxc::PassManagerOptions o;
+    proxc::PassOptions o;
     if (!passes.empty()) {
       size_t start = 0;
       while (start <= passes.size()) {
@@ -175,29 +152,29 @@ struct OptCommand {
         start = comma + 1;
       }
     }
-    proxc::check_solver_name(solver);
-    o.pass.solver = solver;
-    o.pass.norm = norm;
+    o.solver = parse_kind<proxc::SolverKind>("--solver", "solver", solver);
+    o.norm = parse_kind<proxc::NormKind>("--norm", "norm", norm);
     o.dump_dir = dump_dir;
     o.print_after_all = print_after_all;
     o.verify_each = verify_each;
     o.time_passes = time_passes;
     o.log = &std::cerr;
     proxc::Problem out = proxc::run_passes(p, o);
-    std::string base = output.empty() ? "" : std::filesystem::path(output).parent_path().string();
-    if (emit_kind == "json") {
-      proxc::JsonPrintOptions jo;
-      jo.base_dir = base;
-      emit(proxc::print_json(out, jo), output);
-    } else {
-      emit(proxc::print_text(out, {base}), output);
-    }
+    proxc::PrintOptions po;
+    po.base_dir = output.empty() ? "" : std::filesystem::path(output).parent_path().string();
+    emit(out.print(emit_kind == "json" ? proxc::ProblemFormat::Json : proxc::ProblemFormat::Text, po), output);
     return kExitOk;
   }
 };
 
 // --target, --schedule and --cache-dir: how solve and compile use Halide.
-void add_halide_flags(CLI::App* cmd, proxc::HalideOptions* o) {
+struct HalideFlags {
+  std::string target = "host";
+  std::string schedule = "default";
+  std::string cache_dir;
+};
+
+void add_halide_flags(CLI::App* cmd, HalideFlags* o) {
   cmd->add_option("--target", o->target, "Halide target string (host, x86-64-linux-avx2, ...)");
   cmd->add_option("--schedule", o->schedule,
                   "default, or an autoscheduler: mullapudi2016, adams2019, li2018 (falls back to the default "
@@ -211,8 +188,9 @@ extern "C" void on_sigint(int) { g_interrupted.store(true); }
 
 struct SolveCommand {
   std::string file;
+  std::string solver = "pc";
   std::string backend = "halide";
-  proxc::HalideOptions halide;
+  HalideFlags halide;
   proxc::SolverOptions options;
   std::string output;
   std::string log;
@@ -225,20 +203,23 @@ struct SolveCommand {
   int run() {
     auto t0 = std::chrono::steady_clock::now();
     proxc::Problem p = proxc::load_problem(file);
-    for (const std::string& s : sets) p = replace_constant(p, s);
+    for (const std::string& s : sets) {
+      auto eq = s.find('=');
+      if (eq == std::string::npos || eq == 0) throw proxc::UserError("--set expects NAME=FILE, got '" + s + "'");
+      p.set_constant(s.substr(0, eq), s.substr(eq + 1));
+    }
     double parse_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::vector<proxc::Expr> vars = p.variables();
     if (!x0.empty()) {
-      auto vars = p.variables();
-      user_assert(vars.size() == 1) << "--x0 needs a problem with one variable";
-      options.x0[vars[0]->name_hint] = proxc::io::load_array(x0);
+      if (vars.size() != 1) throw proxc::UserError("--x0 needs a problem with one variable");
+      options.x0[vars[0].name()] = proxc::load_array(x0);
     }
-    std::unique_ptr<proxc::Backend> b;
-    if (backend == "halide") {
-      b = proxc::make_halide_backend(halide);
-    } else {
-      user_assert(halide.schedule == "default") << "--schedule needs --backend halide";
-      b = proxc::make_emulate_backend();
-    }
+    options.solver = parse_kind<proxc::SolverKind>("--solver", "solver", solver);
+    options.backend = parse_kind<proxc::BackendKind>("--backend", "backend", backend);
+    options.schedule = parse_kind<proxc::ScheduleKind>("--schedule", "schedule", halide.schedule);
+    options.target = halide.target;
+    options.cache_dir = halide.cache_dir;
+    options.validate(proxc::OptionSpelling::CommandLine);
     std::signal(SIGINT, on_sigint);
     options.interrupt = &g_interrupted;
     if (isatty(STDERR_FILENO) && !json) {
@@ -252,30 +233,30 @@ struct SolveCommand {
         return true;
       };
     }
-    proxc::SolveResult r = proxc::solve(p, options, *b);
+    proxc::SolverSummary summary = proxc::solve(p, options);
     if (options.callback) std::fprintf(stderr, "\r%80s\r", "");
-    r.summary.parse_s = parse_s;
-    if (!output.empty()) write_outputs(r);
+    summary.parse_s = parse_s;
+    if (!output.empty()) write_outputs(p, vars);
     if (!log.empty()) {
       std::string csv = "iteration,r,s,eps_pri,eps_dual,seconds\n";
-      for (const auto& h : r.history) {
+      for (const auto& h : summary.history) {
         char buf[256];
         std::snprintf(buf, sizeof buf, "%d,%.9g,%.9g,%.9g,%.9g,%.6f\n", h.iteration, h.r, h.s, h.eps_pri, h.eps_dual,
                       h.seconds);
         csv += buf;
       }
-      proxc::write_file_atomic(log, csv);
+      proxc::write_file(log, csv);
     }
     double ps = 0, ss = 0;
     if (!reference.empty()) {
-      proxc::Array ref = proxc::io::load_array(reference);
-      user_assert(r.x.size() == 1) << "--reference needs a problem with one variable";
-      const proxc::Array& x = r.x.begin()->second;
+      proxc::Array ref = proxc::load_array(reference);
+      if (vars.size() != 1) throw proxc::UserError("--reference needs a problem with one variable");
+      const proxc::Array x = p.value(vars[0]);
       ps = proxc::psnr(x, ref);
       ss = proxc::ssim(x, ref);
     }
     if (json) {
-      std::string j = r.summary.to_json();
+      std::string j = summary.to_json();
       if (!reference.empty()) {
         j.pop_back();  // the closing brace
         while (!j.empty() && (j.back() == '\n' || j.back() == ' ')) j.pop_back();
@@ -285,64 +266,25 @@ struct SolveCommand {
       }
       std::cout << j << "\n";
     } else {
-      std::cout << (full ? r.summary.full_report() : r.summary.brief_report() + "\n");
+      std::cout << (full ? summary.full_report() : summary.brief_report() + "\n");
       if (!reference.empty()) std::printf("PSNR %.2f dB, SSIM %.4f against %s\n", ps, ss, reference.c_str());
       if (!output.empty()) std::printf("wrote %s\n", output.c_str());
     }
-    return r.summary.termination == proxc::Termination::Diverged ? kExitCheckFailed : kExitOk;
+    return summary.termination == proxc::Termination::Diverged ? kExitCheckFailed : kExitOk;
   }
 
-  // NAME=FILE: the constant bound to NAME gets the file's values (same shape).
-  static proxc::Problem replace_constant(const proxc::Problem& p, const std::string& spec) {
-    auto eq = spec.find('=');
-    user_assert(eq != std::string::npos && eq > 0) << "--set expects NAME=FILE, got '" << spec << "'";
-    std::string name = spec.substr(0, eq), path = spec.substr(eq + 1);
-    proxc::PrintPlan plan(p);
-    for (const proxc::Expr& e : plan.order()) {
-      if (!e->is_constant() || !plan.is_bound(e.get()) || plan.name(e.get()) != name) continue;
-      auto data = std::make_shared<proxc::ConstantData>(*e->constant);
-      data->array = proxc::io::load_array(path);
-      user_assert(data->array.shape == e->shape) << "--set " << name << ": " << path << " holds shape "
-                                                  << proxc::shape_to_string(data->array.shape) << ", the constant has "
-                                                  << proxc::shape_to_string(e->shape);
-      data->source.resolved_path = path;
-      data->source.path = path;
-      data->source.hash = proxc::content_hash(proxc::read_file(path));
-      return rebind(p, e, proxc::make_constant(data, e->name_hint));
-    }
-    throw proxc::UserError("--set: the problem has no constant named '" + name + "'");
-  }
-
-  // The problem with `from` replaced by `to` everywhere.
-  static proxc::Problem rebind(const proxc::Problem& p, const proxc::Expr& from, const proxc::Expr& to) {
-    std::unordered_map<const proxc::ExprNode*, proxc::Expr> memo;
-    std::function<proxc::Expr(const proxc::Expr&)> go = [&](const proxc::Expr& e) -> proxc::Expr {
-      if (!e) return e;
-      if (e == from) return to;
-      auto it = memo.find(e.get());
-      if (it != memo.end()) return it->second;
-      std::vector<proxc::Expr> args;
-      for (const auto& a : e->args) args.push_back(go(a));
-      return memo[e.get()] = proxc::with_args(e, args);
-    };
-    proxc::Problem q = p;
-    for (auto& t : q.terms) {
-      t.arg = go(t.arg);
-      for (proxc::Param* prm : {&t.b, &t.c, &t.lower, &t.upper}) prm->array = go(prm->array);
-      t.counts = go(t.counts);
-      t = proxc::make_term(t);  // the new data must satisfy the term's rules too (counts >= 0, ...)
-    }
-    return q;
-  }
-
-  void write_outputs(const proxc::SolveResult& r) const {
-    if (r.x.size() == 1) {
-      proxc::io::save_array(output, r.x.begin()->second);
+  // One file, or one per variable named after it (out_x.npy, out_y.npy).
+  void write_outputs(const proxc::Problem& p, const std::vector<proxc::Expr>& vars) const {
+    if (vars.size() == 1) {
+      proxc::save_array(output, p.value(vars[0]));
       return;
     }
+    std::map<std::string, proxc::Expr> by_name;
+    for (const proxc::Expr& v : vars) by_name.emplace(p.name_of(v), v);
     std::filesystem::path o(output);
-    for (const auto& [name, a] : r.x) {
-      proxc::io::save_array((o.parent_path() / (o.stem().string() + "_" + name + o.extension().string())).string(), a);
+    for (const auto& [name, v] : by_name) {
+      proxc::save_array((o.parent_path() / (o.stem().string() + "_" + name + o.extension().string())).string(),
+                        p.value(v));
     }
   }
 };
@@ -351,7 +293,7 @@ struct CompileCommand {
   std::string file;
   std::string solver = "pc";
   std::string emit_kind;
-  proxc::HalideOptions halide;
+  HalideFlags halide;
   std::string output;
   std::string aot_dir;
   std::string aot_name = "proxc_step";
@@ -360,26 +302,14 @@ struct CompileCommand {
 
   int run() const {
     proxc::Problem p = proxc::load_problem(file);
-    proxc::check_solver_name(solver);
-    proxc::PassManagerOptions po;
-    po.pass.solver = solver;
-    proxc::Problem split = proxc::run_passes(p, po);
-    proxc::SolverOptions so;
-    so.solver = solver;
-    so.fuse = fuse;
-    so.validate();
-    proxc::StepProgram chosen;
-    if (program == "iteration") {
-      chosen = proxc::iteration_program(split, so);
-    } else {
-      // The CG x-update's programs (admm and hqs where the x-update is not direct).
-      const std::vector<proxc::StepProgram> cg = proxc::cg_step_programs(split, so);
-      user_assert(!cg.empty()) << "compile --program " << program << ": the " << solver
-                               << " x-update of this problem is not solved by CG (no CG programs)";
-      chosen = cg[program == "cg_init" ? 0 : program == "cg_apply" ? 1 : 2];
-    }
-    proxc::Module m(chosen, halide);
-    const proxc::StepProgram& prog = m.program();
+    proxc::CompileOptions o;
+    o.solver = parse_kind<proxc::SolverKind>("--solver", "solver", solver);
+    o.program = parse_kind<proxc::ProgramKind>("--program", "program", program);
+    o.fuse = fuse;
+    o.target = halide.target;
+    o.schedule = parse_kind<proxc::ScheduleKind>("--schedule", "schedule", halide.schedule);
+    o.cache_dir = halide.cache_dir;
+    proxc::Module m = proxc::compile(p, o);
     if (!aot_dir.empty()) {
       proxc::AotArtifacts a = m.compile_aot(aot_dir, aot_name);
       std::printf("wrote %s, %s, %s and %s\n", a.library.c_str(), a.header.c_str(), a.wrapper.c_str(),
@@ -393,19 +323,14 @@ struct CompileCommand {
       return kExitOk;
     }
     if (!emit_kind.empty()) {
-      emit(m.emit(emit_kind), output);
+      emit(m.emit(parse_kind<proxc::ProgramFormat>("--emit", "form", emit_kind)), output);
     } else {
-      auto t0 = std::chrono::steady_clock::now();
-      int before = proxc::halide_compile_count(), loads_before = proxc::halide_cache_load_count();
-      std::string used = m.schedule_used();  // compiles
-      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const int compiled = proxc::halide_compile_count() - before;
-      const int loaded = proxc::halide_cache_load_count() - loads_before;
-      std::string cache = proxc::halide_cache_dir(halide);
+      proxc::CompileReport r = m.compile();
       std::printf("compiled %s (%zu outputs) for %s, schedule %s, in %.3f s: %d pipeline%s compiled, %d loaded from "
                   "the on-disk cache (%s)\n",
-                  prog.name.c_str(), prog.outputs.size(), halide.target.c_str(), used.c_str(), secs, compiled,
-                  compiled == 1 ? "" : "s", loaded, cache.empty() ? "off" : cache.c_str());
+                  m.name().c_str(), m.outputs().size(), halide.target.c_str(), proxc::to_string(r.schedule_used),
+                  r.seconds, r.pipelines_compiled, r.pipelines_compiled == 1 ? "" : "s", r.pipelines_loaded,
+                  r.cache_dir.empty() ? "off" : r.cache_dir.c_str());
     }
     return kExitOk;
   }
@@ -416,10 +341,10 @@ struct MontageCommand {
   std::string output;
   int run() const {
     std::vector<proxc::Array> arrays;
-    for (const std::string& f : images) arrays.push_back(proxc::io::load_array(f));
-    proxc::Array m = proxc::io::montage(arrays, images);
-    proxc::io::save_array(output, m);
-    std::printf("wrote %s (%s: %zu images side by side)\n", output.c_str(), proxc::shape_to_string(m.shape).c_str(),
+    for (const std::string& f : images) arrays.push_back(proxc::load_array(f));
+    proxc::Array m = proxc::montage(arrays, images);
+    proxc::save_array(output, m);
+    std::printf("wrote %s (%s: %zu images side by side)\n", output.c_str(), proxc::shape_to_string(m.shape()).c_str(),
                 images.size());
     return kExitOk;
   }
@@ -428,7 +353,7 @@ struct MontageCommand {
 struct MetricsCommand {
   std::string image, reference;
   int run() const {
-    proxc::Array x = proxc::io::load_array(image), ref = proxc::io::load_array(reference);
+    proxc::Array x = proxc::load_array(image), ref = proxc::load_array(reference);
     std::printf("PSNR %.2f dB, SSIM %.4f (%s against %s)\n", proxc::psnr(x, ref), proxc::ssim(x, ref), image.c_str(),
                 reference.c_str());
     return kExitOk;
@@ -439,33 +364,13 @@ struct CheckCommand {
   std::string file;
   std::string backend = "emulate";
   bool json = false;
-  uint64_t seed = 1;
-  std::string break_adjoint;  // testing the checker: break this operator kind's adjoint
-  std::string target = "host";
+  proxc::CheckOptions options;
 
-  int run() const {
+  int run() {
     proxc::Problem p = proxc::load_problem(file);
-    proxc::emulate::EmulateDebug debug;
-    if (!break_adjoint.empty()) {
-      if (!proxc::expr_kind_from_string(break_adjoint, &debug.broken_kind)) {
-        throw proxc::UserError("--debug-break-adjoint: unknown operator '" + break_adjoint + "'");
-      }
-      debug.break_adjoint = true;
-    }
-    std::unique_ptr<proxc::Backend> b;
-    if (backend == "halide") {
-      proxc::HalideOptions ho;
-      ho.target = target;
-      b = proxc::make_halide_backend(ho);
-    } else {
-      b = proxc::make_emulate_backend(debug);
-    }
-    // A compiled backend is also compared node by node with the emulator.
-    std::unique_ptr<proxc::Backend> reference;
-    // (--debug-break-adjoint then breaks the emulator's adjoint: the comparison must fail.)
-    if (backend == "halide") reference = proxc::make_emulate_backend(debug);
-    proxc::ProblemCheck c = proxc::check_problem(*b, p, seed, reference.get());
-    std::string text = json ? proxc::format_check_json(c) : proxc::format_check_text(c);
+    options.backend = parse_kind<proxc::BackendKind>("--backend", "backend", backend);
+    proxc::CheckReport c = proxc::check(p, options);
+    const std::string& text = json ? c.json : c.text;
     std::fwrite(text.data(), 1, text.size(), stdout);
     return c.passed ? kExitOk : kExitCheckFailed;
   }
@@ -477,7 +382,7 @@ int main(int argc, char** argv) {
   CLI::App app{"proxc: a compiler for proximal image-optimization problems.\n"
                "Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug)."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "proxc 0.1.0");
+  app.set_version_flag("--version", std::string("proxc ") + proxc::version());
   CommonOptions common;
   app.add_option("--max-memory", common.max_memory,
                  "Refuse any array larger than this (e.g. 4G, 512M); default: the machine's memory");
@@ -495,7 +400,7 @@ int main(int argc, char** argv) {
   parse_cmd->add_option("--emit", parse.emit_kind,
                         "Output form: text (canonical .prox), json, dot (operator DAG for Graphviz), "
                         "latex (the objective as an equation)")
-      ->check(CLI::IsMember({"text", "json", "dot", "latex"}));
+      ->check(one_of<proxc::ProblemFormat>());
   parse_cmd->add_option("-o,--output", parse.output, "Write to this file (whole or not at all) instead of stdout");
   parse_cmd->add_flag("--verify-roundtrip", parse.verify_roundtrip,
                       "Check print -> parse -> print is byte-identical, in text and JSON (exit 1 if not)");
@@ -509,9 +414,9 @@ int main(int argc, char** argv) {
   opt_cmd->add_option("FILE", opt.file, "Problem file (.prox text or .json dump)")->required();
   opt_cmd->add_option("--passes", opt.passes, "Comma-separated passes to run (default: absorb,merge,split,scale)");
   opt_cmd->add_option("--solver", opt.solver, "Solver the split prepares for")
-      ->check(CLI::IsMember({"pc", "ladmm", "admm", "hqs"}));
+      ->check(one_of<proxc::SolverKind>());
   opt_cmd->add_option("--norm", opt.norm, "How the scale pass gets ||K||: bound (ProxImaL's) or power (estimated: Lanczos iteration)")
-      ->check(CLI::IsMember({"bound", "power"}));
+      ->check(one_of<proxc::NormKind>());
   opt_cmd->add_option("--dump-ir", opt.dump_dir, "Write NN_<pass>.prox and NN_<pass>.json here after each pass");
   opt_cmd->add_flag("--print-after-all", opt.print_after_all, "Print the problem after each pass (stderr)");
   opt_cmd->add_flag("--verify-each", opt.verify_each,
@@ -524,10 +429,10 @@ int main(int argc, char** argv) {
   CLI::App* solve_cmd = app.add_subcommand("solve", "Solve a problem and write the result");
   solve_cmd->fallthrough();
   solve_cmd->add_option("FILE", solve.file, "Problem file (.prox text or .json dump)")->required();
-  solve_cmd->add_option("--solver", solve.options.solver, "pc (Pock-Chambolle), ladmm, admm or hqs")
-      ->check(CLI::IsMember({"pc", "ladmm", "admm", "hqs"}));
+  solve_cmd->add_option("--solver", solve.solver, "pc (Pock-Chambolle), ladmm, admm or hqs")
+      ->check(one_of<proxc::SolverKind>());
   solve_cmd->add_option("--backend", solve.backend, "halide (compiled) or emulate (reference interpreter)")
-      ->check(CLI::IsMember({"halide", "emulate"}));
+      ->check(one_of<proxc::BackendKind>());
   add_halide_flags(solve_cmd, &solve.halide);
   solve_cmd->add_option("--iters", solve.options.max_iters, "Most iterations (default 1000)");
   solve_cmd->add_option("--eps-abs", solve.options.eps_abs, "Absolute tolerance (default 1e-3; 0 with --eps-rel 0: "
@@ -557,17 +462,17 @@ int main(int argc, char** argv) {
   compile_cmd->fallthrough();
   compile_cmd->add_option("FILE", compile.file, "Problem file (.prox text or .json dump)")->required();
   compile_cmd->add_option("--solver", compile.solver, "pc, ladmm, admm or hqs")
-      ->check(CLI::IsMember({"pc", "ladmm", "admm", "hqs"}));
+      ->check(one_of<proxc::SolverKind>());
   compile_cmd->add_option("--fuse", compile.fuse, "Iterations unrolled into the pipeline (pc, ladmm)");
   compile_cmd->add_option("--program", compile.program,
                           "Which program: iteration (default), or a CG x-update's cg_init, cg_apply, cg_update "
                           "(admm, hqs)")
-      ->check(CLI::IsMember({"iteration", "cg_init", "cg_apply", "cg_update"}));
+      ->check(one_of<proxc::ProgramKind>());
   compile_cmd->add_option("--emit", compile.emit_kind,
                           "Print instead of compiling: step (the step program), source (a standalone C++ Halide "
                           "generator program building the same pipeline), stmt (Halide's lowered statement), "
                           "c (Halide's C output), html")
-      ->check(CLI::IsMember({"step", "source", "stmt", "c", "html"}));
+      ->check(one_of<proxc::ProgramFormat>());
   add_halide_flags(compile_cmd, &compile.halide);
   compile_cmd->add_option("-o,--output", compile.output, "Write the printed form here");
   compile_cmd->add_option("--aot", compile.aot_dir,
@@ -589,11 +494,11 @@ int main(int argc, char** argv) {
   check_cmd->fallthrough();
   check_cmd->add_option("FILE", check.file, "Problem file (.prox text or .json dump)")->required();
   check_cmd->add_option("--backend", check.backend, "Backend that computes K and K' (emulate or halide)")
-      ->check(CLI::IsMember({"emulate", "halide"}));
-  check_cmd->add_option("--target", check.target, "Halide target string for --backend halide (host, host-cuda, ...)");
+      ->check(one_of<proxc::BackendKind>());
+  check_cmd->add_option("--target", check.options.target, "Halide target string for --backend halide (host, host-cuda, ...)");
   check_cmd->add_flag("--json", check.json, "Print one JSON object instead of a table");
-  check_cmd->add_option("--seed", check.seed, "Seed of the random test vectors");
-  check_cmd->add_option("--debug-break-adjoint", check.break_adjoint,
+  check_cmd->add_option("--seed", check.options.seed, "Seed of the random test vectors");
+  check_cmd->add_option("--debug-break-adjoint", check.options.debug_break_adjoint,
                         "For testing the checker: compute this operator kind's adjoint wrongly")
       ->group("");
 
@@ -604,8 +509,8 @@ int main(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitUserError;
   }
   try {
-    if (!common.max_memory.empty()) proxc::Limits::set_max_array_bytes(parse_bytes(common.max_memory));
-    for (const std::string& d : common.allow_paths) proxc::PathPolicy::allow(d);
+    if (!common.max_memory.empty()) proxc::set_max_array_bytes(proxc::parse_byte_size(common.max_memory, "--max-memory"));
+    for (const std::string& d : common.allow_paths) proxc::allow_path(d);
     for (const std::string& lib : common.plugins) proxc::load_plugin(lib);
     if (parse_cmd->parsed()) return parse.run();
     if (check_cmd->parsed()) return check.run();

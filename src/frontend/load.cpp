@@ -1,4 +1,4 @@
-#include "api/load.h"
+#include "frontend/load.h"
 
 #include <filesystem>
 
@@ -6,7 +6,7 @@
 #include "ir/json.h"
 #include "support/file_util.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 constexpr int64_t kMaxProblemBytes = int64_t{1} << 30;
@@ -28,4 +28,4 @@ Problem load_problem(const std::string& path) {
   return parse_program(text, path, dir).problem;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -6,7 +6,7 @@
 
 #include "ir/problem.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 /// Reads a problem from a .prox text file or a JSON dump (chosen by the
 /// extension ".json", or by the content starting with '{'). Relative data
@@ -16,4 +16,4 @@ Problem load_problem(const std::string& path);
 /// True when `path` names a JSON dump rather than .prox text.
 bool is_json_path(const std::string& path);
 
-}  // namespace proxc
+}  // namespace proxc::internal

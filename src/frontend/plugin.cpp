@@ -1,4 +1,4 @@
-#include "api/plugin.h"
+#include "frontend/plugin.h"
 
 #include <dlfcn.h>
 
@@ -7,7 +7,7 @@
 #include "proxc/black_box.h"
 #include "support/error.h"
 
-namespace proxc {
+namespace proxc::internal {
 
 namespace {
 
@@ -64,4 +64,4 @@ std::vector<std::string> load_plugin(const std::string& path) {
   return s.names;
 }
 
-}  // namespace proxc
+}  // namespace proxc::internal

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace proxc {
+namespace proxc::internal {
 
 /// Loads the shared library at `path` and calls its
 /// `int proxc_plugin_init(proxc_register_black_box_fn)`; returns the names it
@@ -16,4 +16,4 @@ namespace proxc {
 /// stays loaded for the life of the process.
 std::vector<std::string> load_plugin(const std::string& path);
 
-}  // namespace proxc
+}  // namespace proxc::internal

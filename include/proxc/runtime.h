@@ -1,0 +1,36 @@
+/// \file
+/// Process-wide settings: memory limit, the folders problems may read data
+/// from, and plugins of black-box operators.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace proxc {
+
+/// Refuse any array (a variable, a constant, a file's payload) larger than
+/// this many bytes, before allocating it. Default: the machine's memory.
+void set_max_array_bytes(int64_t bytes);
+int64_t max_array_bytes();
+
+/// Also let problems read data files under `dir` (by default a problem reads
+/// only from its own folder and below).
+void allow_path(const std::string& dir);
+
+/// Loads a shared library of black-box operators (proxc/black_box.h) and
+/// calls its proxc_plugin_init; returns the names it registered. A UserError
+/// naming the path when it cannot be loaded or registers a bad operator.
+std::vector<std::string> load_plugin(const std::string& path);
+
+/// "4G", "512M", "100000" → bytes; a UserError naming `option` otherwise.
+int64_t parse_byte_size(const std::string& text, const std::string& option = "size");
+
+/// Writes `text` to `path` whole or not at all (a temporary file renamed
+/// over it); a UserError naming the path when it cannot.
+void write_file(const std::string& path, const std::string& text);
+
+/// The version of this proxc ("0.1.0").
+const char* version();
+
+}  // namespace proxc

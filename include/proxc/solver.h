@@ -1,0 +1,145 @@
+/// \file
+/// Solving a problem: options, the summary of what a solve did, solve().
+///
+///     proxc::SolverOptions options;
+///     options.solver = proxc::SolverKind::PockChambolle;
+///     options.max_iters = 100;
+///     proxc::SolverSummary summary = proxc::solve(problem, options);
+///     std::cout << summary.brief_report() << "\n";
+///     proxc::Array result = problem.value(x);
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "proxc/array.h"
+#include "proxc/kinds.h"
+#include "proxc/problem.h"
+
+namespace proxc {
+
+/// How a solve ended.
+enum class Termination { NotRun, Converged, MaxIterations, TimeLimit, UserStop, Interrupted, Diverged };
+/// "converged", "max_iterations", ...
+const char* to_string(Termination t);
+
+/// One convergence check, reported to the callback and kept in the summary.
+struct IterationInfo {
+  int iteration = 0;    ///< iterations done so far
+  double r = 0;         ///< primal residual
+  double s = 0;         ///< dual residual
+  double eps_pri = 0;   ///< primal tolerance
+  double eps_dual = 0;  ///< dual tolerance
+  double seconds = 0;   ///< since the iterations started
+};
+
+/// How validate() names an option in its messages: as a field of this
+/// struct ("max_iters") or as the proxc command's flag ("--iters").
+enum class OptionSpelling { Api, CommandLine };
+
+/// Every setting of a solve. Each field has a default (ProxImaL's where it
+/// has one); validate() names the first option that breaks its rule.
+struct SolverOptions {
+  /// The splitting algorithm (--solver).
+  SolverKind solver = SolverKind::PockChambolle;
+  /// What runs the iterations (--backend).
+  BackendKind backend = BackendKind::Halide;
+  /// The compiled pipelines' schedule (--schedule; Halide only).
+  ScheduleKind schedule = ScheduleKind::Default;
+  /// A Halide target string: "host", "x86-64-linux-avx2", ... (--target).
+  std::string target = "host";
+  /// On-disk cache of compiled pipelines (--cache-dir): "" for
+  /// $PROXC_CACHE_DIR, else $XDG_CACHE_HOME/proxc, else ~/.cache/proxc;
+  /// "off" for none.
+  std::string cache_dir;
+  /// Most iterations (--iters).
+  int max_iters = 1000;
+  /// Absolute and relative tolerances of the stopping rule (--eps-abs,
+  /// --eps-rel); 0 and 0 run exactly max_iters iterations.
+  double eps_abs = 1e-3;
+  double eps_rel = 1e-3;
+  /// Stop after this many seconds of iterating; 0: no limit (--time-limit).
+  double time_limit_s = 0;
+  /// Iterations unrolled into one pipeline, pc and ladmm (--fuse).
+  int fuse = 1;
+  /// Check convergence every this many iterations and after the last
+  /// (--check-every); the runs in between skip the residual norms.
+  int check_every = 10;
+  /// The CG x-update of admm and hqs: most steps and relative tolerance.
+  int cg_max_iters = 50;
+  double cg_tol = 1e-6;
+  /// HQS continuation ends at this rho (--hqs-rho-max).
+  double hqs_rho_max = 256;
+  /// Start from these values (by variable name, user units); zeros otherwise
+  /// (--x0).
+  std::map<std::string, Array> x0;
+  /// Called after every convergence check; return false to stop the solve.
+  std::function<bool(const IterationInfo&)> callback;
+  /// When set and true, the solve stops at the next check ("interrupted").
+  const std::atomic<bool>* interrupt = nullptr;
+  /// Save the whole solver state here (--checkpoint) at the first check at
+  /// least checkpoint_every iterations after the last save, and at the end;
+  /// written whole or not at all.
+  std::string checkpoint_path;
+  int checkpoint_every = 0;
+  /// Continue from a checkpoint of the same problem and solver (--resume).
+  std::string resume_path;
+
+  /// Throws UserError naming the first invalid option, spelled as the user
+  /// wrote it.
+  void validate(OptionSpelling spelling = OptionSpelling::Api) const;
+};
+
+/// What a solve did. Starts as "not run".
+struct SolverSummary {
+  Termination termination = Termination::NotRun;
+  SolverKind solver = SolverKind::PockChambolle;
+  int iterations = 0;
+  IterationInfo last;  ///< the final residuals and tolerances
+  /// Every convergence check, in order.
+  std::vector<IterationInfo> history;
+  /// The user's objective at the result, and at max(x, 0) when the problem
+  /// has nonneg or box terms: on the solve's backend (Halide with the default
+  /// schedule: each term's elements in float32, its sums in double;
+  /// otherwise the emulator, in double).
+  double objective = 0;
+  bool has_projection = false;
+  double objective_at_projection = 0;
+  /// Seconds per phase.
+  double parse_s = 0, passes_s = 0, compile_s = 0, iterate_s = 0;
+  BackendKind backend_requested = BackendKind::Halide, backend_used = BackendKind::Halide;
+  ScheduleKind schedule_requested = ScheduleKind::Default, schedule_used = ScheduleKind::Default;
+  /// The operator norm the scale pass divided by (1 when not scaled).
+  double knorm = 1;
+  /// Conjugate-gradient steps of the x-updates (hqs, and admm where its
+  /// x-update is not direct); 0 otherwise.
+  int cg_steps = 0;
+  /// Where the iterating time went: each compiled program (the iteration,
+  /// the CG programs, a program's setup of its loop invariants), its runs and
+  /// their wall seconds, in the order of their first run.
+  struct ProgramTime {
+    std::string name;
+    int runs = 0;
+    double seconds = 0;
+  };
+  std::vector<ProgramTime> programs;
+
+  /// One line: solver, termination, iterations, objective, time.
+  std::string brief_report() const;
+  /// Several lines: every field, and the time per program.
+  std::string full_report() const;
+  /// One JSON object (docs/cli.md).
+  std::string to_json() const;
+};
+
+/// Solves `problem`: runs the rewriting passes it has not run yet (split for
+/// options.solver, scaled), compiles the iteration on options.backend and
+/// iterates until the stopping rule holds. The solution is then
+/// problem.value(x) for each variable x. Throws UserError for invalid
+/// options or a problem the solver cannot take.
+SolverSummary solve(Problem& problem, const SolverOptions& options = {});
+
+}  // namespace proxc

@@ -1,0 +1,405 @@
+// The problem builder of the public API (proxc/problem.h): expressions,
+// function terms and problems over the internal IR's checking make functions,
+// so that a problem built in C++ obeys the rules a .prox file does.
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <unordered_map>
+
+#include "api/access.h"
+#include "frontend/load.h"
+#include "frontend/parser.h"
+#include "io/array_io.h"
+#include "ir/dot.h"
+#include "ir/json.h"
+#include "ir/latex.h"
+#include "ir/printer.h"
+#include "support/error.h"
+#include "support/file_util.h"
+
+namespace proxc {
+
+using internal::Access;
+namespace ir = internal;
+
+namespace internal {
+
+const Expr& defined_node(const proxc::Expr& e, const char* what) {
+  user_assert(e.defined()) << what << ": the expression is undefined (a default-constructed proxc::Expr)";
+  return Access::node(e);
+}
+
+}  // namespace internal
+
+namespace {
+
+const ir::Expr& node(const Expr& e, const char* what) { return ir::defined_node(e, what); }
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+Expr wrap(ir::Expr e) { return Access::make_expr(std::move(e)); }
+
+// A constant node holding the array's values: a file constant when the array
+// was read by load_array, inline data otherwise.
+ir::Expr constant_node(const Array& a, const std::string& name) {
+  const Array::Impl& impl = Access::impl(a);
+  auto data = std::make_shared<ir::ConstantData>();
+  data->array = impl.array;
+  if (!impl.path.empty()) {
+    data->source.type = ir::ConstantSource::Type::File;
+    data->source.path = impl.path;
+    data->source.resolved_path = impl.path;
+    data->source.hash = impl.hash;
+  } else {
+    data->source.type = ir::ConstantSource::Type::Inline;
+  }
+  std::string hint = name;
+  if (hint.empty() && !impl.path.empty()) {
+    std::string stem = std::filesystem::path(impl.path).stem().string();
+    if (is_identifier(stem)) hint = stem;
+  }
+  return ir::make_constant(data, hint);
+}
+
+ir::Param param_of(const Param& p, const char* fn, const char* what) {
+  if (!p.is_array()) return ir::Param::of(p.scalar());
+  const ir::Expr& e = Access::node(p.array());
+  user_assert(e->is_constant()) << fn << ": " << what << " must be a number or a constant array, got an expression of "
+                                << "shape " << shape_to_string(e->shape) << " that depends on a variable";
+  return ir::Param::of(e);
+}
+
+Term make_single(ir::FunctionKind kind, const Expr& e, const std::function<void(ir::FunctionTerm&)>& set = nullptr) {
+  ir::FunctionTerm t;
+  t.kind = kind;
+  t.arg = node(e, ir::to_string(kind));
+  if (set) set(t);
+  Term out;
+  Access::terms(out).push_back(ir::make_term(t));
+  return out;
+}
+
+// The one term of `t`, for a parameter setter.
+ir::FunctionTerm& single(Term& t, const char* setter) {
+  std::vector<ir::FunctionTerm>& terms = Access::terms(t);
+  user_assert(terms.size() == 1) << "Term::" << setter << "(): this is a sum of " << terms.size()
+                                 << " function terms; set parameters on each term before adding them";
+  return terms[0];
+}
+
+Term& set_and_check(Term& t, const char* setter, const std::function<void(ir::FunctionTerm&)>& set) {
+  ir::FunctionTerm copy = single(t, setter);
+  set(copy);
+  single(t, setter) = ir::make_term(copy);
+  return t;
+}
+
+}  // namespace
+
+// ---- Expr -------------------------------------------------------------------------------------------
+
+Expr::Expr() = default;
+Expr::Expr(const Array& constant) : node_(constant_node(constant, "")) {}
+
+const Shape& Expr::shape() const { return node(*this, "Expr::shape")->shape; }
+int Expr::rank() const { return node(*this, "Expr::rank")->rank(); }
+const std::string& Expr::name() const { return node(*this, "Expr::name")->name_hint; }
+bool Expr::is_variable() const { return node_ && node_->is_variable(); }
+bool Expr::is_constant() const { return node_ && node_->is_constant(); }
+std::string Expr::kind() const { return ir::to_string(node(*this, "Expr::kind")->kind); }
+
+Expr variable(const Shape& shape, const std::string& name) {
+  user_assert(is_identifier(name)) << "variable: the name '" << name
+                                        << "' is not an identifier (letters, digits and '_', not starting with a digit)";
+  return wrap(ir::make_variable(shape, name));
+}
+
+Expr constant(const Array& data, const std::string& name) {
+  user_assert(name.empty() || is_identifier(name))
+      << "constant: the name '" << name << "' is not an identifier (letters, digits and '_', not starting with a digit)";
+  return wrap(constant_node(data, name));
+}
+
+Expr gaussian(const Shape& size, double sigma) { return wrap(ir::make_gaussian(size, sigma)); }
+
+Expr operator+(const Expr& a, const Expr& b) { return wrap(ir::make_add(node(a, "+"), node(b, "+"))); }
+Expr operator-(const Expr& a, const Expr& b) { return wrap(ir::make_sub(node(a, "-"), node(b, "-"))); }
+Expr operator-(const Expr& a) { return wrap(ir::make_neg(node(a, "-"))); }
+Expr operator+(const Expr& a, double offset) { return wrap(ir::make_add(node(a, "+"), ir::make_scalar_constant(offset))); }
+Expr operator+(double offset, const Expr& a) { return wrap(ir::make_add(ir::make_scalar_constant(offset), node(a, "+"))); }
+Expr operator-(const Expr& a, double offset) { return wrap(ir::make_sub(node(a, "-"), ir::make_scalar_constant(offset))); }
+Expr operator-(double offset, const Expr& a) { return wrap(ir::make_sub(ir::make_scalar_constant(offset), node(a, "-"))); }
+Expr operator*(double s, const Expr& a) { return wrap(ir::make_scale(s, node(a, "*"))); }
+Expr operator*(const Expr& a, double s) { return wrap(ir::make_scale(s, node(a, "*"))); }
+Expr operator/(const Expr& a, double s) {
+  user_assert(s != 0) << "/: division by zero";
+  return wrap(ir::make_scale(1.0 / s, node(a, "/")));
+}
+
+Expr grad(const Expr& x, int64_t dims) { return wrap(ir::make_grad(node(x, "grad"), dims)); }
+Expr conv(const Expr& k, const Expr& x) { return wrap(ir::make_conv(node(k, "conv"), node(x, "conv"))); }
+Expr mul_elemwise(const Expr& w, const Expr& x) {
+  return wrap(ir::make_mul_elemwise(node(w, "mul_elemwise"), node(x, "mul_elemwise")));
+}
+Expr subsample(const Expr& x, const std::vector<int64_t>& steps) { return wrap(ir::make_subsample(node(x, "subsample"), steps)); }
+Expr scale(double s, const Expr& x) { return wrap(ir::make_scale(s, node(x, "scale"))); }
+Expr vstack(const std::vector<Expr>& parts) {
+  std::vector<ir::Expr> nodes;
+  for (const Expr& p : parts) nodes.push_back(node(p, "vstack"));
+  return wrap(ir::make_vstack(nodes));
+}
+Expr reshape(const Expr& x, const Shape& shape) { return wrap(ir::make_reshape(node(x, "reshape"), shape)); }
+Expr transpose(const Expr& x, const std::vector<int64_t>& axes) {
+  const ir::Expr& n = node(x, "transpose");
+  std::vector<int64_t> a = axes;
+  if (a.empty()) {
+    for (int i = n->rank() - 1; i >= 0; --i) a.push_back(i);
+  }
+  return wrap(ir::make_transpose(n, a));
+}
+Expr crop(const Expr& x, const std::vector<int64_t>& begin, const Shape& extent) {
+  return wrap(ir::make_crop(node(x, "crop"), begin, extent));
+}
+Expr mul_color(const Expr& x, const Expr& matrix) { return wrap(ir::make_mul_color(node(x, "mul_color"), node(matrix, "mul_color"))); }
+Expr mul_color(const Expr& x, const std::string& named_matrix) {
+  return wrap(ir::make_mul_color(node(x, "mul_color"), nullptr, named_matrix));
+}
+Expr warp(const Expr& x, const Expr& homography) { return wrap(ir::make_warp(node(x, "warp"), node(homography, "warp"))); }
+Expr black_box(const std::string& name, const Expr& x) { return wrap(ir::make_black_box(name, node(x, "black_box"))); }
+
+// ---- Param and Term ---------------------------------------------------------------------------------
+
+Param::Param(double value) : scalar_(value) {}
+Param::Param(const Array& values) : array_(values) {}
+Param::Param(const Expr& constant) : array_(constant) {
+  user_assert(constant.defined()) << "Param: the expression is undefined";
+}
+
+Term::Term() : impl_(std::make_unique<Impl>()) {}
+Term::Term(const Term& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
+Term::Term(Term&& other) noexcept : impl_(std::move(other.impl_)) { other.impl_ = std::make_unique<Impl>(); }
+Term& Term::operator=(const Term& other) {
+  if (this != &other) *impl_ = *other.impl_;
+  return *this;
+}
+Term& Term::operator=(Term&& other) noexcept {
+  std::swap(impl_, other.impl_);
+  return *this;
+}
+Term::~Term() = default;
+
+Term& Term::alpha(double v) { return set_and_check(*this, "alpha", [&](ir::FunctionTerm& t) { t.alpha = v; }); }
+Term& Term::beta(double v) { return set_and_check(*this, "beta", [&](ir::FunctionTerm& t) { t.beta = v; }); }
+Term& Term::b(const Param& v) {
+  return set_and_check(*this, "b", [&](ir::FunctionTerm& t) { t.b = param_of(v, ir::to_string(t.kind), "b"); });
+}
+Term& Term::c(const Param& v) {
+  return set_and_check(*this, "c", [&](ir::FunctionTerm& t) { t.c = param_of(v, ir::to_string(t.kind), "c"); });
+}
+Term& Term::gamma(double v) { return set_and_check(*this, "gamma", [&](ir::FunctionTerm& t) { t.gamma = v; }); }
+Term& Term::d(double v) { return set_and_check(*this, "d", [&](ir::FunctionTerm& t) { t.d = v; }); }
+size_t Term::size() const { return impl_->terms.size(); }
+
+Term operator+(const Term& a, const Term& b) {
+  Term out = a;
+  for (const ir::FunctionTerm& t : Access::terms(b)) Access::terms(out).push_back(t);
+  return out;
+}
+
+Term operator*(double s, const Term& t) {
+  user_assert(s >= 0 && std::isfinite(s)) << "the factor of a function term must be a finite number >= 0, got " << s;
+  Term out = t;
+  for (ir::FunctionTerm& f : Access::terms(out)) {
+    f.alpha *= s;
+    user_assert(std::isfinite(f.alpha)) << "the factor of a function term overflows: alpha " << f.alpha;
+    f = ir::make_term(f);
+  }
+  return out;
+}
+Term operator*(const Term& t, double s) { return s * t; }
+
+Term sum_squares(const Expr& e) { return make_single(ir::FunctionKind::SumSquares, e); }
+Term norm1(const Expr& e) { return make_single(ir::FunctionKind::Norm1, e); }
+Term group_norm1(const Expr& e, const std::vector<int64_t>& axes) {
+  return make_single(ir::FunctionKind::GroupNorm1, e, [&](ir::FunctionTerm& t) { t.axes = axes; });
+}
+Term nonneg(const Expr& e) { return make_single(ir::FunctionKind::Nonneg, e); }
+Term poisson_norm(const Expr& e, const Expr& counts) {
+  const ir::Expr& c = node(counts, "poisson_norm");
+  user_assert(c->is_constant()) << "poisson_norm: counts must be a constant array, got an expression that depends on "
+                                   "a variable";
+  return make_single(ir::FunctionKind::PoissonNorm, e, [&](ir::FunctionTerm& t) { t.counts = c; });
+}
+Term sum_entries(const Expr& e) { return make_single(ir::FunctionKind::SumEntries, e); }
+Term box(const Expr& e, const Param& lower, const Param& upper) {
+  return make_single(ir::FunctionKind::Box, e, [&](ir::FunctionTerm& t) {
+    t.lower = param_of(lower, "box", "lower");
+    t.upper = param_of(upper, "box", "upper");
+  });
+}
+
+// ---- Problem ----------------------------------------------------------------------------------------
+
+Problem::Problem() : impl_(std::make_unique<Impl>()) {}
+Problem::Problem(const Problem& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
+Problem::Problem(Problem&& other) noexcept : impl_(std::move(other.impl_)) { other.impl_ = std::make_unique<Impl>(); }
+Problem& Problem::operator=(const Problem& other) {
+  if (this != &other) *impl_ = *other.impl_;
+  return *this;
+}
+Problem& Problem::operator=(Problem&& other) noexcept {
+  std::swap(impl_, other.impl_);
+  return *this;
+}
+Problem::~Problem() = default;
+
+Expr Problem::variable(const Shape& shape, const std::string& name) { return proxc::variable(shape, name); }
+
+void Problem::minimize(const Term& objective) {
+  user_assert(objective.size() > 0) << "minimize: the objective has no function terms";
+  ir::Problem p;
+  p.terms = Access::terms(objective);
+  ir::verify(p);
+  impl_->problem = std::move(p);
+  impl_->values.clear();
+}
+
+std::vector<Expr> Problem::variables() const {
+  std::vector<Expr> out;
+  for (const ir::Expr& v : impl_->problem.variables()) out.push_back(wrap(v));
+  return out;
+}
+
+std::string Problem::name_of(const Expr& e) const {
+  const ir::Expr& n = node(e, "Problem::name_of");
+  ir::PrintPlan plan(impl_->problem);
+  user_assert(plan.is_bound(n.get())) << "Problem::name_of: the " << ir::to_string(n->kind)
+                                      << " is not named in this problem (not one of its variables or bound constants)";
+  return plan.name(n.get());
+}
+
+size_t Problem::num_terms() const { return impl_->problem.terms.size(); }
+std::vector<std::string> Problem::passes_run() const { return impl_->problem.passes_run; }
+
+Array Problem::value(const Expr& variable) const {
+  const ir::Expr& v = node(variable, "Problem::value");
+  user_assert(v->is_variable()) << "Problem::value: the expression is a " << ir::to_string(v->kind)
+                                << ", not a variable";
+  auto it = impl_->values.find(v.get());
+  if (it != impl_->values.end()) return it->second.second;
+  for (const ir::Expr& mine : impl_->problem.variables()) {
+    user_assert(mine != v) << "Problem::value: the variable '" << v->name_hint
+                           << "' has no value yet: solve the problem first (proxc::solve)";
+  }
+  user_error << "Problem::value: '" << v->name_hint << "' is not a variable of this problem";
+  return {};
+}
+
+bool Problem::has_value(const Expr& variable) const {
+  return variable.defined() && impl_->values.count(Access::node(variable).get()) > 0;
+}
+
+namespace {
+
+// The problem with `from` replaced by `to` everywhere (the terms re-checked).
+ir::Problem rebind(const ir::Problem& p, const ir::Expr& from, const ir::Expr& to) {
+  std::unordered_map<const ir::ExprNode*, ir::Expr> memo;
+  std::function<ir::Expr(const ir::Expr&)> go = [&](const ir::Expr& e) -> ir::Expr {
+    if (!e) return e;
+    if (e == from) return to;
+    auto it = memo.find(e.get());
+    if (it != memo.end()) return it->second;
+    std::vector<ir::Expr> args;
+    for (const auto& a : e->args) args.push_back(go(a));
+    return memo[e.get()] = ir::with_args(e, args);
+  };
+  ir::Problem q = p;
+  for (auto& t : q.terms) {
+    t.arg = go(t.arg);
+    for (ir::Param* prm : {&t.b, &t.c, &t.lower, &t.upper}) prm->array = go(prm->array);
+    t.counts = go(t.counts);
+    t = ir::make_term(t);  // the new data must satisfy the term's rules too (counts >= 0, ...)
+  }
+  return q;
+}
+
+// The constant the printed problem names `name`.
+ir::Expr named_constant(const ir::Problem& p, const std::string& name, const char* what) {
+  ir::PrintPlan plan(p);
+  for (const ir::Expr& e : plan.order()) {
+    if (e->is_constant() && plan.is_bound(e.get()) && plan.name(e.get()) == name) return e;
+  }
+  user_error << what << ": the problem has no constant named '" << name << "'";
+  return nullptr;
+}
+
+}  // namespace
+
+void Problem::set_constant(const std::string& name, const Array& data) {
+  ir::Expr old = named_constant(impl_->problem, name, "set_constant");
+  user_assert(data.shape() == old->shape) << "set_constant " << name << ": the data has shape "
+                                          << shape_to_string(data.shape()) << ", the constant has "
+                                          << shape_to_string(old->shape);
+  auto d = std::make_shared<ir::ConstantData>(*old->constant);
+  const Array::Impl& impl = Access::impl(data);
+  d->array = impl.array;
+  if (!impl.path.empty()) {
+    d->source.type = ir::ConstantSource::Type::File;
+    d->source.path = impl.path;
+    d->source.resolved_path = impl.path;
+    d->source.hash = impl.hash;
+  } else {
+    d->source = ir::ConstantSource{};
+  }
+  impl_->problem = rebind(impl_->problem, old, ir::make_constant(d, old->name_hint));
+  impl_->values.clear();
+}
+
+void Problem::set_constant(const std::string& name, const std::string& path) {
+  ir::Expr old = named_constant(impl_->problem, name, "--set");
+  auto d = std::make_shared<ir::ConstantData>(*old->constant);
+  d->array = ir::io::load_array(path);
+  user_assert(d->array.shape == old->shape) << "--set " << name << ": " << path << " holds shape "
+                                            << shape_to_string(d->array.shape) << ", the constant has "
+                                            << shape_to_string(old->shape);
+  d->source.type = ir::ConstantSource::Type::File;
+  d->source.resolved_path = path;
+  d->source.path = path;
+  d->source.hash = ir::content_hash(ir::read_file(path));
+  impl_->problem = rebind(impl_->problem, old, ir::make_constant(d, old->name_hint));
+  impl_->values.clear();
+}
+
+std::string Problem::print(ProblemFormat format, const PrintOptions& options) const {
+  switch (format) {
+    case ProblemFormat::Text: return ir::print_text(impl_->problem, {options.base_dir});
+    case ProblemFormat::Json: {
+      ir::JsonPrintOptions o;
+      o.base_dir = options.base_dir;
+      o.inline_constants = options.inline_constants;
+      return ir::print_json(impl_->problem, o);
+    }
+    case ProblemFormat::Dot: return ir::print_dot(impl_->problem);
+    case ProblemFormat::Latex: return ir::print_latex(impl_->problem);
+  }
+  internal_error << "unknown problem format";
+  return "";
+}
+
+Problem load_problem(const std::string& path) { return Access::make_problem(ir::load_problem(path)); }
+
+Problem parse_problem(const std::string& text, const std::string& file, const std::string& base_dir) {
+  return Access::make_problem(ir::parse_program(text, file, base_dir).problem);
+}
+
+Problem parse_problem_json(const std::string& json, const std::string& file, const std::string& base_dir) {
+  return Access::make_problem(ir::parse_json(json, file, base_dir));
+}
+
+}  // namespace proxc

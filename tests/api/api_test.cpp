@@ -1,0 +1,285 @@
+// The public API (include/proxc) as a program that links libproxc alone sees
+// it: problems built in C++ equal the same problems parsed from text, solves
+// give values, mistakes are UserErrors that say what and where, the kinds'
+// names round-trip, a Module runs compiled as it runs emulated.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <proxc/proxc.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#ifndef PROXC_SOURCE_DIR
+#error "PROXC_SOURCE_DIR must be defined"
+#endif
+
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string example(const std::string& rel) { return std::string(PROXC_SOURCE_DIR) + "/examples/" + rel; }
+
+std::string temp_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string d = std::filesystem::temp_directory_path().string() + "/proxc_api_" + info->test_suite_name() + "_" +
+                  info->name();
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const proxc::UserError& e) {
+    return e.what();
+  }
+  return "(no UserError)";
+}
+
+// The problem of examples/denoise_tv_iso.prox, built in C++.
+proxc::Problem denoise_problem(const proxc::Array& b, proxc::Expr* x) {
+  proxc::Problem problem;
+  *x = problem.variable(b.shape(), "x");
+  problem.minimize(proxc::sum_squares(*x - b) + 0.1 * proxc::group_norm1(proxc::grad(*x), {2}) +
+                   proxc::nonneg(*x));
+  return problem;
+}
+
+TEST(ApiArray, HoldsShapeAndValuesAndRoundTripsThroughFiles) {
+  proxc::Array a({2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(a.shape(), (proxc::Shape{2, 3}));
+  EXPECT_EQ(a.size(), 6);
+  EXPECT_EQ(a[4], 5.0f);
+  proxc::Array copy = a;
+  copy[0] = 9;
+  EXPECT_EQ(a[0], 1.0f);  // a value type
+  std::string dir = temp_dir();
+  proxc::save_array(dir + "/a.npy", a);
+  proxc::Array back = proxc::load_array(dir + "/a.npy");
+  EXPECT_EQ(back.to_vector(), a.to_vector());
+  EXPECT_EQ(back.source_path(), std::filesystem::absolute(dir + "/a.npy").lexically_normal().string());
+  EXPECT_THAT(error_of([] { proxc::Array({2, 2}, {1, 2, 3}); }), HasSubstr("3 values for the shape (2, 2)"));
+  EXPECT_THAT(error_of([&] { proxc::load_array(dir + "/missing.npy"); }), HasSubstr("missing.npy"));
+  EXPECT_THAT(error_of([&] { proxc::save_array(dir + "/a.bmp", a); }), HasSubstr("a.bmp"));
+}
+
+TEST(ApiKinds, NamesRoundTrip) {
+  for (proxc::SolverKind k : proxc::all_kinds<proxc::SolverKind>()) {
+    proxc::SolverKind back{};
+    ASSERT_TRUE(proxc::from_string(proxc::to_string(k), &back));
+    EXPECT_EQ(back, k);
+  }
+  EXPECT_EQ(proxc::kind_names<proxc::SolverKind>(), (std::vector<std::string>{"pc", "ladmm", "admm", "hqs"}));
+  EXPECT_EQ(proxc::kind_list<proxc::BackendKind>(), "halide or emulate");
+  proxc::ScheduleKind s{};
+  EXPECT_TRUE(proxc::from_string("adams2019", &s));
+  EXPECT_EQ(s, proxc::ScheduleKind::Adams2019);
+  EXPECT_FALSE(proxc::from_string("fastest", &s));
+  EXPECT_STREQ(proxc::to_string(proxc::NormKind::Estimate), "power");
+  EXPECT_STREQ(proxc::to_string(proxc::Termination::MaxIterations), "max_iterations");
+}
+
+TEST(ApiProblem, BuiltInCppPrintsAsTheParsedFile) {
+  proxc::Array b = proxc::load_array(example("data/noisy.npy"));
+  proxc::Expr x;
+  proxc::Problem built = denoise_problem(b, &x);
+  proxc::Problem parsed = proxc::load_problem(example("denoise_tv_iso.prox"));
+  proxc::PrintOptions o;
+  o.base_dir = example("");
+  EXPECT_EQ(built.print(proxc::ProblemFormat::Text, o), parsed.print(proxc::ProblemFormat::Text, o));
+  EXPECT_EQ(built.num_terms(), 3u);
+  ASSERT_EQ(built.variables().size(), 1u);
+  EXPECT_TRUE(built.variables()[0].is_variable());
+  EXPECT_EQ(built.name_of(x), "x");
+  // The JSON dump loads back to the same problem.
+  std::string json = built.print(proxc::ProblemFormat::Json, o);
+  EXPECT_EQ(proxc::parse_problem_json(json, "<dump>", example("")).print(proxc::ProblemFormat::Text, o),
+            built.print(proxc::ProblemFormat::Text, o));
+  EXPECT_THAT(built.print(proxc::ProblemFormat::Latex), HasSubstr("\\nabla"));
+}
+
+TEST(ApiProblem, EveryOperatorAndKeywordParameter) {
+  proxc::Problem p;
+  proxc::Expr x = p.variable({8, 6}, "u");
+  proxc::Array w({8, 6}, std::vector<float>(48, 0.5f));
+  proxc::Array k({3, 3}, std::vector<float>(9, 1.0f / 9));
+  proxc::Expr y = p.variable({8, 6, 3}, "rgb");
+  proxc::Term t = proxc::sum_squares(proxc::conv(k, x) - w).alpha(2).gamma(0.5) +
+                  proxc::norm1(proxc::grad(x, 1)).beta(2).b(0.25) +
+                  proxc::sum_squares(proxc::mul_elemwise(w, x)).c(w).d(3) +
+                  proxc::norm1(proxc::subsample(x, {2, 2})) + proxc::box(x, 0, 1) +
+                  0.5 * proxc::sum_squares(proxc::vstack({x, 2 * x})) +
+                  proxc::norm1(proxc::transpose(proxc::reshape(x, {6, 8}))) +
+                  proxc::sum_squares(proxc::crop(x, {1, 1}, {4, 4}) + 1.0) + proxc::sum_entries(-x / 2) +
+                  proxc::sum_squares(proxc::mul_color(y, "yuv")) + proxc::nonneg(y);
+  p.minimize(t);
+  EXPECT_EQ(p.num_terms(), 11u);
+  std::string text = p.print();
+  for (const char* s : {"conv(", "alpha=2", "gamma=0.5", "grad(u, dims=1)", "beta=2", "b=0.25", "d=3",
+                        "subsample(u, [2, 2])", "box(u, lower=0, upper=1)", "vstack(", "transpose(", "reshape(",
+                        "crop(u, [1, 1], [4, 4])", "sum_entries(", "mul_color(rgb, \"yuv\")"}) {
+    EXPECT_THAT(text, HasSubstr(s)) << s;
+  }
+  // The text parses back to an equal problem.
+  EXPECT_EQ(proxc::parse_problem(text).print(), text);
+}
+
+TEST(ApiProblem, MistakesAreUserErrorsThatSayWhat) {
+  proxc::Expr x = proxc::variable({4, 5}, "x");
+  proxc::Array b({5, 4});
+  EXPECT_THAT(error_of([&] { (void)(x - b); }), HasSubstr("(4, 5)"));
+  EXPECT_THAT(error_of([&] { (void)(x - b); }), HasSubstr("(5, 4)"));
+  EXPECT_THAT(error_of([&] { proxc::norm1(x).alpha(-1); }), HasSubstr("alpha"));
+  EXPECT_THAT(error_of([&] { (void)(-1.0 * proxc::norm1(x)); }), HasSubstr(">= 0"));
+  EXPECT_THAT(error_of([&] { (proxc::norm1(x) + proxc::nonneg(x)).alpha(2); }), HasSubstr("sum of 2"));
+  EXPECT_THAT(error_of([&] { proxc::sum_squares(x).b(x); }), HasSubstr("depends on a variable"));
+  EXPECT_THAT(error_of([&] { proxc::grad(proxc::Expr()); }), HasSubstr("undefined"));
+  EXPECT_THAT(error_of([&] { proxc::variable({2, 2}, "2x"); }), HasSubstr("not an identifier"));
+  EXPECT_THAT(error_of([&] { proxc::black_box("no_such_operator", x); }), HasSubstr("no_such_operator"));
+  proxc::Problem p;
+  EXPECT_THAT(error_of([&] { proxc::solve(p); }), HasSubstr("no objective"));
+  p.minimize(proxc::sum_squares(x));
+  EXPECT_THAT(error_of([&] { p.value(x); }), HasSubstr("solve the problem first"));
+  EXPECT_THAT(error_of([&] { p.value(proxc::variable({4, 5}, "other")); }), HasSubstr("not a variable of this problem"));
+  EXPECT_THAT(error_of([&] { p.set_constant("nope", proxc::Array({4, 5})); }), HasSubstr("no constant named 'nope'"));
+}
+
+TEST(ApiSolverOptions, ValidateNamesTheOptionAsWritten) {
+  proxc::SolverOptions o;
+  o.max_iters = 0;
+  EXPECT_THAT(error_of([&] { o.validate(); }), HasSubstr("SolverOptions.max_iters must be >= 1, got 0"));
+  EXPECT_THAT(error_of([&] { o.validate(proxc::OptionSpelling::CommandLine); }), HasSubstr("--iters"));
+  o = proxc::SolverOptions();
+  o.solver = proxc::SolverKind::ADMM;
+  o.fuse = 2;
+  EXPECT_THAT(error_of([&] { o.validate(); }), HasSubstr("only pc and ladmm"));
+  o = proxc::SolverOptions();
+  o.backend = proxc::BackendKind::Emulate;
+  o.schedule = proxc::ScheduleKind::Adams2019;
+  EXPECT_THAT(error_of([&] { o.validate(proxc::OptionSpelling::CommandLine); }),
+              HasSubstr("--schedule needs --backend halide"));
+  EXPECT_NO_THROW(proxc::SolverOptions().validate());
+}
+
+TEST(ApiSolve, ValuesReachTheOptimumAndHalideMatchesTheEmulator) {
+  proxc::Array b = proxc::load_array(example("data/noisy.npy"));
+  proxc::Expr x;
+  proxc::Problem problem = denoise_problem(b, &x);
+  proxc::SolverOptions o;
+  o.max_iters = 100;
+  o.eps_abs = 0;
+  o.eps_rel = 0;
+  o.cache_dir = "off";
+  int checks = 0;
+  o.callback = [&](const proxc::IterationInfo&) { return ++checks > 0; };
+  proxc::SolverSummary s = proxc::solve(problem, o);
+  EXPECT_EQ(s.termination, proxc::Termination::MaxIterations);
+  EXPECT_EQ(s.iterations, 100);
+  EXPECT_EQ(s.solver, proxc::SolverKind::PockChambolle);
+  EXPECT_EQ(s.backend_used, proxc::BackendKind::Halide);
+  EXPECT_EQ(static_cast<int>(s.history.size()), checks);
+  EXPECT_THAT(s.brief_report(), HasSubstr("pc: max_iterations after 100 iterations"));
+  EXPECT_THAT(s.to_json(), HasSubstr("\"solver\": \"pc\""));
+  proxc::Array fast = problem.value(x);
+  ASSERT_EQ(fast.shape(), b.shape());
+  for (int64_t i = 0; i < fast.size(); ++i) ASSERT_GE(fast[i], -1e-3f) << i;  // nonneg holds
+  // The emulator (double precision) gives the same iterate to float rounding.
+  proxc::Problem again = problem;
+  o.backend = proxc::BackendKind::Emulate;
+  proxc::SolverSummary se = proxc::solve(again, o);
+  proxc::Array slow = again.value(x);
+  double max_diff = 0;
+  for (int64_t i = 0; i < fast.size(); ++i) max_diff = std::max(max_diff, std::fabs(double(fast[i]) - slow[i]));
+  EXPECT_LT(max_diff, 1e-4);
+  EXPECT_NEAR(s.objective, se.objective, 1e-5 * std::fabs(se.objective));
+  // The objective is lower than at the noisy image itself (x = b).
+  EXPECT_GT(proxc::psnr(fast, b), 20.0);
+}
+
+TEST(ApiSolve, SetConstantReplacesDataWithoutRebuilding) {
+  proxc::Problem p = proxc::load_problem(example("denoise_tv_iso.prox"));
+  proxc::Expr x = p.variables()[0];
+  proxc::SolverOptions o;
+  o.backend = proxc::BackendKind::Emulate;
+  o.max_iters = 20;
+  p.set_constant("b", example("data/clean.npy"));
+  proxc::solve(p, o);
+  proxc::Array clean = proxc::load_array(example("data/clean.npy"));
+  EXPECT_GT(proxc::psnr(p.value(x), clean), 30.0);
+  EXPECT_THAT(error_of([&] { p.set_constant("b", example("data/psf_gauss7.npy")); }), HasSubstr("holds shape (7, 7)"));
+}
+
+TEST(ApiPasses, RunWithDumpsAndContinueFromOne) {
+  std::string dir = temp_dir();
+  proxc::Problem p = proxc::load_problem(example("deconv_tv.prox"));
+  proxc::PassOptions o;
+  o.pipeline = {"absorb", "merge"};
+  o.dump_dir = dir;
+  o.verify_each = true;
+  std::ostringstream log;
+  o.log = &log;
+  proxc::Problem half = proxc::run_passes(p, o);
+  EXPECT_EQ(half.passes_run(), (std::vector<std::string>{"absorb", "merge"}));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/02_merge.json"));
+  proxc::allow_path(example(""));
+  proxc::Problem resumed = proxc::load_problem(dir + "/02_merge.json");
+  proxc::Problem done = proxc::run_passes(resumed, {});
+  EXPECT_EQ(done.passes_run(), proxc::pass_names());
+  EXPECT_THAT(error_of([&] {
+                proxc::PassOptions bad;
+                bad.pipeline = {"inline"};
+                proxc::run_passes(p, bad);
+              }),
+              HasSubstr("inline"));
+}
+
+TEST(ApiCheck, DotTestsPassAndABrokenAdjointFails) {
+  proxc::Problem p = proxc::load_problem(example("deconv_tv.prox"));
+  proxc::CheckReport r = proxc::check(p);
+  EXPECT_TRUE(r.passed) << r.text;
+  EXPECT_GT(r.norm_estimate, 0);
+  EXPECT_LE(r.norm_estimate, r.norm_bound * (1 + 1e-6));
+  EXPECT_THAT(r.json, HasSubstr("\"passed\": true"));
+  proxc::CheckOptions broken;
+  broken.debug_break_adjoint = "grad";
+  EXPECT_FALSE(proxc::check(p, broken).passed);
+}
+
+TEST(ApiModule, CompiledRunEqualsEmulatedRun) {
+  proxc::Problem p = proxc::load_problem(example("denoise_tv_iso.prox"));
+  proxc::CompileOptions o;
+  o.cache_dir = "off";
+  proxc::Module m = proxc::compile(p, o);
+  EXPECT_FALSE(m.name().empty());
+  proxc::ProgramInputs in;
+  uint32_t seed = 7;
+  for (const auto& [name, shape] : m.inputs()) {
+    proxc::Array a(shape);
+    for (int64_t i = 0; i < a.size(); ++i) {
+      seed = seed * 1664525u + 1013904223u;
+      a[i] = static_cast<float>(seed >> 8) / float(1u << 24);
+    }
+    in.arrays.emplace(name, std::move(a));
+  }
+  for (const std::string& name : m.params()) in.params[name] = name == "check" ? 1.0 : 0.5;
+  proxc::ProgramOutputs fast = m.run(in), ref = m.emulate(in);
+  ASSERT_EQ(fast.arrays.size(), ref.arrays.size());
+  for (const auto& [name, a] : ref.arrays) {
+    const proxc::Array& b = fast.arrays.at(name);
+    ASSERT_EQ(a.shape(), b.shape()) << name;
+    for (int64_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4 * (1 + std::fabs(a[i]))) << name << " " << i;
+  }
+  proxc::CompileReport r = m.compile();
+  EXPECT_EQ(r.pipelines_compiled + r.pipelines_loaded, r.pipelines_compiled);  // the cache is off
+  EXPECT_EQ(r.cache_dir, "");
+  EXPECT_THAT(m.source(), HasSubstr("#include \"proxc/halide_ops.h\""));
+  EXPECT_THAT(m.emit(proxc::ProgramFormat::Step), HasSubstr("output"));
+  o.program = proxc::ProgramKind::CgApply;
+  EXPECT_THAT(error_of([&] { proxc::compile(p, o); }), HasSubstr("not solved by CG"));
+}
+
+}  // namespace
