@@ -20,6 +20,9 @@ struct Array::Impl {
   internal::Array array;
   /// The file load_array read it from, and its content hash ("" otherwise).
   std::string path, hash;
+  /// The constant node made of it (unnamed), so that an array used twice is
+  /// one constant; dropped when the elements are written.
+  std::shared_ptr<const internal::ExprNode> node;
 };
 
 struct Term::Impl {
@@ -45,7 +48,8 @@ namespace internal {
 struct Access {
   static internal::Array& array(proxc::Array& a) { return a.impl_->array; }
   static const internal::Array& array(const proxc::Array& a) { return a.impl_->array; }
-  static const proxc::Array::Impl& impl(const proxc::Array& a) { return *a.impl_; }
+  // The cached constant node is the one part of an Array a const use may set.
+  static proxc::Array::Impl& impl(const proxc::Array& a) { return *a.impl_; }
   static proxc::Array make_array(internal::Array a, std::string path = "", std::string hash = "");
 
   static const internal::Expr& node(const proxc::Expr& e) { return e.node_; }

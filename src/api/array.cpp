@@ -45,6 +45,7 @@ const float* Array::data() const { return impl_->array.data.data(); }
 float* Array::data() {
   impl_->path.clear();
   impl_->hash.clear();
+  impl_->node.reset();
   return impl_->array.data.data();
 }
 std::vector<float> Array::to_vector() const { return {impl_->array.data.begin(), impl_->array.data.end()}; }

@@ -48,7 +48,8 @@ Expr wrap(ir::Expr e) { return Access::make_expr(std::move(e)); }
 // A constant node holding the array's values: a file constant when the array
 // was read by load_array, inline data otherwise.
 ir::Expr constant_node(const Array& a, const std::string& name) {
-  const Array::Impl& impl = Access::impl(a);
+  Array::Impl& impl = Access::impl(a);
+  if (name.empty() && impl.node) return impl.node;
   auto data = std::make_shared<ir::ConstantData>();
   data->array = impl.array;
   if (!impl.path.empty()) {
@@ -64,7 +65,9 @@ ir::Expr constant_node(const Array& a, const std::string& name) {
     std::string stem = std::filesystem::path(impl.path).stem().string();
     if (is_identifier(stem)) hint = stem;
   }
-  return ir::make_constant(data, hint);
+  ir::Expr e = ir::make_constant(data, hint);
+  if (name.empty()) impl.node = e;
+  return e;
 }
 
 ir::Param param_of(const Param& p, const char* fn, const char* what) {

@@ -7,8 +7,8 @@
 #
 #   install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
-build="$1"
-src="$2"
+build="$(cd "$1" && pwd)"
+src="$(cd "$2" && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/proxc_install_test.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 export PROXC_CACHE_DIR="$work/cache"
