@@ -19,6 +19,10 @@
 
 namespace proxc::internal {
 
+// The public error types, also under their internal names.
+using proxc::InternalError;
+using proxc::UserError;
+
 /// A position in a source text (1-based line and column; 0 means unknown).
 struct SourceLoc {
   std::string file;

@@ -1,0 +1,83 @@
+// Helpers every file of the Halide backend uses (backend_impl.h).
+#include "halide/backend_impl.h"
+
+namespace proxc::internal {
+
+std::atomic<int> g_compiles{0};
+std::atomic<int> g_cache_loads{0};
+
+
+Halide::Target parse_target(const std::string& s) {
+  if (s == "host") return Graph::with_default_features(Halide::get_jit_target_from_environment());
+  user_assert(Halide::Target::validate_target_string(s)) << "--target: '" << s << "' is not a Halide target string";
+  return Graph::with_default_features(Halide::Target(s));
+}
+
+std::vector<int> halide_dims(const Shape& s) {
+  std::vector<int> d;
+  for (auto it = s.rbegin(); it != s.rend(); ++it) d.push_back(static_cast<int>(*it));
+  return d;
+}
+
+Halide::Buffer<float> wrap(const Array& a) {
+  float* p = const_cast<float*>(a.data.data());
+  if (a.shape.empty()) return Halide::Buffer<float>::make_scalar(p);
+  return Halide::Buffer<float>(p, halide_dims(a.shape));
+}
+
+// Root buffers of a pipeline are allocated on every run; fresh pages cost a
+// page fault each, which dominated the per-iteration time. They come from the
+// block store (support/blocks.h), which keeps freed blocks for the next run
+// and backs large ones with huge pages.
+constexpr size_t kHeader = 128;  // keeps Halide's alignment and stores the size
+
+void* cached_malloc(Halide::JITUserContext*, size_t n) {
+  void* p = nullptr;
+  if (n > SIZE_MAX - kHeader) return nullptr;
+  try {
+    p = allocate_block(n + kHeader);
+  } catch (const std::bad_alloc&) {
+    return nullptr;  // Halide reports the failed allocation
+  }
+  *static_cast<size_t*>(p) = n;
+  return static_cast<char*>(p) + kHeader;
+}
+
+void cached_free(Halide::JITUserContext*, void* ptr) {
+  if (!ptr) return;
+  void* p = static_cast<char*>(ptr) - kHeader;
+  free_block(p, *static_cast<size_t*>(p) + kHeader);
+}
+
+void* raw_malloc(void*, size_t n) { return cached_malloc(nullptr, n); }
+void raw_free(void*, void* p) { cached_free(nullptr, p); }
+
+void warn(const std::string& what) { std::fprintf(stderr, "proxc: warning: %s\n", what.c_str()); }
+
+std::string program_label(const StepProgram& p) { return p.name.empty() ? "a step program" : p.name; }
+
+
+Halide::Target aot_target(const std::string& s) {
+  if (s == "host") return Graph::with_default_features(Halide::get_host_target());
+  return parse_target(s);
+}
+
+
+std::string shell_quote(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
+// Runs a shell command; its exit status, and its output in *log.
+int run_command(const std::string& cmd, std::string* log) {
+  int rc = -1;
+  if (FILE* f = ::popen((cmd + " 2>&1").c_str(), "r")) {
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, f)) *log += buf;
+    rc = ::pclose(f);
+  }
+  return rc;
+}
+
+}  // namespace proxc::internal

@@ -1,0 +1,134 @@
+/// \file
+/// The Halide backend's insides, shared by its files: the JIT cache
+/// (jit_cache.cpp), the on-disk cache (disk_cache.cpp), the autoschedulers
+/// (autoschedule.cpp), ahead-of-time compilation (aot.cpp), the printed forms
+/// (emit.cpp), the common helpers (backend_common.cpp) and the backend that
+/// runs compiled programs (halide_backend.cpp). Only src/halide includes it.
+#pragma once
+
+#include <Halide.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include "fft/fft.h"
+#include "halide/black_box_extern.h"
+#include "halide/fft_extern.h"
+#include "halide/halide_backend.h"
+#include "halide/lower.h"
+#include "support/blocks.h"
+#include "support/error.h"
+#include "support/file_util.h"
+
+namespace proxc::internal {
+
+using halide_ops::Graph;
+
+// ---- backend_common.cpp ----
+
+/// Pipelines compiled (JIT or into the on-disk cache) and loaded from the
+/// on-disk cache by this process.
+extern std::atomic<int> g_compiles;
+extern std::atomic<int> g_cache_loads;
+
+/// The target of a --target string, with proxc's default features.
+Halide::Target parse_target(const std::string& s);
+/// The same for code compiled ahead of time ("host": this machine's, not the JIT's).
+Halide::Target aot_target(const std::string& s);
+/// Halide's extents of a numpy-order shape (reversed).
+std::vector<int> halide_dims(const Shape& s);
+/// A Halide buffer over an array's elements (no copy).
+Halide::Buffer<float> wrap(const Array& a);
+/// Halide's allocations from the block store (support/blocks.h).
+void* cached_malloc(Halide::JITUserContext*, size_t n);
+void cached_free(Halide::JITUserContext*, void* ptr);
+void* raw_malloc(void*, size_t n);
+void raw_free(void*, void* p);
+/// "proxc: warning: ..." on stderr.
+void warn(const std::string& what);
+/// How warnings name a step program.
+std::string program_label(const StepProgram& p);
+std::string shell_quote(const std::string& s);
+/// Runs a shell command; its exit status, and its output in *log.
+int run_command(const std::string& cmd, std::string* log);
+
+/// What identifies this build of proxc and Halide in cache keys.
+constexpr const char* kBuildId = "proxc " __DATE__ " " __TIME__ " halide " PROXC_HALIDE_LIBRARY;
+
+// ---- autoschedule.cpp ----
+
+struct Autoscheduler {
+  const char* option;  // --schedule value
+  const char* name;    // its registered name
+  const char* plugin;  // its library ("" when this build has none)
+};
+
+const Autoscheduler* find_autoscheduler(const std::string& s);
+/// The plugin library of an autoscheduler: in $PROXC_HALIDE_PLUGIN_DIR when
+/// set (a Halide built elsewhere), else where Debian's Halide put it.
+std::string plugin_path(const Autoscheduler& a);
+/// Warns that an autoscheduler's schedule did not work (`head` says how;
+/// `why`: Halide's message) and the default schedule is used instead.
+void warn_schedule_fallback(const std::string& head, std::string why);
+/// Lowers `p` with the schedule asked for. An autoscheduler that fails (or
+/// is missing) leaves the default schedule and a warning; *used says which ran.
+hl::Lowered lower_scheduled(const StepProgram& p, const std::string& schedule, const Halide::Target& t,
+                            std::string* used);
+
+// ---- disk_cache.cpp ----
+
+using ArgvFunction = int (*)(void**);
+
+struct LoadedLibrary {
+  void* handle = nullptr;
+  ArgvFunction fn = nullptr;
+  int num_arguments = 0;
+};
+
+/// What the last failed call of a cached pipeline on this thread reported.
+extern thread_local std::string g_halide_error;
+/// Opens a cached pipeline; nothing (and a warning) when it is unusable.
+bool load_library(const std::string& path, int expected_args, LoadedLibrary* out);
+/// Compiles L into <dir>/<hash>.so (written whole or not at all), against
+/// the folder's shared runtime; false and a warning when it cannot.
+bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path, bool trusted_schedule);
+/// Keeps the cache folder under 1 GiB: the least recently written entries go first.
+void prune_cache(const std::string& dir);
+
+// ---- jit_cache.cpp ----
+
+// A compiled pipeline shared by every program with the same structural key:
+// JIT-compiled, or a shared object from the on-disk cache.
+struct Entry {
+  hl::Lowered lowered;  // the JIT pipeline (when `library` is not loaded)
+  LoadedLibrary library;
+  std::string schedule_used = "default";
+  std::mutex mutex;  // binding parameters and running are not reentrant
+  // Held while the entry is built: another thread wanting the same pipeline
+  // waits for it instead of compiling it again.
+  std::mutex build_mutex;
+  bool built = false;
+};
+
+/// The compiled pipeline of p (lowered into *mine): this process's, the
+/// on-disk cache's, or compiled now. Thread-safe: different pipelines
+/// compile at once.
+std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions& o, const Halide::Target& target,
+                                      hl::Lowered* mine);
+
+}  // namespace proxc::internal

@@ -1,0 +1,180 @@
+// The on-disk cache of compiled pipelines: shared objects keyed by structure,
+// target, schedule and build, against one shared Halide runtime per target
+// (backend_impl.h).
+#include "halide/backend_impl.h"
+
+namespace proxc::internal {
+
+thread_local std::string g_halide_error;
+
+namespace {
+void record_halide_error(void*, const char* msg) { g_halide_error += msg; }
+}  // namespace
+
+// Opens a cached pipeline; nothing (and a warning) when it is unusable.
+bool load_library(const std::string& path, int expected_args, LoadedLibrary* out) {
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    warn(std::string("cannot load the cached pipeline ") + path + ": " + ::dlerror());
+    return false;
+  }
+  auto fn = reinterpret_cast<ArgvFunction>(::dlsym(h, "proxc_cached_argv"));
+  auto meta = reinterpret_cast<const halide_filter_metadata_t* (*)()>(::dlsym(h, "proxc_cached_metadata"));
+  auto set_malloc = reinterpret_cast<halide_malloc_t (*)(halide_malloc_t)>(::dlsym(h, "halide_set_custom_malloc"));
+  auto set_free = reinterpret_cast<halide_free_t (*)(halide_free_t)>(::dlsym(h, "halide_set_custom_free"));
+  auto set_error =
+      reinterpret_cast<halide_error_handler_t (*)(halide_error_handler_t)>(::dlsym(h, "halide_set_error_handler"));
+  if (!fn || !meta || !set_malloc || !set_free || !set_error || meta()->num_arguments != expected_args) {
+    warn("the cached pipeline " + path + " does not have the expected entry points; compiling again");
+    ::dlclose(h);
+    return false;
+  }
+  set_malloc(raw_malloc);
+  set_free(raw_free);
+  set_error(record_halide_error);
+  out->handle = h;
+  out->fn = fn;
+  out->num_arguments = meta()->num_arguments;
+  return true;
+}
+
+// Links objects into the shared object `so` (written whole or not at all).
+bool link_shared(const std::string& so, const std::string& inputs, const std::string& extra) {
+  namespace fs = std::filesystem;
+  std::string tmp = so + ".tmp" + std::to_string(::getpid());
+  const char* cxx = std::getenv("CXX");
+  std::string cmd = std::string(cxx && *cxx ? cxx : "c++") + " -shared -Wl,-Bsymbolic " + extra + " -o " +
+                    shell_quote(tmp) + " " + inputs + " -lpthread -ldl";
+  std::string log;
+  std::error_code ec;
+  if (run_command(cmd, &log) != 0) {
+    fs::remove(tmp, ec);
+    warn("cannot link a cached pipeline (" + cmd + "): " + log);
+    return false;
+  }
+  fs::rename(tmp, so, ec);
+  if (ec) fs::remove(tmp, ec);
+  return !ec;
+}
+
+// The Halide runtime (allocation, thread pool, errors) of target t, compiled
+// once into the cache folder as runtime-<hash>.so and shared by the cached
+// pipelines of that target, which are compiled without one: every pipeline
+// would otherwise compile it again (1.4 s alone, in a fresh process).
+// Its file name, or "" when it cannot be built (pipelines then run
+// JIT-compiled instead).
+std::string build_shared_runtime(const std::string& dir, const Halide::Target& t) {
+  namespace fs = std::filesystem;
+  std::string hash = content_hash(std::string(kBuildId) + "|" + t.to_string());
+  hash = hash.substr(hash.find(':') + 1, 24);  // hex digits only: the name is also the soname
+  const std::string name = "runtime-" + hash + ".so";
+  const std::string so = (fs::path(dir) / name).string();
+  if (fs::exists(so)) return name;
+  const std::string obj = so + ".tmp" + std::to_string(::getpid()) + ".o";
+  std::error_code ec;
+  try {
+    Halide::compile_standalone_runtime(obj, t);
+  } catch (const Halide::Error&) {
+    fs::remove(obj, ec);
+    return "";
+  }
+  const bool ok = link_shared(so, shell_quote(obj), "-Wl,-soname," + name);
+  fs::remove(obj, ec);
+  return ok ? name : "";
+}
+
+// The shared runtime of (dir, t), built at most once per process and on a
+// thread of its own: a first compile into an empty folder compiles the
+// runtime and its pipeline at once, on two cores.
+std::shared_future<std::string> shared_runtime(const std::string& dir, const Halide::Target& t) {
+  static std::mutex m;
+  static std::map<std::string, std::shared_future<std::string>> started;
+  std::lock_guard<std::mutex> lock(m);
+  std::shared_future<std::string>& f = started[dir + "|" + t.to_string()];
+  // Built before, and the file since removed (the folder emptied): again.
+  if (f.valid() && f.wait_for(std::chrono::seconds(0)) == std::future_status::ready && !f.get().empty() &&
+      !std::filesystem::exists(std::filesystem::path(dir) / f.get())) {
+    f = {};
+  }
+  if (!f.valid()) f = std::async(std::launch::async, build_shared_runtime, dir, t).share();
+  return f;
+}
+
+// Compiles L into <dir>/<hash>.so (written whole or not at all), against the
+// folder's shared runtime. False and a warning when it cannot (no C++
+// compiler, a read-only folder).
+bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path, bool trusted_schedule) {
+  namespace fs = std::filesystem;
+  const std::string dir = fs::path(so_path).parent_path().string();
+  std::shared_future<std::string> runtime = shared_runtime(dir, t);
+  // Unique per thread too: two pipelines may compile at once.
+  static std::atomic<int> serial{0};
+  std::string obj = so_path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(serial++) + ".o";
+  // Halide errors propagate: the JIT would fail the same way.
+  // No bounds-query code either: the backend always passes whole buffers
+  // (less code for LLVM to compile). No runtime: the folder's shared one.
+  // No assertions unless a black box may fail (its extern stage's result is
+  // checked by one) or an autoscheduler made the schedule: the backend
+  // checks every buffer's shape before a run (StepInputCheck) and allocates
+  // the outputs itself, so the pipeline's own checks of its arguments are
+  // code for LLVM that never fails (a third of a superresolution pipeline's
+  // compile) with proxc's schedule; an autoscheduler's may read out of
+  // bounds (Adams2019 on a deconvolution's setup), which the checks catch:
+  // the run then falls back to the default schedule (Part::run).
+  Halide::Target pt = t.with_feature(Halide::Target::NoBoundsQuery).with_feature(Halide::Target::NoRuntime);
+  if (L.graph->black_boxes().empty() && trusted_schedule) pt = pt.with_feature(Halide::Target::NoAsserts);
+  L.pipeline.compile_to_object(obj, L.graph->arguments(), "proxc_cached", pt);
+  std::error_code ec;
+  if (runtime.get().empty()) {  // no shared runtime (no C++ compiler?): the JIT instead
+    fs::remove(obj, ec);
+    return false;
+  }
+  std::string inputs = shell_quote(obj) + " " + shell_quote((fs::path(dir) / runtime.get()).string()) +
+                       " -Wl,-rpath,'$ORIGIN'";
+  const bool ok = link_shared(so_path, inputs, "");
+  fs::remove(obj, ec);
+  return ok;
+}
+
+// Keeps the cache folder under 1 GiB: the least recently written entries go first.
+void prune_cache(const std::string& dir) {
+  namespace fs = std::filesystem;
+  constexpr uintmax_t kLimit = uintmax_t{1} << 30, kTarget = uintmax_t{3} << 28;
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  uintmax_t total = 0;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(dir, ec)) {
+    // Shared runtimes stay: every cached pipeline of their target needs one.
+    if (f.path().extension() != ".so" || f.path().filename().string().rfind("runtime-", 0) == 0) continue;
+    total += f.file_size(ec);
+    entries.push_back({f.last_write_time(ec), f.path()});
+  }
+  if (total <= kLimit) return;
+  std::sort(entries.begin(), entries.end());
+  for (const auto& [t, path] : entries) {
+    if (total <= kTarget) break;
+    uintmax_t size = fs::file_size(path, ec);
+    fs::path meta = path;
+    meta.replace_extension(".schedule");
+    fs::remove(path, ec);
+    fs::remove(meta, ec);
+    total -= std::min(total, size);
+  }
+}
+
+std::string halide_cache_dir(const HalideOptions& options) {
+  std::string d = options.cache_dir;
+  if (d.empty()) {
+    const char* env = std::getenv("PROXC_CACHE_DIR");
+    if (env && *env) {
+      d = env;
+    } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+      d = std::string(xdg) + "/proxc";
+    } else if (const char* home = std::getenv("HOME"); home && *home) {
+      d = std::string(home) + "/.cache/proxc";
+    }
+  }
+  return d == "off" ? "" : d;
+}
+
+}  // namespace proxc::internal

@@ -1,0 +1,106 @@
+// The in-process cache of compiled pipelines: one entry per structural key,
+// JIT-compiled or loaded from the on-disk cache (backend_impl.h).
+#include "halide/backend_impl.h"
+
+namespace proxc::internal {
+
+namespace {
+
+std::mutex g_cache_mutex;  // guards g_cache only: pipelines compile in parallel
+std::map<std::string, std::shared_ptr<Entry>> g_cache;
+
+}  // namespace
+
+void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const Halide::Target& target,
+                 const hl::Lowered& mine, const std::string& key);
+
+// The compiled pipeline of p (lowered into *mine): this process's, the on-disk
+// cache's, or compiled now. Thread-safe: different pipelines compile at once.
+std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions& o, const Halide::Target& target,
+                                      hl::Lowered* mine) {
+  *mine = hl::lower(p);
+  std::string key = target.to_string() + "|" + o.schedule + "|" + mine->key;
+  std::shared_ptr<Entry> e;
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mutex);
+    std::shared_ptr<Entry>& slot = g_cache[key];
+    if (!slot) slot = std::make_shared<Entry>();
+    e = slot;
+  }
+  std::lock_guard<std::mutex> lock(e->build_mutex);
+  if (!e->built) {
+    // A build that throws leaves the entry unbuilt: the next use tries again.
+    build_entry(e.get(), p, o, target, *mine, key);
+    e->built = true;
+  }
+  return e;
+}
+
+void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const Halide::Target& target,
+                 const hl::Lowered& mine, const std::string& key) {
+  const int nargs = static_cast<int>(mine.graph->arguments().size() + mine.outputs.size());
+  std::string dir = halide_cache_dir(o);
+  std::string stem;
+  if (!dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (::access(dir.c_str(), W_OK) == 0) {
+      stem = (std::filesystem::path(dir) / content_hash(std::string(kBuildId) + "|" + key)).string();
+    } else {
+      static std::once_flag once;
+      std::call_once(once, [&] { warn("the pipeline cache folder " + dir + " is not writable; compiling in memory"); });
+    }
+  }
+  if (!stem.empty()) {
+    if (std::filesystem::exists(stem + ".so") && load_library(stem + ".so", nargs, &e->library)) {
+      std::string used = std::filesystem::exists(stem + ".schedule") ? read_file(stem + ".schedule") : "default";
+      e->schedule_used = used;
+      ++g_cache_loads;
+      return;
+    }
+  }
+  e->lowered = o.schedule == "default" ? mine : lower_scheduled(p, o.schedule, target, &e->schedule_used);
+  ++g_compiles;
+  auto build = [&] {
+    // A fallback is not cached: the autoscheduler may work next time.
+    if (!stem.empty() && e->schedule_used == o.schedule) {
+      bool cached = false;
+      try {
+        cached = compile_to_cache(e->lowered, aot_target(o.target), stem + ".so", e->schedule_used == "default");
+      } catch (const Halide::Error&) {
+        // Not for the cache (a full disk?): the JIT below says what is wrong, if anything.
+      }
+      if (cached) {
+        write_file_atomic(stem + ".schedule", e->schedule_used);
+        prune_cache(dir);
+        if (load_library(stem + ".so", nargs, &e->library)) return;
+      }
+    }
+    std::map<std::string, Halide::JITExtern> externs = {
+        {"proxc_circulant_solve", Halide::JITExtern(proxc_circulant_solve)},
+        {"proxc_fft_conv", Halide::JITExtern(proxc_fft_conv)},
+        {"proxc_black_box_stage", Halide::JITExtern(proxc_black_box_stage)}};
+    e->lowered.pipeline.set_jit_externs(externs);
+    e->lowered.pipeline.jit_handlers().custom_malloc = cached_malloc;
+    e->lowered.pipeline.jit_handlers().custom_free = cached_free;
+    e->lowered.pipeline.compile_jit(target);
+  };
+  try {
+    build();
+  } catch (const Halide::Error& err) {
+    // An autoscheduler's schedule that does not compile (say, one that
+    // unrolls a loop whose extent is a run-time size) falls back too.
+    if (e->schedule_used == "default") throw;
+    warn_schedule_fallback("the " + e->schedule_used + " schedule of " + program_label(p) + " does not compile", err.what());
+    e->lowered = hl::lower(p);
+    e->schedule_used = "default";
+    build();
+  }
+}
+
+void halide_forget_compiled() {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  g_cache.clear();
+}
+
+}  // namespace proxc::internal

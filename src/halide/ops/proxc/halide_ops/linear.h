@@ -1,0 +1,341 @@
+/// \file
+/// proxc::halide_ops::Graph: the linear operators and their adjoints. Part of the Halide-op library
+/// (proxc/halide_ops.h includes every part).
+#pragma once
+
+#include "proxc/halide_ops/graph.h"
+
+namespace proxc::halide_ops {
+
+inline Val Graph::grad(const Val& x0, int d, const Ext& ext) {
+  Val x = stencil(x0, true);
+  Val v = define("grad", extents(ext), [&](const Coords& c) {
+    Halide::Expr out = 0.0f;
+    for (int ax = d - 1; ax >= 0; --ax) {
+      Coords here(c.begin(), c.end() - 1), next = here;
+      next[ax] = Halide::min(likely_inside(ax, next[ax] + 1), x.ext[ax] - 1);
+      Halide::Expr diff =
+          Halide::select(c[ax] < x.ext[ax] - 1, likely_inside(ax, call(x, next) - call(x, here)), 0.0f);
+      out = ax == d - 1 ? diff : Halide::select(c.back() == ax, diff, out);
+    }
+    return out;
+  });
+  v.small_inner = true;
+  // Each component reads two elements of x: inlined into a stencil that
+  // reads it (div of grad, in a CG step's A p = KᵀK p) when x is at root,
+  // instead of computed per strip of that stencil's rows, interleaved
+  // (small_inner), and read back with strided loads. Measured at 512²,
+  // interleaved in one process (bench/cg_programs.cpp): cg_apply 3–15 %
+  // faster on TV, inpainting and deconvolution, cg_init 2–7 %. (Not when
+  // x is computed per strip itself, or inlined: stencils of stencils.)
+  const bool x_at_root = x.is_buffer || (materialized_.count(x.f.name()) && !strip_candidates_.count(x.f.name()));
+  v.loads = x_at_root ? 2 : -1;
+  return rec(v, "grad", x0, d, ext);
+}
+
+inline Val Graph::grad_t(const Val& p0, int d, const Ext& ext) {
+  Val p = stencil(p0, true);
+  std::vector<Halide::Expr> xe = extents(ext);
+  return rec(define("div", xe,
+                    [&](const Coords& c) {
+                      Halide::Expr s = 0.0f;
+                      for (int ax = 0; ax < d; ++ax) {
+                        Coords prev = c, here = c;
+                        prev[ax] = Halide::max(likely_inside(ax, c[ax] - 1), 0);
+                        prev.push_back(ax);
+                        here.push_back(ax);
+                        s = s + Halide::select(c[ax] > 0, likely_inside(ax, call(p, prev)), 0.0f) -
+                            Halide::select(c[ax] < xe[ax] - 1, likely_inside(ax, call(p, here)), 0.0f);
+                      }
+                      return s;
+                    }),
+             "grad_t", p0, d, ext);
+}
+
+inline Val Graph::conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext) {
+  Val x = stencil(x0);
+  std::vector<Halide::Expr> e = extents(ext);
+  const std::vector<Halide::Expr>& n = adjoint ? e : x.ext;
+  const int kr = k.rank();
+  // x extended circularly along the kernel's axes, computed once: the taps
+  // then read it densely, with no wrapping per tap. The kernel is no larger
+  // than the image, so coordinates lie in [−n, 2n): two selects, no
+  // division (the clamp changes no value; it tells bounds inference the range).
+  Val xw = define("wrapped", x.ext, [&](const Coords& c) {
+    Coords src = c;
+    for (int i = 0; i < kr; ++i) {
+      src[i] = Halide::clamp(Halide::select(c[i] < 0, c[i] + n[i], c[i] >= n[i], c[i] - n[i], c[i]), 0, n[i] - 1);
+    }
+    return call(x, src);
+  });
+  xw.unroll_from = std::max(2, kr);  // its wrapped axes reach beyond [0, n)
+  schedule_at_root(xw);
+  Halide::Region ranges;
+  for (int i = kr - 1; i >= 0; --i) ranges.push_back(Halide::Range(0, k.ext[i]));
+  Halide::RDom r(ranges);
+  Val v = define(adjoint ? "corr" : "conv", e, [&](const Coords& c) {
+    Coords ki(kr), src = c;
+    for (int i = 0; i < kr; ++i) {
+      Halide::Expr ri = r[kr - 1 - i];
+      ki[i] = ri;
+      src[i] = adjoint ? c[i] + ri - k.ext[i] / 2 : c[i] - ri + k.ext[i] / 2;
+    }
+    return Halide::sum(call(k, ki) * call(xw, src));
+  });
+  // At root, its taps' sums over wide vectors (kWideLanes) when the sizes
+  // allow: a consumer's vectors of 8 would sum one vector at a time.
+  if (min_extent_ >= kWideLanes) {
+    v.lanes = kWideLanes;
+    schedule_at_root(v);
+  }
+  return rec(v, "conv", k, x0, adjoint, ext);
+}
+
+inline Val Graph::fft_conv(const Val& x0, int otf, int kr, bool adjoint, const Ext& ext) {
+  Val x = x0;
+  schedule_at_root(x);
+  if (x.is_buffer) x.f.compute_root();  // an extern stage reads a buffer of its own
+  auto it = otfs_.find(otf);
+  if (it == otfs_.end()) {
+    it = otfs_.emplace(otf, Halide::ImageParam(Halide::Float(32), kr + 1, "otf" + std::to_string(otf))).first;
+  }
+  otf_ext_[otf] = Ext(ext.begin(), ext.begin() + kr);
+  Val out;
+  out.f = Halide::Func(std::string(adjoint ? "fft_corr" : "fft_conv") + std::to_string(counter_++));
+  out.ext = extents(ext);
+  std::vector<Halide::ExternFuncArgument> args = {x.f, it->second, Halide::Expr(kr), Halide::Expr(adjoint ? 1 : 0)};
+  out.f.define_extern("proxc_fft_conv", args, Halide::Float(32), static_cast<int>(ext.size()));
+  if (schedule_ == Schedule::Default) out.f.compute_root();
+  return rec(out, "fft_conv", x0, otf, kr, adjoint, ext);
+}
+
+inline Val Graph::black_box(const Val& x0, const std::string& name, bool adjoint, const Ext& in_ext, const Ext& ext) {
+  if (in_ext.size() > 6 || ext.size() > 6 || in_ext.empty() || ext.empty()) fail("black_box: ranks 1 to 6");
+  Val x = x0;
+  schedule_at_root(x);
+  if (x.is_buffer) x.f.compute_root();  // an extern stage reads a buffer of its own
+  Val out;
+  out.f = Halide::Func("black_box" + std::to_string(counter_++));
+  out.ext = extents(ext);
+  std::vector<Halide::ExternFuncArgument> args = {x.f, Halide::Expr(proxc_black_box_id(name.c_str())),
+                                                  Halide::Expr(adjoint ? 1 : 0)};
+  for (const Ext* e : {&in_ext, &ext}) {
+    args.push_back(Halide::Expr(static_cast<int>(e->size())));
+    for (size_t i = 0; i < 6; ++i) args.push_back(i < e->size() ? extent((*e)[i]) : Halide::Expr(1));
+  }
+  black_boxes_.insert(name);
+  out.f.define_extern("proxc_black_box_stage", args, Halide::Float(32), static_cast<int>(ext.size()));
+  if (schedule_ == Schedule::Default) out.f.compute_root();
+  return rec(out, "black_box", x0, name, adjoint, in_ext, ext);
+}
+
+inline Val Graph::subsample(const Val& x0, const std::vector<int>& factors, const Ext& ext) {
+  Val x = stencil(x0);
+  return rec(define("subsample", extents(ext),
+                    [&](const Coords& c) {
+                      Coords src;
+                      for (size_t i = 0; i < c.size(); ++i) src.push_back(c[i] * factors[i]);
+                      return call(x, src);
+                    }),
+             "subsample", x0, factors, ext);
+}
+
+inline Val Graph::upsample(const Val& y0, const std::vector<int>& factors, const Ext& ext) {
+  Val y = stencil(y0);
+  return rec(define("upsample", extents(ext),
+                    [&](const Coords& c) {
+                      Halide::Expr on = Halide::Internal::const_true();
+                      Coords src;
+                      for (size_t i = 0; i < c.size(); ++i) {
+                        on = on && c[i] % factors[i] == 0;
+                        src.push_back(Halide::clamp(c[i] / factors[i], 0, y.ext[i] - 1));
+                      }
+                      return Halide::select(on, call(y, src), 0.0f);
+                    }),
+             "upsample", y0, factors, ext);
+}
+
+inline Val Graph::stack(const std::vector<Val>& parts0, const Ext& ext) {
+  std::vector<Val> parts;
+  for (const Val& p : parts0) parts.push_back(stencil(p));
+  return rec(define("vstack", extents(ext),
+                    [&](const Coords& c) {
+                      Halide::Expr out = 0.0f, offset = 0;
+                      std::vector<std::pair<Halide::Expr, Halide::Expr>> pieces;
+                      for (const Val& p : parts) {
+                        Halide::Expr size = flat_size(p.ext);
+                        Halide::Expr local = Halide::clamp(c[0] - offset, 0, size - 1);
+                        pieces.push_back({c[0] < offset + size, call(p, unravel(local, p.ext))});
+                        offset = offset + size;
+                      }
+                      for (size_t i = pieces.size(); i-- > 0;) {
+                        out = i + 1 == pieces.size() ? pieces[i].second : Halide::select(pieces[i].first, pieces[i].second, out);
+                      }
+                      return out;
+                    }),
+             "stack", parts0, ext);
+}
+
+inline Val Graph::unstack(const Val& y0, const std::vector<Ext>& parts, int k) {
+  Val y = stencil(y0);
+  Halide::Expr offset = 0;
+  for (int i = 0; i < k; ++i) offset = offset + flat_size(extents(parts[i]));
+  std::vector<Halide::Expr> pe = extents(parts[k]);
+  return rec(define("unstack", pe, [&](const Coords& c) { return call(y, {offset + ravel(c, pe)}); }), "unstack", y0,
+             parts, k);
+}
+
+inline Val Graph::reshape(const Val& x0, const Ext& ext) {
+  Val x = stencil(x0);
+  std::vector<Halide::Expr> e = extents(ext);
+  return rec(define("reshape", e, [&](const Coords& c) { return call(x, unravel(ravel(c, e), x.ext)); }), "reshape",
+             x0, ext);
+}
+
+inline Val Graph::transpose(const Val& x0, const std::vector<int>& perm, bool adjoint, const Ext& ext) {
+  Val x = stencil(x0);
+  return rec(define(adjoint ? "transpose_t" : "transpose", extents(ext),
+                    [&](const Coords& c) {
+                      Coords src(c.size());
+                      for (size_t i = 0; i < c.size(); ++i) {
+                        if (adjoint) src[i] = c[static_cast<size_t>(perm[i])];
+                        else src[static_cast<size_t>(perm[i])] = c[i];
+                      }
+                      return call(x, src);
+                    }),
+             "transpose", x0, perm, adjoint, ext);
+}
+
+inline Val Graph::crop(const Val& x0, const std::vector<int>& offsets, const Ext& ext) {
+  Val x = stencil(x0);
+  return rec(define("crop", extents(ext),
+                    [&](const Coords& c) {
+                      Coords src;
+                      for (size_t i = 0; i < c.size(); ++i) src.push_back(c[i] + offsets[i]);
+                      return call(x, src);
+                    }),
+             "crop", x0, offsets, ext);
+}
+
+inline Val Graph::pad(const Val& y0, const std::vector<int>& offsets, const Ext& ext) {
+  Val y = stencil(y0);
+  return rec(define("pad", extents(ext),
+                    [&](const Coords& c) {
+                      Halide::Expr in = Halide::Internal::const_true();
+                      Coords src;
+                      for (size_t i = 0; i < c.size(); ++i) {
+                        Halide::Expr o = c[i] - offsets[i];
+                        in = in && o >= 0 && o < y.ext[i];
+                        src.push_back(Halide::clamp(o, 0, y.ext[i] - 1));
+                      }
+                      return Halide::select(in, call(y, src), 0.0f);
+                    }),
+             "pad", y0, offsets, ext);
+}
+
+inline Val Graph::color(const Val& x0, const Val& matrix, bool adjoint, const Ext& ext) {
+  std::vector<Halide::Expr> m;
+  for (int i = 0; i < 9; ++i) m.push_back(call(matrix, {i / 3, i % 3}));
+  return rec(color_impl(stencil(x0), m, adjoint, ext), "color", x0, matrix, adjoint, ext);
+}
+
+inline Val Graph::color_slots(const Val& x0, int first, bool adjoint, const Ext& ext) {
+  std::vector<Halide::Expr> m;
+  for (int i = 0; i < 9; ++i) m.push_back(scalar_expr(first + i));
+  return rec(color_impl(stencil(x0), m, adjoint, ext), "color_slots", x0, first, adjoint, ext);
+}
+
+inline Val Graph::warp(const Val& h, const Val& x0, const Ext& ext) {
+  Val x = stencil(x0);
+  std::vector<Halide::Expr> hh = homography(h);
+  return rec(define("warp", extents(ext),
+                    [&](const Coords& c) {
+                      Taps t = warp_taps(hh, c[0], c[1], x.ext[0], x.ext[1]);
+                      Halide::Expr s = 0.0f;
+                      for (int k = 0; k < 4; ++k) {
+                        Coords src = c;
+                        src[0] = Halide::clamp(t.r[k], 0, x.ext[0] - 1);
+                        src[1] = Halide::clamp(t.c[k], 0, x.ext[1] - 1);
+                        s = s + t.w[k] * call(x, src);
+                      }
+                      return s;
+                    }),
+             "warp", h, x0, ext);
+}
+
+inline Val Graph::warp_t(const Val& h, const Val& y0, const Ext& ext) {
+  Val y = stencil(y0);
+  std::vector<Halide::Expr> hh = homography(h);
+  std::vector<Halide::Expr> e = extents(ext);
+  Val out;
+  out.f = Halide::Func("warp_t" + std::to_string(counter_++));
+  out.ext = e;
+  out.vars = make_vars(static_cast<int>(e.size()));
+  Coords c(out.vars.begin(), out.vars.end());
+  out.f(reversed(c)) = 0.0f;
+  Halide::Region ranges = {Halide::Range(0, e[1]), Halide::Range(0, e[0])};
+  Halide::RDom r(ranges);
+  Taps t = warp_taps(hh, r[1], r[0], e[0], e[1]);
+  for (int k = 0; k < 4; ++k) {
+    Coords dst = c, src = c;
+    dst[0] = Halide::clamp(t.r[k], 0, e[0] - 1);
+    dst[1] = Halide::clamp(t.c[k], 0, e[1] - 1);
+    src[0] = r[1];
+    src[1] = r[0];
+    out.f(reversed(dst)) += t.w[k] * call(y, src);
+  }
+  schedule_at_root(out);
+  if (schedule_ == Schedule::Default) {
+    // The scatters run serially (two may write one pixel): said so, not a forgotten schedule.
+    for (int k = 0; k < out.f.num_update_definitions(); ++k) out.f.update(k).unscheduled();
+  }
+  return rec(out, "warp_t", h, y0, ext);
+}
+
+inline Val Graph::color_impl(const Val& x, const std::vector<Halide::Expr>& m, bool adjoint, const Ext& ext) {
+  return define(adjoint ? "color_t" : "color", extents(ext), [&](const Coords& c) {
+    std::vector<Halide::Expr> rows;
+    for (int o = 0; o < 3; ++o) {
+      Halide::Expr s = 0.0f;
+      for (int j = 0; j < 3; ++j) {
+        Coords src = c;
+        src.back() = j;
+        s = s + (adjoint ? m[static_cast<size_t>(j * 3 + o)] : m[static_cast<size_t>(o * 3 + j)]) * call(x, src);
+      }
+      rows.push_back(s);
+    }
+    return Halide::select(c.back() == 0, rows[0], c.back() == 1, rows[1], rows[2]);
+  });
+}
+
+inline Graph::Taps Graph::warp_taps(const std::vector<Halide::Expr>& h, Halide::Expr i, Halide::Expr j, Halide::Expr rows,
+                      Halide::Expr cols) {
+  using Halide::cast;
+  Halide::Expr fi = cast<float>(i), fj = cast<float>(j);
+  Halide::Expr u = h[0] * fj + h[1] * fi + h[2];
+  Halide::Expr vv = h[3] * fj + h[4] * fi + h[5];
+  Halide::Expr w = h[6] * fj + h[7] * fi + h[8];
+  Halide::Expr sx = u / w, sy = vv / w;
+  Taps t;
+  t.valid = w != 0.0f && sx >= -1.0f && sy >= -1.0f && sx <= cast<float>(cols) && sy <= cast<float>(rows);
+  Halide::Expr sxc = Halide::clamp(sx, -2.0f, cast<float>(cols) + 1), syc = Halide::clamp(sy, -2.0f, cast<float>(rows) + 1);
+  Halide::Expr x0 = cast<int>(Halide::floor(sxc)), y0 = cast<int>(Halide::floor(syc));
+  Halide::Expr fx = sxc - cast<float>(x0), fy = syc - cast<float>(y0);
+  const int dr[4] = {0, 0, 1, 1}, dc[4] = {0, 1, 0, 1};
+  for (int k = 0; k < 4; ++k) {
+    t.r[k] = y0 + dr[k];
+    t.c[k] = x0 + dc[k];
+    Halide::Expr wx = dc[k] ? fx : 1.0f - fx, wy = dr[k] ? fy : 1.0f - fy;
+    Halide::Expr inside = t.r[k] >= 0 && t.r[k] < rows && t.c[k] >= 0 && t.c[k] < cols;
+    t.w[k] = Halide::select(t.valid && inside, wx * wy, 0.0f);
+  }
+  return t;
+}
+
+inline std::vector<Halide::Expr> Graph::homography(const Val& h) {
+  std::vector<Halide::Expr> e;
+  for (int i = 0; i < 9; ++i) e.push_back(call(h, {i / 3, i % 3}));
+  return e;
+}
+
+}  // namespace proxc::halide_ops

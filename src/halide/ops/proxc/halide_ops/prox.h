@@ -1,0 +1,137 @@
+/// \file
+/// proxc::halide_ops::Graph: the prox functions and values of the function terms. Part of the Halide-op library
+/// (proxc/halide_ops.h includes every part).
+#pragma once
+
+#include "proxc/halide_ops/graph.h"
+
+namespace proxc::halide_ops {
+
+inline Graph::Term Graph::term(const std::string& kind, const Val& alpha, const Val& beta, const Val& gamma, const Val& d, const Val& b,
+          const Val& c, const Val& lower, const Val& upper, const Val& counts, const std::vector<int>& axes) {
+  Term t{kind, alpha, beta, gamma, d, b, c, lower, upper, counts, axes, "t" + std::to_string(term_ids_++)};
+  if (record_) {
+    *record_ << "  Graph::Term " << t.id << " = g.term("
+             << args(kind, alpha, beta, gamma, d, b, c, lower, upper, counts, axes) << ");\n";
+  }
+  return t;
+}
+
+inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
+  Halide::Expr rho = Halide::cast<float>(at(rho_val, {}));
+  Halide::Expr alpha = at(t.alpha, {}), beta = at(t.beta, {}), gamma = at(t.gamma, {});
+  Halide::Expr denom = rho + 2.0f * gamma;
+  Halide::Expr r = denom / (alpha * beta * beta);
+  const std::vector<Halide::Expr>& ext = v.ext;
+  // u = (rho·v − c)·beta/denom − b
+  Val u = define("u", ext, [&](const Coords& i) { return (rho * call(v, i) - at(t.c, i)) * beta / denom - at(t.b, i); });
+  if (t.kind == "group_norm1" && !short_group(u, t.axes)) schedule_at_root(u);
+  Val p = define("prox", ext, [&](const Coords& i) {
+    Halide::Expr x = call(u, i);
+    Halide::Expr out;
+    const std::string& k = t.kind;
+    if (k == "sum_squares" || k == "least_squares") {
+      out = Halide::select(alpha == 0.0f, x, r * x / (r + 2.0f));
+    } else if (k == "norm1") {
+      out = Halide::select(x > 0.0f, 1.0f, x < 0.0f, -1.0f, 0.0f) * Halide::max(Halide::abs(x) - 1.0f / r, 0.0f);
+    } else if (k == "group_norm1") {
+      Halide::Expr g = Halide::sqrt(group_sum_squares(u, t.axes, i));
+      out = Halide::select(g == 0.0f, 0.0f, x * Halide::max(0.0f, 1.0f - 1.0f / (r * g)));
+    } else if (k == "nonneg") {
+      out = Halide::max(x, 0.0f);
+    } else if (k == "poisson_norm") {
+      Halide::Expr cv = at(t.counts, i);
+      Halide::Expr w = x - 1.0f / r;
+      out = Halide::select(alpha == 0.0f, x, 0.5f * (w + Halide::sqrt(w * w + 4.0f * cv / r)));
+    } else if (k == "sum_entries") {
+      out = Halide::select(alpha == 0.0f, x, x - 1.0f / r);
+    } else if (k == "box") {
+      out = Halide::min(Halide::max(x, at(t.lower, i)), at(t.upper, i));
+    } else {
+      fail("prox: unknown function " + k);
+    }
+    return (out + at(t.b, i)) / beta;
+  });
+  return rec(p, "prox", RawArg{t.id}, v, rho_val);
+}
+
+inline Val Graph::value(const Term& t, const Val& v0, const Val& inf_val, double slack) {
+  Halide::Expr alpha = Halide::cast<double>(at(t.alpha, {})), beta = at(t.beta, {});
+  Halide::Expr gamma = Halide::cast<double>(at(t.gamma, {})), d = Halide::cast<double>(at(t.d, {}));
+  Val vv = stencil(v0);
+  Val u = define("uv", vv.ext, [&](const Coords& i) { return beta * call(vv, i) - at(t.b, i); });
+  schedule_at_root(u);
+  Halide::RDom r = full_domain(vv.ext);
+  Coords i = domain_point(r, vv.ext.size());
+  Halide::Expr x = Halide::cast<double>(call(u, i));
+  Halide::Expr inf = Halide::cast<double>(at(inf_val, {}));
+  Halide::Expr f;
+  const std::string& k = t.kind;
+  if (k == "sum_squares" || k == "least_squares") {
+    f = alpha * Halide::sum(x * x);
+  } else if (k == "norm1") {
+    f = alpha * Halide::sum(Halide::abs(x));
+  } else if (k == "group_norm1") {
+    // Each group once: at its entry where the group axes are 0. The group
+    // sums are a Func of their own (an inline reduction cannot nest).
+    Val g2 = define("gsq", vv.ext, [&](const Coords& j) { return group_sum_squares(u, t.axes, j); });
+    schedule_at_root(g2);
+    Halide::Expr first = Halide::Internal::const_true();
+    for (int ax : t.axes) first = first && i[static_cast<size_t>(ax)] == 0;
+    f = alpha * Halide::sum(Halide::select(first, Halide::sqrt(Halide::cast<double>(call(g2, i))), f64(0)));
+  } else if (k == "nonneg") {
+    f = Halide::select(Halide::minimum(x) > f64(-slack), f64(0), inf);
+  } else if (k == "box") {
+    Halide::Expr lo = Halide::cast<double>(at(t.lower, i)), hi = Halide::cast<double>(at(t.upper, i));
+    f = Halide::select(Halide::maximum(Halide::select(x <= lo - f64(slack) || x >= hi + f64(slack), 1, 0)) == 0,
+                       f64(0), inf);
+  } else if (k == "poisson_norm") {
+    Halide::Expr cv = Halide::cast<double>(at(t.counts, i));
+    f = Halide::select(Halide::minimum(x) < f64(-slack), inf,
+                       alpha * Halide::sum(x - cv * Halide::log(Halide::max(x, f64(1e-9)))));
+  } else if (k == "sum_entries") {
+    f = alpha * Halide::sum(x);
+  } else {
+    fail("value: unknown function " + k);
+  }
+  Halide::Expr xv = Halide::cast<double>(call(vv, i));
+  Halide::Expr lin = Halide::sum(Halide::cast<double>(at(t.c, i)) * xv + gamma * xv * xv);
+  return rec(define0("value", f + lin + d), "value", RawArg{t.id}, v0, inf_val, slack);
+}
+
+inline int64_t Graph::const_group_size(const Val& u, const std::vector<int>& axes) {
+  int64_t n = 1;
+  for (int a : axes) {
+    const int64_t* e = Halide::Internal::as_const_int(u.ext[static_cast<size_t>(a)]);
+    if (!e) return 0;
+    n *= *e;
+  }
+  return n;
+}
+
+inline Halide::Expr Graph::group_sum_squares(const Val& u, const std::vector<int>& axes, const Coords& i) {
+  if (short_group(u, axes)) {
+    Halide::Expr total;
+    for (int64_t k = 0; k < const_group_size(u, axes); ++k) {
+      Coords src = i;
+      int64_t rest = k;
+      for (int a : axes) {
+        const int64_t e = *Halide::Internal::as_const_int(u.ext[static_cast<size_t>(a)]);
+        src[static_cast<size_t>(a)] = static_cast<int>(rest % e);
+        rest /= e;
+      }
+      Halide::Expr e = call(u, src);
+      total = total.defined() ? total + e * e : e * e;
+    }
+    return total;
+  }
+  Halide::Region ranges;
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it) ranges.push_back(Halide::Range(0, u.ext[static_cast<size_t>(*it)]));
+  Halide::RDom r(ranges);
+  Coords src = i;
+  for (size_t k = 0; k < axes.size(); ++k) src[static_cast<size_t>(axes[k])] = r[static_cast<int>(axes.size() - 1 - k)];
+  Halide::Expr e = call(u, src);
+  return Halide::sum(e * e);
+}
+
+}  // namespace proxc::halide_ops

@@ -1,0 +1,209 @@
+/// \file
+/// proxc::halide_ops::Graph: reductions and circulant solves. Part of the Halide-op library
+/// (proxc/halide_ops.h includes every part).
+#pragma once
+
+#include "proxc/halide_ops/graph.h"
+
+namespace proxc::halide_ops {
+
+inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, const Val& gate) {
+  if (kind != "sum" && kind != "sum_squares" && kind != "max_abs" && kind != "dot") {
+    fail("reduce: unknown reduction " + kind);
+  }
+  // The reduced value of one element, and how values combine.
+  // Sums of squares and maxima of |x| take their per-row partial values in
+  // float (a max is exact in float; a sum of squares has no cancellation:
+  // each lane of a row adds n/8 positive terms, relative error below
+  // (n/8)·2⁻²⁴, 1.5e-5 for a 2048-wide row, about √(n/8)·2⁻²⁴ typically)
+  // and combine rows in double: the convergence check's norms at the cost
+  // of float arithmetic. (Entries beyond 1.8e19 in magnitude, whose squares
+  // overflow float, make the sum inf: a state that large has diverged.)
+  // Sums and dot products, which may cancel, stay in double throughout.
+  const bool float_partials = kind == "sum_squares" || kind == "max_abs";
+  auto element = [&](const Coords& i) {
+    Halide::Expr x = float_partials ? call(a0, i) : Halide::cast<double>(call(a0, i));
+    if (kind == "sum") return x;
+    if (kind == "sum_squares") return x * x;
+    if (kind == "max_abs") return Halide::abs(x);
+    return x * Halide::cast<double>(call(b0, i));
+  };
+  auto combine = [&](Halide::Expr acc, Halide::Expr v) { return kind == "max_abs" ? Halide::max(acc, v) : acc + v; };
+  // Gated: the first extent is 0 when the gate is 0.
+  Halide::Expr on = gate.defined() ? gate.f.value() != 0 : Halide::Expr();
+  if (on.defined()) {
+    // split_row_strips decided its tails knowing of no gate.
+    if (strips_split_) fail("reduce: a gated reduction added after pipeline()");
+    gated_ = true;
+  }
+  if (schedule_ != Schedule::Default) {
+    // One plain reduction: an autoscheduler splits it as it sees fit.
+    std::vector<Halide::Expr> ext = a0.ext;
+    if (on.defined() && !ext.empty()) ext[0] = Halide::select(on, ext[0], 0);
+    Halide::RDom r = full_domain(ext);
+    Coords i = domain_point(r, a0.ext.size());
+    Halide::Expr e = Halide::cast<double>(element(i));
+    Halide::Expr red = kind == "max_abs" ? Halide::maximum(e) : Halide::sum(e);
+    return rec(define0(kind, red), "reduce", kind, a0, b0, gate);
+  }
+  RowSums row_sums;
+  Val v = rec(parallel_reduce(kind, a0, element, combine, on, &row_sums), "reduce", kind, a0, b0, gate);
+  if (row_sums.partial.defined()) {
+    partials_[v.id] = row_sums;
+    partial_order_.push_back(v.id);
+  }
+  return v;
+}
+
+inline Val Graph::circulant_solve(const Val& rhs0, int spectrum, int kr, const Val& a0, const Val& c0, const Ext& ext) {
+  Val rhs = rhs0;
+  schedule_at_root(rhs);
+  if (rhs.is_buffer) rhs.f.compute_root();  // an extern stage reads a buffer of its own
+  auto it = spectra_.find(spectrum);
+  if (it == spectra_.end()) {
+    it = spectra_.emplace(spectrum, Halide::ImageParam(Halide::Float(32), kr, "spectrum" + std::to_string(spectrum)))
+             .first;
+  }
+  spectrum_ext_[spectrum] = Ext(ext.begin(), ext.begin() + kr);
+  Val out;
+  out.f = Halide::Func("solve" + std::to_string(counter_++));
+  out.ext = extents(ext);
+  // a and c reach the extern stage as Exprs: their definitions, which must
+  // not call Funcs (an extern's Expr arguments cannot).
+  std::vector<Halide::ExternFuncArgument> args = {rhs.f, it->second, scalar_definition(a0), scalar_definition(c0),
+                                                  Halide::Expr(kr)};
+  out.f.define_extern("proxc_circulant_solve", args, Halide::Float(32), static_cast<int>(ext.size()));
+  if (schedule_ == Schedule::Default) out.f.compute_root();
+  return rec(out, "circulant_solve", rhs0, spectrum, kr, a0, c0, ext);
+}
+
+template <typename Element, typename Combine>
+inline Val Graph::parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine, Halide::Expr on,
+                    RowSums* row_sums) {
+  constexpr int kLanes = kVectorLanes;
+  constexpr int kChunk = 16384;
+  const int rank = a.rank();
+  if (rank == 0) {
+    Halide::Expr e = Halide::cast<double>(element({}));
+    return define0(kind, on.defined() ? Halide::select(on, e, Halide::cast<double>(0)) : e);
+  }
+  int lane_axis = rank - 1, folded = 1;
+  while (lane_axis > 0) {
+    const int64_t* e = Halide::Internal::as_const_int(a.ext[static_cast<size_t>(lane_axis)]);
+    if (!e || folded * *e > 16) break;
+    folded *= static_cast<int>(*e);
+    --lane_axis;
+  }
+  const bool chunked = lane_axis == 0;  // 1-D, or only axis 0 is long: chunks of it are the rows
+  // The row variable is named as the outputs' rows are (px_0): compute_with
+  // matches loops by name (fuse_partials_into_outputs).
+  Halide::Var lane("lane"), row("px_0");
+  Halide::Expr n = a.ext[static_cast<size_t>(lane_axis)];
+  Halide::Expr rows = chunked ? n / kChunk : a.ext[0];
+  // With every extent at least kLanes (assume_min_extent), a row's last,
+  // partial group of lanes is taken in the vector loop: that group starts
+  // kLanes before the row's end and counts only its lanes past the whole
+  // groups. Otherwise a scalar tail loop takes them.
+  const bool shifted = !chunked && min_extent_ >= kLanes;
+  Halide::Expr groups = chunked ? Halide::Expr(kChunk / kLanes) : shifted ? (n + kLanes - 1) / kLanes : n / kLanes;
+  if (on.defined()) rows = Halide::select(on, rows, 0);  // gated off: no rows
+  // The value at lane-axis position `pos` (and the other axes at i).
+  auto value_at = [&](Coords i, Halide::Expr pos) {
+    i[static_cast<size_t>(lane_axis)] = pos;
+    Halide::Expr value;
+    for (int f = 0; f < folded; ++f) {
+      int rest = f;
+      for (int ax = rank - 1; ax > lane_axis; --ax) {
+        const int e = static_cast<int>(*Halide::Internal::as_const_int(a.ext[static_cast<size_t>(ax)]));
+        i[static_cast<size_t>(ax)] = rest % e;
+        rest /= e;
+      }
+      Halide::Expr v = element(i);
+      value = value.defined() ? combine(value, v) : v;
+    }
+    return value;
+  };
+  // Coordinates of the middle axes 1 .. lane_axis-1 from RDom dimensions first..
+  auto middle = [&](const Halide::RDom& r, int first) {
+    Coords i(static_cast<size_t>(rank));
+    if (!chunked) i[0] = row;
+    for (int ax = 1; ax < lane_axis; ++ax) i[static_cast<size_t>(ax)] = r[first + lane_axis - 1 - ax];
+    return i;
+  };
+  auto middle_ranges = [&](Halide::Region* ranges) {
+    for (int ax = lane_axis - 1; ax >= 1; --ax) ranges->push_back(Halide::Range(0, a.ext[static_cast<size_t>(ax)]));
+  };
+  Halide::Region main_ranges = {Halide::Range(0, groups)};
+  middle_ranges(&main_ranges);
+  Halide::RDom r = shared_domain(main_ranges);
+  Halide::Expr pos = chunked   ? row * kChunk + r[0] * kLanes + lane
+                     : shifted ? Halide::min(r[0] * kLanes, n - kLanes) + lane
+                               : r[0] * kLanes + lane;
+  Halide::Expr value = value_at(middle(r, 1), pos);
+  // A float element (see reduce) is summed in float along a row's lane,
+  // but a chunk's lanes have 2048 terms each: those sum in double.
+  if (chunked && kind != "max_abs") value = Halide::cast<double>(value);
+  const Halide::Expr zero = Halide::cast(value.type(), 0);
+  if (shifted) value = Halide::select(pos >= r[0] * kLanes, value, zero);
+  Halide::Func partial(kind + "_partial" + std::to_string(counter_++));
+  partial(lane, row) = zero;
+  partial(lane, row) = combine(partial(lane, row), value);
+  partial.compute_root().vectorize(lane, kLanes);
+  // The vector lanes' loop is named alike in every partial: compute_with
+  // fuses two stages' loops only where their names match (fuse_reductions).
+  Halide::Var lane_v("lane_v");
+  partial.update().parallel(row).split(lane, lane, lane_v, kLanes).vectorize(lane_v);
+  if (!chunked) *row_sums = {partial, r, a.ext[0], on.defined()};  // fuse_reductions may share its loops
+  Halide::RDom all(0, kLanes, 0, rows);
+  Halide::Expr p = Halide::cast<double>(partial(all.x, all.y));
+  Halide::Expr total = kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p);
+  if (shifted) return define0(kind, total);
+  // The rest: n mod kLanes positions per row, or the elements after the
+  // last whole chunk.
+  Halide::Expr done = chunked ? rows * kChunk : groups * kLanes;
+  Halide::Region tail_ranges = {Halide::Range(0, on.defined() ? Halide::select(on, n - done, 0) : n - done)};
+  middle_ranges(&tail_ranges);
+  Halide::RDom t(tail_ranges);
+  Halide::Func tail(kind + "_tail" + std::to_string(counter_++));
+  tail(row) = Halide::cast<double>(0);
+  tail(row) = combine(tail(row), Halide::cast<double>(value_at(middle(t, 1), done + t[0])));
+  tail.compute_root();
+  if (!chunked) tail.update().parallel(row);
+  Halide::Expr rest;
+  if (chunked) {
+    rest = tail(0);
+  } else {
+    Halide::RDom tr(0, rows);
+    rest = kind == "max_abs" ? Halide::maximum(tail(tr)) : Halide::sum(tail(tr));
+  }
+  return define0(kind, combine(total, rest));
+}
+
+inline Halide::RDom Graph::shared_domain(const Halide::Region& ranges) {
+  auto same = [](const Halide::Region& a, const Halide::Region& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!Halide::Internal::equal(a[i].min, b[i].min) || !Halide::Internal::equal(a[i].extent, b[i].extent)) return false;
+    }
+    return true;
+  };
+  for (const auto& [region, r] : domains_) {
+    if (same(region, ranges)) return r;
+  }
+  domains_.push_back({ranges, Halide::RDom(ranges)});
+  return domains_.back().second;
+}
+
+inline Halide::RDom Graph::full_domain(const std::vector<Halide::Expr>& ext) {
+  Halide::Region ranges;
+  for (auto it = ext.rbegin(); it != ext.rend(); ++it) ranges.push_back(Halide::Range(0, *it));
+  return Halide::RDom(ranges);
+}
+
+inline Graph::Coords Graph::domain_point(const Halide::RDom& r, size_t rank) {
+  Coords i(rank);
+  for (size_t a = 0; a < rank; ++a) i[a] = r[static_cast<int>(rank - 1 - a)];
+  return i;
+}
+
+}  // namespace proxc::halide_ops

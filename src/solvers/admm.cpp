@@ -1,0 +1,88 @@
+// ADMM with penalty rho = 1 (ProxImaL's admm), and the iteration program it
+// shares with HQS. The x-update solves (rho·KᵀK + omega's Hessian) x = rhs:
+// directly inside the program when KᵀK is diagonal or circulant (one
+// variable, no omega: DirectGram), else by conjugate gradients on the host
+// before each run of the program (cg.h).
+#include "solvers/algorithm.h"
+
+namespace proxc::internal {
+
+using namespace state_names;
+
+StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals, const DirectGram* direct) {
+  Builder b(l);
+  StepProgram prog;
+  prog.name = name + "_iteration";
+  std::vector<Step> x, z, u;
+  for (size_t v = 0; v < l.vars.size(); ++v) x.push_back(step_input(l.name(v), l.vars[v]->shape));
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    z.push_back(step_input(state_names::z(i), l.psi[i]->arg->shape));
+    u.push_back(step_input(state_names::u(i), l.psi[i]->arg->shape));
+  }
+  Step rho = step_param(kRho);
+  if (direct) {
+    std::vector<Step> zu;
+    for (size_t i = 0; i < l.psi.size(); ++i) zu.push_back(step_binary(StepKind::Sub, z[i], u[i]));
+    Step rhs = b.KT(0, zu);
+    if (direct->kernel) {
+      x[0] = step_circulant_solve(direct->kernel, rhs, scalar(direct->conv_scale), scalar(direct->identity));
+    } else {
+      Step d = scalar(direct->identity);
+      for (const auto& [s2, w] : direct->weights) {
+        Step wd = step_data(w);
+        d = step_binary(StepKind::Add, d, step_binary(StepKind::Mul, scalar(s2), step_binary(StepKind::Mul, wd, wd)));
+      }
+      x[0] = step_binary(StepKind::Div, rhs, d);
+    }
+    prog.outputs.push_back({l.name(0), x[0]});
+  }
+  std::vector<Step> kx, z1, u1;
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    kx.push_back(b.K(i, x));
+    if (update_duals) {
+      z1.push_back(step_prox(*l.psi[i], step_binary(StepKind::Add, kx[i], u[i]), rho));
+      u1.push_back(step_binary(StepKind::Sub, step_binary(StepKind::Add, u[i], kx[i]), z1[i]));
+    } else {
+      z1.push_back(step_prox(*l.psi[i], kx[i], rho));
+      u1.push_back(u[i]);
+    }
+  }
+  admm_residuals(b, kx, z1, z, u1, rho, &prog);
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    prog.outputs.push_back({state_names::z(i), z1[i]});
+    prog.outputs.push_back({state_names::u(i), u1[i]});
+  }
+  return prog;
+}
+
+namespace {
+
+class Admm : public Algorithm {
+ public:
+  SolverKind kind() const override { return SolverKind::ADMM; }
+
+  StepProgram iteration(const Layout& l, int fuse) const override {
+    DirectGram gram;
+    const bool direct = direct_gram(l, &gram);
+    return penalty_iteration(l, name(), /*update_duals=*/true, direct ? &gram : nullptr);
+  }
+
+  bool host_cg(const Layout& l) const override {
+    DirectGram gram;
+    return !direct_gram(l, &gram);
+  }
+
+  void init_state(const Layout& l, std::map<std::string, Array>* state) const override { init_split_state(l, state); }
+  bool takes_rho() const override { return true; }
+
+  void tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o,
+                  IterationInfo* info) const override {
+    admm_tolerances(out, m, n, o, info);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_admm() { return std::make_unique<Admm>(); }
+
+}  // namespace proxc::internal

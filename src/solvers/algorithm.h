@@ -1,0 +1,74 @@
+/// \file
+/// One interface for the four splitting algorithms (Ceres' Minimizer::Create
+/// is the model): each builds its iteration program and says what the
+/// generic host loop (solve.cpp) needs to run it — its state arrays, the
+/// penalty parameter per iteration, whether its x-update is a CG solve on the
+/// host, and its tolerances from a checking run's outputs. One file each:
+/// pc.cpp, ladmm.cpp, admm.cpp, hqs.cpp.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proxc/kinds.h"
+#include "solvers/layout.h"
+#include "solvers/solver.h"
+#include "step/backend.h"
+
+namespace proxc::internal {
+
+class Algorithm {
+ public:
+  /// The algorithm of `kind`.
+  static std::unique_ptr<Algorithm> create(SolverKind kind);
+  /// The algorithm of a solver name ("pc", ...); a UserError listing the
+  /// names for an unknown one.
+  static std::unique_ptr<Algorithm> create(const std::string& name);
+  virtual ~Algorithm() = default;
+
+  virtual SolverKind kind() const = 0;
+  const char* name() const { return to_string(kind()); }
+
+  /// Whether `fuse` iterations can be unrolled into one program.
+  virtual bool unrolls() const { return false; }
+
+  /// One run of the iteration program: `fuse` iterations, the last one
+  /// computing the residual norms when kCheckParam is set. Its inputs and
+  /// outputs are the state arrays (state_names), its parameters rho where
+  /// takes_rho().
+  virtual StepProgram iteration(const Layout& l, int fuse) const = 0;
+
+  /// Whether the x-update runs as a conjugate-gradient solve on the host
+  /// before each iteration program (cg.h).
+  virtual bool host_cg(const Layout& l) const { return false; }
+
+  /// The state besides the variables (set by the caller): zero duals, an
+  /// extrapolation equal to x, ...
+  virtual void init_state(const Layout& l, std::map<std::string, Array>* state) const = 0;
+
+  /// Whether the iteration program takes the penalty parameter rho.
+  virtual bool takes_rho() const { return false; }
+  /// The penalty levels run in turn, max_iters spread over them (HQS's
+  /// continuation); one level of 1 otherwise.
+  virtual std::vector<double> rho_levels(const SolverOptions& o) const { return {1.0}; }
+
+  /// The primal and dual tolerances of a checking run's outputs; m and n are
+  /// the sizes of K's output and of the variables.
+  virtual void tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o,
+                          IterationInfo* info) const = 0;
+};
+
+/// The tolerances of the ADMM-type algorithms (ladmm, admm, hqs), from the
+/// outputs admm_residuals adds.
+void admm_tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o, IterationInfo* info);
+/// Zero z and u for every psi term.
+void init_split_state(const Layout& l, std::map<std::string, Array>* state);
+
+std::unique_ptr<Algorithm> make_pock_chambolle();
+std::unique_ptr<Algorithm> make_linearized_admm();
+std::unique_ptr<Algorithm> make_admm();
+std::unique_ptr<Algorithm> make_hqs();
+
+}  // namespace proxc::internal

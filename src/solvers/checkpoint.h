@@ -1,0 +1,27 @@
+/// \file
+/// Checkpoints of a solve: the whole solver state, written whole or not at
+/// all, and read back only by the same problem and solver (a signature of
+/// the split, scaled problem and the options that shape the iterates).
+///
+/// The format: "PROXCKPT1\n", an 8-byte little-endian header length, a JSON
+/// header (solver, iteration, problem signature, arrays: name and shape),
+/// then the arrays' float32 values in header order.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "support/array.h"
+
+namespace proxc::internal {
+
+void save_checkpoint(const std::string& path, const std::string& solver, const std::string& signature, int iteration,
+                     const std::map<std::string, Array>& state);
+
+/// Reads the state saved at `path` into *state (whose arrays give the names
+/// and shapes expected) and returns the iteration it was saved at; a
+/// UserError naming the path for anything else.
+int load_checkpoint(const std::string& path, const std::string& solver, const std::string& signature,
+                    std::map<std::string, Array>* state);
+
+}  // namespace proxc::internal

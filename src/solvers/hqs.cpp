@@ -1,0 +1,44 @@
+// Half-quadratic splitting with continuation: rho = 1, 2√2, 8, ... up to
+// hqs_rho_max, max_iters spread over the levels; a level that converges
+// early hands over to the next. The x-update is a CG solve on the host, the
+// z-update the psi terms' proxes at Kx (no dual variable: u stays 0).
+#include <cmath>
+
+#include "solvers/algorithm.h"
+
+namespace proxc::internal {
+
+StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals, const DirectGram* direct);
+
+namespace {
+
+class Hqs : public Algorithm {
+ public:
+  SolverKind kind() const override { return SolverKind::HQS; }
+
+  StepProgram iteration(const Layout& l, int fuse) const override {
+    return penalty_iteration(l, name(), /*update_duals=*/false, nullptr);
+  }
+
+  bool host_cg(const Layout& l) const override { return true; }
+  void init_state(const Layout& l, std::map<std::string, Array>* state) const override { init_split_state(l, state); }
+  bool takes_rho() const override { return true; }
+
+  std::vector<double> rho_levels(const SolverOptions& o) const override {
+    std::vector<double> levels;
+    for (double r = 1; r < o.hqs_rho_max; r *= 2 * std::sqrt(2.0)) levels.push_back(r);
+    levels.push_back(o.hqs_rho_max);
+    return levels;
+  }
+
+  void tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o,
+                  IterationInfo* info) const override {
+    admm_tolerances(out, m, n, o, info);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_hqs() { return std::make_unique<Hqs>(); }
+
+}  // namespace proxc::internal

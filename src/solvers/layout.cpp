@@ -1,0 +1,142 @@
+// The shared parts of every solver's programs (layout.h).
+#include "solvers/layout.h"
+
+namespace proxc::internal {
+
+namespace {
+
+int var_index(const std::vector<Expr>& vars, const ExprNode* v) {
+  for (size_t i = 0; i < vars.size(); ++i) {
+    if (vars[i].get() == v) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+Layout layout_of(const Problem& p) {
+  Layout l;
+  l.vars = p.variables();
+  for (const FunctionTerm& t : p.terms) {
+    if (t.role == TermRole::Omega) l.omega = &t;
+    else l.psi.push_back(&t);
+  }
+  return l;
+}
+
+int64_t total_size(const std::vector<Expr>& es) {
+  int64_t n = 0;
+  for (const Expr& e : es) n += num_elements(e->shape);
+  return n;
+}
+
+std::vector<Expr> psi_args(const Layout& l) {
+  std::vector<Expr> a;
+  for (const FunctionTerm* t : l.psi) a.push_back(t->arg);
+  return a;
+}
+
+Step sum_steps(Step a, const Step& b) { return a ? step_binary(StepKind::Add, a, b) : b; }
+Step scalar(double v) { return step_constant(v); }
+
+Step Builder::K(size_t i, const std::vector<Step>& x) const {
+  std::vector<Step> xs;
+  for (const Expr& v : linop_variables(l_.psi[i]->arg)) xs.push_back(x[static_cast<size_t>(var_index(l_.vars, v.get()))]);
+  return step_forward(l_.psi[i]->arg, xs);
+}
+
+Step Builder::KT(size_t v, const std::vector<Step>& y) const {
+  Step out;
+  for (size_t i = 0; i < l_.psi.size(); ++i) {
+    std::vector<Expr> vs = linop_variables(l_.psi[i]->arg);
+    for (size_t j = 0; j < vs.size(); ++j) {
+      if (vs[j] == l_.vars[v]) out = sum_steps(out, step_adjoint(l_.psi[i]->arg, static_cast<int>(j), y[i]));
+    }
+  }
+  return out ? out : step_fill(0, l_.vars[v]->shape);
+}
+
+Step Builder::prox_omega(const Step& v, const Step& rho) const {
+  if (!l_.omega) return v;
+  const FunctionTerm& t = *l_.omega;
+  // Q = s · base, base ∈ {x, mul_elemwise(w, x), conv(k, x)}.
+  double s = 1;
+  Expr base = strip_scalings(t.arg, &s);
+  // (2αβ² + 2γ)s²·baseᵀbase x + ρ x = 2αβs·baseᵀb − s·baseᵀc + ρ v
+  const double a = (2 * t.alpha * t.beta * t.beta + 2 * t.gamma) * s * s;
+  auto data_or_fill = [&](const Param& p) {
+    return p.array ? step_data(p.array) : step_fill(p.scalar, base->shape);
+  };
+  auto base_t = [&](const Step& y) { return base->is_variable() ? y : step_adjoint(base, 0, y); };
+  Step rhs = step_binary(StepKind::Mul, rho, v);
+  if (!t.b.is_scalar(0)) {
+    rhs = step_axpby(scalar(2 * t.alpha * t.beta * s), base_t(data_or_fill(t.b)), scalar(1), rhs);
+  }
+  if (!t.c.is_scalar(0)) rhs = step_axpby(scalar(-s), base_t(data_or_fill(t.c)), scalar(1), rhs);
+  if (base->kind == ExprKind::Conv) return step_circulant_solve(base->args[0], rhs, scalar(a), rho);
+  Step denom = rho;
+  if (base->kind == ExprKind::MulElemwise) {
+    Step w = step_data(base->args[0]);
+    denom = step_binary(StepKind::Add, step_binary(StepKind::Mul, scalar(a), step_binary(StepKind::Mul, w, w)), rho);
+  } else {
+    denom = step_binary(StepKind::Add, scalar(a), rho);
+  }
+  return step_binary(StepKind::Div, rhs, denom);
+}
+
+Step Builder::norm2(const std::vector<Step>& a) {
+  Step s;
+  const Step check = step_param(kCheckParam);
+  for (const Step& x : a) s = sum_steps(s, step_reduce(StepKind::SumSquares, x, nullptr, check));
+  return s ? s : scalar(0);
+}
+
+std::vector<Step> Builder::diff(const std::vector<Step>& a, const std::vector<Step>& b) {
+  std::vector<Step> d;
+  for (size_t i = 0; i < a.size(); ++i) d.push_back(step_binary(StepKind::Sub, a[i], b[i]));
+  return d;
+}
+
+void admm_residuals(const Builder& b, const std::vector<Step>& kx, const std::vector<Step>& z,
+                    const std::vector<Step>& z_prev, const std::vector<Step>& u, const Step& rho, StepProgram* p) {
+  const Step rho2 = step_binary(StepKind::Mul, rho, rho);
+  p->outputs.push_back({state_names::kR2, Builder::norm2(Builder::diff(kx, z))});
+  std::vector<Step> dz = Builder::diff(z, z_prev);
+  std::vector<Step> ktdz, ktu;
+  for (size_t v = 0; v < b.layout().vars.size(); ++v) {
+    ktdz.push_back(b.KT(v, dz));
+    ktu.push_back(b.KT(v, u));
+  }
+  p->outputs.push_back({state_names::kS2, step_binary(StepKind::Mul, rho2, Builder::norm2(ktdz))});
+  p->outputs.push_back({"kx2", Builder::norm2(kx)});
+  p->outputs.push_back({"znorm2", Builder::norm2(z)});  // not "z2": a state array may be named so
+  p->outputs.push_back({"ktu2", step_binary(StepKind::Mul, rho2, Builder::norm2(ktu))});
+}
+
+bool direct_gram(const Layout& l, DirectGram* g) {
+  if (l.vars.size() != 1 || l.omega) return false;
+  for (const FunctionTerm* t : l.psi) {
+    double s = 1;
+    Expr e = strip_scalings(t->arg, &s);
+    if (e->is_variable()) {
+      g->identity += s * s;
+    } else if (e->kind == ExprKind::MulElemwise && e->args[1]->is_variable()) {
+      g->weights.push_back({s * s, e->args[0]});
+    } else if (e->kind == ExprKind::Conv && e->args[1]->is_variable() && (!g->kernel || g->kernel == e->args[0])) {
+      g->kernel = e->args[0];
+      g->conv_scale += s * s;
+    } else {
+      return false;
+    }
+  }
+  if (g->kernel) return g->weights.empty() && g->identity > 0;  // circulant and invertible
+  // Diagonal: invertible when Σ s²w² > 0 everywhere.
+  for (size_t i = 0; i < static_cast<size_t>(num_elements(l.vars[0]->shape)); ++i) {
+    double d = g->identity;
+    for (const auto& [s2, w] : g->weights) d += s2 * w->constant->array.data[i] * w->constant->array.data[i];
+    if (!(d > 0)) return false;
+  }
+  return true;
+}
+
+}  // namespace proxc::internal

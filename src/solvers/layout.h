@@ -1,0 +1,99 @@
+/// \file
+/// What every solver's programs are built from: the split problem as the
+/// lowering sees it (Layout: the variables, the psi terms, the omega term),
+/// and Builder, which makes the step nodes of K, Kᵀ, omega's prox and the
+/// residual norms. The names of the state arrays and scalar parameters that
+/// the programs and the host loop share are here too.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/problem.h"
+#include "step/step.h"
+
+namespace proxc::internal {
+
+/// The names the step programs and the host loop share.
+namespace state_names {
+/// The variable v (scaled units).
+inline std::string x(size_t v) { return "x" + std::to_string(v); }
+/// Pock–Chambolle's extrapolated variable and dual variable of psi term i.
+inline std::string xbar(size_t v) { return "xbar" + std::to_string(v); }
+inline std::string y(size_t i) { return "y" + std::to_string(i); }
+/// The ADMM-type solvers' split variable and scaled dual of psi term i.
+inline std::string z(size_t i) { return "z" + std::to_string(i); }
+inline std::string u(size_t i) { return "u" + std::to_string(i); }
+/// The penalty parameter of admm and hqs (a program parameter).
+constexpr const char* kRho = "rho";
+/// The residual outputs of a checking run: squared primal and dual residuals.
+constexpr const char* kR2 = "r2";
+constexpr const char* kS2 = "s2";
+}  // namespace state_names
+
+/// The split problem as the lowering sees it.
+struct Layout {
+  std::vector<Expr> vars;
+  std::vector<const FunctionTerm*> psi;
+  const FunctionTerm* omega = nullptr;
+  std::string name(size_t i) const { return state_names::x(i); }
+};
+
+Layout layout_of(const Problem& p);
+
+/// Σ of the elements of the expressions' shapes.
+int64_t total_size(const std::vector<Expr>& es);
+/// The psi terms' operands.
+std::vector<Expr> psi_args(const Layout& l);
+
+/// a + b, or b when a is null.
+Step sum_steps(Step a, const Step& b);
+/// A scalar constant step.
+Step scalar(double v);
+
+/// Builds the step nodes of one solver iteration.
+class Builder {
+ public:
+  explicit Builder(const Layout& l) : l_(l) {}
+
+  /// K_i x for psi term i, from the variables' current steps.
+  Step K(size_t i, const std::vector<Step>& x) const;
+  /// Kᵀ y for variable v: the sum over the psi terms that use it.
+  Step KT(size_t v, const std::vector<Step>& y) const;
+  /// The prox of the omega term with respect to x (a direct least-squares
+  /// solve), or the identity when there is none.
+  Step prox_omega(const Step& v, const Step& rho) const;
+  /// ‖a‖² summed over a list, computed by checking runs only (kCheckParam).
+  static Step norm2(const std::vector<Step>& a);
+  /// a − b, elementwise over two lists.
+  static std::vector<Step> diff(const std::vector<Step>& a, const std::vector<Step>& b);
+
+  const Layout& layout() const { return l_; }
+
+ private:
+  const Layout& l_;
+};
+
+/// The residual outputs "r2", "s2" (squared norms) and the tolerances' scale
+/// terms, shared by the ADMM-type solvers: r = ‖Kx − z‖, s = ρ‖Kᵀ(z − z_prev)‖,
+/// eps_pri = √m·eps_abs + eps_rel·max(‖Kx‖, ‖z‖), eps_dual = √n·eps_abs +
+/// eps_rel·ρ‖Kᵀu‖.
+void admm_residuals(const Builder& b, const std::vector<Step>& kx, const std::vector<Step>& z,
+                    const std::vector<Step>& z_prev, const std::vector<Step>& u, const Step& rho, StepProgram* p);
+
+/// ADMM's x-update solves KᵀK x = Kᵀ(z − u). When every psi operand is a
+/// scaling of x, mul_elemwise(w, x) or conv(k, x) (one kernel), KᵀK is
+/// diagonal or circulant and the solve is direct: elementwise, or one FFT
+/// solve.
+struct DirectGram {
+  double identity = 0;                           ///< Σ s² over identity blocks
+  std::vector<std::pair<double, Expr>> weights;  ///< (s², w) per mul_elemwise block
+  double conv_scale = 0;                         ///< Σ s² over conv blocks (one kernel)
+  Expr kernel;
+};
+
+/// True (and *g filled) when the x-update of admm on `l` is direct.
+bool direct_gram(const Layout& l, DirectGram* g);
+
+}  // namespace proxc::internal
