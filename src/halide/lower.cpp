@@ -65,8 +65,11 @@ std::vector<int> ints(const std::vector<int64_t>& v) { return std::vector<int>(v
 /// calls; keeps, for each slot the calls use, this program's value.
 class Lowerer {
  public:
+  // The program's equal nodes made one first (eliminate_common_subexpressions:
+  // the solvers' programs compute some adjoints twice, for the update and a
+  // residual, and the CG and check programs were not made so).
   Lowerer(const StepProgram& p, halide_ops::Schedule schedule, int min_extent)
-      : p_(p), graph_(std::make_shared<Graph>(schedule, &record_)) {
+      : p_(eliminate_common_subexpressions(p)), graph_(std::make_shared<Graph>(schedule, &record_)) {
     if (min_extent > 0) graph_->assume_min_extent(min_extent);
   }
 
@@ -74,31 +77,11 @@ class Lowerer {
     std::vector<Step> nodes = p_.nodes();
     std::unordered_map<const StepNode*, int> index;
     for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = static_cast<int>(i);
-    // Common subexpressions: a node equal to an earlier one (same kind, same
-    // operator or term, same canonical operands) is that node. The solvers'
-    // programs compute some adjoints twice (for the update and a residual).
-    std::vector<int> canon(nodes.size());
-    {
-      std::map<std::string, int> seen;
-      for (size_t i = 0; i < nodes.size(); ++i) {
-        const StepNode& n = *nodes[i];
-        std::ostringstream sig;
-        sig << static_cast<int>(n.kind) << "|" << n.name << "|" << n.index << "|" << n.expr.get() << "|"
-            << n.term.get() << "|";
-        sig.write(reinterpret_cast<const char*>(&n.value), sizeof n.value);
-        for (int64_t e : n.shape) sig << "|s" << e;
-        for (const Expr& v : n.vars) sig << "|v" << v.get();
-        for (const Step& a : n.args) sig << "|a" << canon[static_cast<size_t>(index.at(a.get()))];
-        canon[i] = seen.emplace(sig.str(), static_cast<int>(i)).first->second;
-      }
-    }
-    auto canonical = [&](const Step& s) { return nodes[static_cast<size_t>(canon[static_cast<size_t>(index.at(s.get()))])].get(); };
     std::unordered_map<const StepNode*, int> uses;
     for (size_t i = 0; i < nodes.size(); ++i) {
-      if (canon[i] != static_cast<int>(i)) continue;
-      for (const Step& a : nodes[i]->args) ++uses[canonical(a)];
+      for (const Step& a : nodes[i]->args) ++uses[a.get()];
     }
-    for (const auto& [name, s] : p_.outputs) ++uses[canonical(s)];
+    for (const auto& [name, s] : p_.outputs) ++uses[s.get()];
     // Fusable regions between the nodes Halide cannot express (the FFT solves,
     // which become extern stages): values crossing a region boundary are
     // computed at root, everything else may fuse into its users.
@@ -106,17 +89,13 @@ class Lowerer {
     std::set<const StepNode*> outputs;
     for (const auto& [name, s] : p_.outputs) outputs.insert(s.get());
     for (size_t i = 0; i < nodes.size(); ++i) {
-      for (const Step& a : nodes[i]->args) operands[i].push_back(canon[static_cast<size_t>(index.at(a.get()))]);
+      for (const Step& a : nodes[i]->args) operands[i].push_back(index.at(a.get()));
     }
     Partition part = partition_graph(
         operands, [&](int i) { return nodes[static_cast<size_t>(i)]->kind == StepKind::CirculantSolve; },
         [&](int i) { return outputs.count(nodes[static_cast<size_t>(i)].get()) > 0; });
     for (size_t i = 0; i < nodes.size(); ++i) {
       const StepNode& n = *nodes[i];
-      if (canon[i] != static_cast<int>(i)) {
-        vals_[&n] = vals_.at(nodes[static_cast<size_t>(canon[i])].get());
-        continue;
-      }
       Val v = lower_node(n);
       // Which nodes are computed once into a buffer (at root) and which are
       // inlined into their users, recomputed where they are read: memory
@@ -131,7 +110,7 @@ class Lowerer {
       double c = 0;
       for (const Step& a : n.args) {
         if (a->shape.empty()) continue;  // a scalar: loaded once, not per element
-        c += cost_.count(canonical(a)) ? cost_.at(canonical(a)) : 1.0;
+        c += cost_.count(a.get()) ? cost_.at(a.get()) : 1.0;
       }
       if (n.kind == StepKind::Forward || n.kind == StepKind::Adjoint) c *= operator_taps(n.expr);
       const bool inlinable = (is_pointwise(n.kind) || n.kind == StepKind::Prox ||
@@ -153,8 +132,8 @@ class Lowerer {
       Halide::Func f = graph_->output(name, v, extents(s->shape));
       out_.outputs.push_back({name, f, v.rank(), s->shape});
     }
-    pair_outputs(nodes, canon, index);
-    fuse_loops(nodes, canon, index);
+    pair_outputs(nodes, index);
+    fuse_loops(nodes, index);
     out_.graph = graph_;
     out_.pipeline = graph_->pipeline();
     out_.key = record_.str();
@@ -165,9 +144,8 @@ class Lowerer {
   // An output that is a pointwise function of the output just before it
   // (Pock–Chambolle's x̄ = 2x⁺ − x after x⁺) is computed with it, as one
   // Tuple-valued Func (Graph::pair_outputs): no second pass reading x⁺ back.
-  void pair_outputs(const std::vector<Step>& nodes, const std::vector<int>& canon,
-                    const std::unordered_map<const StepNode*, int>& index) {
-    auto node = [&](const Step& s) { return nodes[static_cast<size_t>(canon[static_cast<size_t>(index.at(s.get()))])].get(); };
+  void pair_outputs(const std::vector<Step>& nodes, const std::unordered_map<const StepNode*, int>& index) {
+    auto node = [&](const Step& s) { return nodes[static_cast<size_t>(index.at(s.get()))].get(); };
     for (size_t k = 0; k + 1 < p_.outputs.size(); ++k) {
       const StepNode* a = node(p_.outputs[k].second);
       const StepNode* b = node(p_.outputs[k + 1].second);
@@ -184,21 +162,19 @@ class Lowerer {
   // one pass, reading the primal ones they share once. (An output reading
   // another pointwise is paired with it instead, see pair_outputs:
   // recomputing the other in a fused loop measured slower.)
-  void fuse_loops(const std::vector<Step>& nodes, const std::vector<int>& canon,
-                  const std::unordered_map<const StepNode*, int>& index) {
+  void fuse_loops(const std::vector<Step>& nodes, const std::unordered_map<const StepNode*, int>& index) {
     const size_t n = nodes.size();
-    auto id = [&](const Step& s) { return canon[static_cast<size_t>(index.at(s.get()))]; };
-    // reach[i]: the canonical nodes i depends on.
+    auto id = [&](const Step& s) { return index.at(s.get()); };
+    // reach[i]: the nodes i depends on.
     std::vector<std::vector<char>> reach(n, std::vector<char>(n, 0));
     for (size_t i = 0; i < n; ++i) {
-      if (canon[i] != static_cast<int>(i)) continue;
       for (const Step& a : nodes[i]->args) {
         const size_t j = static_cast<size_t>(id(a));
         reach[i][j] = 1;
         for (size_t k = 0; k < n; ++k) reach[i][k] |= reach[j][k];
       }
     }
-    // Greedily: each candidate (a canonical node, its rows, a handle for
+    // Greedily: each candidate (a node, its rows, a handle for
     // `fuse`) joins the first group of as many rows none of whose members it
     // depends on or feeds, if fuse(the group's first handle, its handle)
     // takes it; else it starts a group.
@@ -236,7 +212,7 @@ class Lowerer {
     // one loop over rows too (Graph::fuse_reductions).
     std::vector<Candidate> reductions;
     for (size_t i = 0; i < n; ++i) {
-      if (canon[i] != static_cast<int>(i) || !is_reduction(nodes[i]->kind)) continue;
+      if (!is_reduction(nodes[i]->kind)) continue;
       const Shape& shape = nodes[i]->args[0]->shape;
       if (shape.size() >= 2) reductions.push_back({i, shape[0], static_cast<int>(i)});
     }
@@ -595,7 +571,7 @@ class Lowerer {
     return Val();
   }
 
-  const StepProgram& p_;
+  const StepProgram p_;  // with its equal nodes made one
   std::ostringstream record_;
   std::shared_ptr<Graph> graph_;
   Lowered out_;

@@ -51,17 +51,6 @@ bool has_array_extension(const std::string& path) {
   return format_of(lower_extension(path)) != Format::kUnknown;
 }
 
-std::string index_to_string(const Shape& shape, int64_t flat_index) {
-  std::vector<int64_t> idx(shape.size(), 0);
-  for (size_t ax = shape.size(); ax-- > 0;) {
-    if (shape[ax] > 0) {
-      idx[ax] = flat_index % shape[ax];
-      flat_index /= shape[ax];
-    }
-  }
-  return shape_to_string(idx);
-}
-
 void check_finite(const Array& a, const std::string& path) {
   for (size_t k = 0; k < a.data.size(); ++k) {
     float v = a.data[k];

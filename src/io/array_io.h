@@ -29,8 +29,7 @@ void save_array(const std::string& path, const Array& a);
 /// (or Inf, -Inf) for the first entry of `a` in C order that is not finite.
 void check_finite(const Array& a, const std::string& path);
 
-/// The multi-index of element `flat_index` of an array of `shape` in C order,
-/// spelled as a Python tuple: "(1, 2)", "(4,)", "()".
-std::string index_to_string(const Shape& shape, int64_t flat_index);
+/// The multi-index of an element (support/array.h), under its io name too.
+using internal::index_to_string;
 
 }  // namespace proxc::internal::io

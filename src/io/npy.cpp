@@ -9,7 +9,6 @@
 #include <limits>
 #include <sstream>
 
-#include "io/array_io.h"
 #include "support/error.h"
 #include "support/file_util.h"
 

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <vector>
 
-#include "io/array_io.h"
 #include "support/error.h"
 #include "support/file_util.h"
 

@@ -11,20 +11,22 @@
 // The objective is unchanged (least_squares and sum_squares have the same value).
 
 #include "passes/pass.h"
+#include "proxc/kinds.h"
 #include "support/error.h"
 
 namespace proxc::internal {
 
 const std::vector<std::string>& known_solvers() {
-  static const std::vector<std::string> s = {"pc", "ladmm", "admm", "hqs"};
+  static const std::vector<std::string> s = kind_names<SolverKind>();  // the one table: proxc/kinds.h
   return s;
 }
 
 void check_solver_name(const std::string& s) {
-  for (const std::string& k : known_solvers()) {
-    if (k == s) return;
-  }
-  user_error << "unknown solver '" << s << "' (known: pc, ladmm, admm, hqs)";
+  SolverKind kind{};
+  if (from_string(s, &kind)) return;
+  std::string all;
+  for (const std::string& k : known_solvers()) all += (all.empty() ? "" : ", ") + k;
+  user_error << "unknown solver '" << s << "' (known: " << all << ")";
 }
 
 Problem split_pass(const Problem& p, const PassOptions& o) {

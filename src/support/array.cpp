@@ -22,6 +22,17 @@ int64_t num_elements(const Shape& shape) {
   return n;
 }
 
+std::string index_to_string(const Shape& shape, int64_t flat_index) {
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (size_t ax = shape.size(); ax-- > 0;) {
+    if (shape[ax] > 0) {
+      idx[ax] = flat_index % shape[ax];
+      flat_index /= shape[ax];
+    }
+  }
+  return shape_to_string(idx);
+}
+
 std::string shape_to_string(const Shape& shape) {
   std::ostringstream s;
   s << "(";

@@ -21,6 +21,10 @@ int64_t num_elements(const Shape& shape);
 /// "(16, 24)" — the Python tuple spelling, used in every message.
 std::string shape_to_string(const Shape& shape);
 
+/// The multi-index of element `flat_index` of an array of `shape` in C order,
+/// spelled as a Python tuple: "(1, 2)", "(4,)", "()".
+std::string index_to_string(const Shape& shape, int64_t flat_index);
+
 /// An array's elements: large ones in the block store (support/blocks.h:
 /// huge pages, freed storage kept for the next array of its size).
 using FloatData = BlockVector<float>;
