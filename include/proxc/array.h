@@ -27,10 +27,10 @@ using Shape = std::vector<int64_t>;
 std::string shape_to_string(const Shape& shape);
 
 /// A dense float32 array with a shape, stored in C order. A value type:
-/// copies copy the elements, moves are cheap.
+/// copies copy the elements, moves are cheap (and leave an empty array).
 class Array {
  public:
-  /// An empty array (rank 0, no elements).
+  /// An empty array: shape (0,), no elements.
   Array();
   /// A zero-filled array. A UserError when the shape has a negative extent
   /// or the array would exceed the memory limit (set_max_array_bytes).
@@ -48,7 +48,9 @@ class Array {
   /// The number of elements.
   int64_t size() const;
   const float* data() const;
-  /// The elements, to write; the array forgets the file it was read from.
+  /// The elements, to write: the array forgets the file it was read from
+  /// (so does the non-const operator[]; read through a const Array to keep
+  /// it).
   float* data();
   float operator[](int64_t i) const { return data()[i]; }
   float& operator[](int64_t i) { return data()[i]; }
@@ -56,13 +58,19 @@ class Array {
 
   /// The file load_array read it from ("" for an array made in memory or
   /// written through data() since): a problem built from it prints
-  /// load("path") and records the file's content hash.
+  /// load("path") and records the file's content hash. Making expressions of
+  /// one Array object on several threads at once is not safe (the Array
+  /// keeps the constant node it became); copies are independent.
   const std::string& source_path() const;
 
   struct Impl;
 
  private:
   friend struct internal::Access;
+  // The implementation; a moved-from handle (impl_ null) reads as a new one
+  // and makes one when written.
+  const Impl& impl() const;
+  Impl& impl();
   std::unique_ptr<Impl> impl_;
 };
 

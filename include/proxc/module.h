@@ -59,7 +59,8 @@ struct CompileReport {
 };
 
 /// A program's run-time arguments: arrays by input name, scalars by
-/// parameter name (input_names(), param_names()).
+/// parameter name (Module::inputs(), Module::params()): each of them, of the
+/// input's shape, and no other.
 struct ProgramInputs {
   std::map<std::string, Array> arrays;
   std::map<std::string, double> params;
@@ -71,6 +72,7 @@ struct ProgramOutputs {
   std::map<std::string, double> scalars;
 };
 
+/// A moved-from Module is empty: using it is a UserError.
 class Module {
  public:
   Module(Module&& other) noexcept;
@@ -106,6 +108,9 @@ class Module {
  private:
   friend struct internal::Access;
   explicit Module(std::unique_ptr<Impl> impl);
+  // The implementation; a UserError for a moved-from Module.
+  const Impl& impl() const;
+  Impl& impl();
   std::unique_ptr<Impl> impl_;
 };
 

@@ -49,7 +49,8 @@ class Expr {
   bool defined() const { return node_ != nullptr; }
   const Shape& shape() const;
   int rank() const;
-  /// The name given to a variable or constant ("" when none).
+  /// The name given to a variable or constant ("" when none; a constant of
+  /// an Array read by load_array is named after the file's stem).
   const std::string& name() const;
   bool is_variable() const;
   bool is_constant() const;
@@ -156,6 +157,10 @@ class Term {
 
  private:
   friend struct internal::Access;
+  // The implementation; a moved-from handle (impl_ null) reads as a new one
+  // and makes one when written.
+  const Impl& impl() const;
+  Impl& impl();
   std::unique_ptr<Impl> impl_;
 };
 
@@ -241,6 +246,10 @@ class Problem {
 
  private:
   friend struct internal::Access;
+  // The implementation; a moved-from handle (impl_ null) reads as a new one
+  // and makes one when written.
+  const Impl& impl() const;
+  Impl& impl();
   std::unique_ptr<Impl> impl_;
 };
 

@@ -73,8 +73,8 @@ struct SolverOptions {
   double cg_tol = 1e-6;
   /// HQS continuation ends at this rho (--hqs-rho-max).
   double hqs_rho_max = 256;
-  /// Start from these values (by variable name, user units); zeros otherwise
-  /// (--x0).
+  /// Start from these values (by variable name as Problem::name_of gives
+  /// it, user units); zeros otherwise (--x0). An unknown name is a UserError.
   std::map<std::string, Array> x0;
   /// Called after every convergence check; return false to stop the solve.
   std::function<bool(const IterationInfo&)> callback;

@@ -17,6 +17,7 @@
 namespace proxc {
 
 struct Array::Impl {
+  Impl() { array.shape = {0}; }  // an empty array: shape (0,)
   internal::Array array;
   /// The file load_array read it from, and its content hash ("" otherwise).
   std::string path, hash;
@@ -46,10 +47,12 @@ struct Module::Impl {
 namespace internal {
 
 struct Access {
-  static internal::Array& array(proxc::Array& a) { return a.impl_->array; }
-  static const internal::Array& array(const proxc::Array& a) { return a.impl_->array; }
-  // The cached constant node is the one part of an Array a const use may set.
-  static proxc::Array::Impl& impl(const proxc::Array& a) { return *a.impl_; }
+  static internal::Array& array(proxc::Array& a) { return a.impl().array; }
+  static const internal::Array& array(const proxc::Array& a) { return a.impl().array; }
+  static const proxc::Array::Impl& impl(const proxc::Array& a) { return a.impl(); }
+  // Where an Array keeps the constant node it became (null for an empty
+  // handle): the one part of an Array that a const use may set.
+  static proxc::Array::Impl* node_cache(const proxc::Array& a) { return a.impl_.get(); }
   static proxc::Array make_array(internal::Array a, std::string path = "", std::string hash = "");
 
   static const internal::Expr& node(const proxc::Expr& e) { return e.node_; }
@@ -59,22 +62,22 @@ struct Access {
     return out;
   }
 
-  static std::vector<FunctionTerm>& terms(proxc::Term& t) { return t.impl_->terms; }
-  static const std::vector<FunctionTerm>& terms(const proxc::Term& t) { return t.impl_->terms; }
+  static std::vector<FunctionTerm>& terms(proxc::Term& t) { return t.impl().terms; }
+  static const std::vector<FunctionTerm>& terms(const proxc::Term& t) { return t.impl().terms; }
 
-  static proxc::Problem::Impl& impl(proxc::Problem& p) { return *p.impl_; }
-  static const proxc::Problem::Impl& impl(const proxc::Problem& p) { return *p.impl_; }
+  static proxc::Problem::Impl& impl(proxc::Problem& p) { return p.impl(); }
+  static const proxc::Problem::Impl& impl(const proxc::Problem& p) { return p.impl(); }
   static proxc::Problem make_problem(internal::Problem p) {
     proxc::Problem out;
-    out.impl_->problem = std::move(p);
+    out.impl().problem = std::move(p);
     return out;
   }
 
   static proxc::Module make_module(internal::Module m) {
     return proxc::Module(std::make_unique<proxc::Module::Impl>(std::move(m)));
   }
-  static proxc::Module::Impl& impl(proxc::Module& m) { return *m.impl_; }
-  static const proxc::Module::Impl& impl(const proxc::Module& m) { return *m.impl_; }
+  static proxc::Module::Impl& impl(proxc::Module& m) { return m.impl(); }
+  static const proxc::Module::Impl& impl(const proxc::Module& m) { return m.impl(); }
 };
 
 /// The node of `e`; a UserError naming `what` when `e` is undefined.

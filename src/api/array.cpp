@@ -11,25 +11,29 @@
 
 namespace proxc {
 
-Array::Array() : impl_(std::make_unique<Impl>()) {}
+Array::Array() = default;
 
 Array::Array(const Shape& shape) : impl_(std::make_unique<Impl>()) {
-  for (int64_t e : shape) user_assert(e >= 0) << "Array: the shape " << shape_to_string(shape) << " has a negative extent";
+  for (int64_t e : shape) {
+    if (e < 0) throw UserError("Array: the shape " + shape_to_string(shape) + " has a negative extent");
+  }
   internal::check_allocation(shape, "Array of shape " + shape_to_string(shape));
   impl_->array = internal::Array(shape);
 }
 
 Array::Array(const Shape& shape, const std::vector<float>& values) : Array(shape) {
-  user_assert(static_cast<int64_t>(values.size()) == size())
-      << "Array: " << values.size() << " values for the shape " << shape_to_string(shape) << " of " << size()
-      << " elements";
+  // An explicit throw: the copy below must never run past the end.
+  if (static_cast<int64_t>(values.size()) != size()) {
+    throw UserError("Array: " + std::to_string(values.size()) + " values for the shape " + shape_to_string(shape) +
+                    " of " + std::to_string(size()) + " elements");
+  }
   std::copy(values.begin(), values.end(), impl_->array.data.begin());
 }
 
-Array::Array(const Array& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
-Array::Array(Array&& other) noexcept : impl_(std::move(other.impl_)) { other.impl_ = std::make_unique<Impl>(); }
+Array::Array(const Array& other) : impl_(std::make_unique<Impl>(other.impl())) {}
+Array::Array(Array&& other) noexcept = default;
 Array& Array::operator=(const Array& other) {
-  if (this != &other) *impl_ = *other.impl_;
+  if (this != &other) impl() = other.impl();
   return *this;
 }
 Array& Array::operator=(Array&& other) noexcept {
@@ -38,18 +42,29 @@ Array& Array::operator=(Array&& other) noexcept {
 }
 Array::~Array() = default;
 
-const Shape& Array::shape() const { return impl_->array.shape; }
-int Array::rank() const { return impl_->array.rank(); }
-int64_t Array::size() const { return impl_->array.size(); }
-const float* Array::data() const { return impl_->array.data.data(); }
-float* Array::data() {
-  impl_->path.clear();
-  impl_->hash.clear();
-  impl_->node.reset();
-  return impl_->array.data.data();
+const Array::Impl& Array::impl() const {
+  static const Impl empty;
+  return impl_ ? *impl_ : empty;
 }
-std::vector<float> Array::to_vector() const { return {impl_->array.data.begin(), impl_->array.data.end()}; }
-const std::string& Array::source_path() const { return impl_->path; }
+
+Array::Impl& Array::impl() {
+  if (!impl_) impl_ = std::make_unique<Impl>();
+  return *impl_;
+}
+
+const Shape& Array::shape() const { return impl().array.shape; }
+int Array::rank() const { return impl().array.rank(); }
+int64_t Array::size() const { return impl().array.size(); }
+const float* Array::data() const { return impl().array.data.data(); }
+float* Array::data() {
+  Impl& i = impl();
+  i.path.clear();
+  i.hash.clear();
+  i.node.reset();
+  return i.array.data.data();
+}
+std::vector<float> Array::to_vector() const { return {impl().array.data.begin(), impl().array.data.end()}; }
+const std::string& Array::source_path() const { return impl().path; }
 
 std::string shape_to_string(const Shape& shape) { return internal::shape_to_string(shape); }
 
@@ -88,9 +103,10 @@ namespace internal {
 
 proxc::Array Access::make_array(internal::Array a, std::string path, std::string hash) {
   proxc::Array out;
-  out.impl_->array = std::move(a);
-  out.impl_->path = std::move(path);
-  out.impl_->hash = std::move(hash);
+  proxc::Array::Impl& i = out.impl();
+  i.array = std::move(a);
+  i.path = std::move(path);
+  i.hash = std::move(hash);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // compile() and proxc::Module of the public API (proxc/module.h), over the
 // internal Module (src/module).
+#include <algorithm>
 #include <chrono>
 
 #include "api/access.h"
@@ -18,6 +19,9 @@ SolverOptions solver_options(const proxc::SolverOptions& o);
 }  // namespace internal
 
 Module compile(const Problem& problem, const CompileOptions& options) {
+  if (Access::impl(problem).problem.terms.empty()) {
+    throw UserError("compile: the problem has no objective (call Problem::minimize first)");
+  }
   SolverOptions so;
   so.solver = options.solver;
   so.fuse = options.fuse;
@@ -33,7 +37,7 @@ Module compile(const Problem& problem, const CompileOptions& options) {
     chosen = internal::iteration_program(split, iso);
   } else {
     const std::vector<internal::StepProgram> cg = internal::cg_step_programs(split, iso);
-    user_assert(!cg.empty()) << "compile --program " << to_string(options.program) << ": the "
+    user_assert(!cg.empty()) << "compile: there is no " << to_string(options.program) << " program: the "
                              << to_string(options.solver)
                              << " x-update of this problem is not solved by CG (no CG programs)";
     chosen = cg[options.program == ProgramKind::CgInit ? 0 : options.program == ProgramKind::CgApply ? 1 : 2];
@@ -52,41 +56,77 @@ Module::Module(Module&&) noexcept = default;
 Module& Module::operator=(Module&&) noexcept = default;
 Module::~Module() = default;
 
-std::string Module::name() const { return impl_->module.program().name; }
+const Module::Impl& Module::impl() const {
+  if (!impl_) throw UserError("proxc::Module: this Module was moved from; use the one it was moved to");
+  return *impl_;
+}
+
+Module::Impl& Module::impl() {
+  if (!impl_) throw UserError("proxc::Module: this Module was moved from; use the one it was moved to");
+  return *impl_;
+}
+
+std::string Module::name() const { return impl().module.program().name; }
 
 std::vector<std::pair<std::string, Shape>> Module::inputs() const {
   std::vector<std::pair<std::string, Shape>> out;
-  for (const internal::Step& s : impl_->module.program().inputs()) out.emplace_back(s->name, s->shape);
+  for (const internal::Step& s : impl().module.program().inputs()) out.emplace_back(s->name, s->shape);
   return out;
 }
 
-std::vector<std::string> Module::params() const { return impl_->module.program().params(); }
+std::vector<std::string> Module::params() const { return impl().module.program().params(); }
 
 std::vector<std::string> Module::outputs() const {
   std::vector<std::string> out;
-  for (const auto& o : impl_->module.program().outputs) out.push_back(o.first);
+  for (const auto& o : impl().module.program().outputs) out.push_back(o.first);
   return out;
 }
 
 CompileReport Module::compile() {
-  if (impl_->compiled) return impl_->report;
+  if (impl().compiled) return impl().report;
   auto t0 = std::chrono::steady_clock::now();
   const int compiled = internal::halide_compile_count(), loaded = internal::halide_cache_load_count();
-  const std::string used = impl_->module.schedule_used();  // compiles
-  CompileReport& r = impl_->report;
+  const std::string used = impl().module.schedule_used();  // compiles
+  CompileReport& r = impl().report;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.pipelines_compiled = internal::halide_compile_count() - compiled;
   r.pipelines_loaded = internal::halide_cache_load_count() - loaded;
-  r.cache_dir = impl_->cache_dir;
+  r.cache_dir = impl().cache_dir;
   internal_assert(from_string(used, &r.schedule_used)) << "unknown schedule '" << used << "'";
-  impl_->compiled = true;
+  impl().compiled = true;
   return r;
 }
 
 namespace {
 
-// Inputs for the internal program: pointers into `in` (which outlives the run).
-internal::StepInputs step_inputs(const ProgramInputs& in) {
+// Inputs for the internal program: pointers into `in` (which outlives the
+// run), after checking that `in` has every input of the program at its shape
+// and every parameter (the convergence check's is optional), and nothing else.
+internal::StepInputs step_inputs(const internal::StepProgram& p, const ProgramInputs& in, const char* what) {
+  std::map<std::string, Shape> shapes;
+  for (const internal::Step& s : p.inputs()) shapes[s->name] = s->shape;
+  for (const auto& [name, shape] : shapes) {
+    auto it = in.arrays.find(name);
+    if (it == in.arrays.end()) throw UserError(std::string(what) + ": the input '" + name + "' is missing");
+    if (it->second.shape() != shape) {
+      throw UserError(std::string(what) + ": the input '" + name + "' has shape " +
+                      shape_to_string(it->second.shape()) + ", the program takes " + shape_to_string(shape));
+    }
+  }
+  for (const auto& [name, a] : in.arrays) {
+    if (!shapes.count(name)) throw UserError(std::string(what) + ": the program has no input '" + name + "'");
+  }
+  const std::vector<std::string> params = p.params();
+  for (const std::string& name : params) {
+    if (name != internal::kCheckParam && !in.params.count(name)) {
+      throw UserError(std::string(what) + ": the parameter '" + name + "' is missing");
+    }
+  }
+  for (const auto& [name, v] : in.params) {
+    if (std::find(params.begin(), params.end(), name) == params.end()) {
+      throw UserError(std::string(what) + ": the program has no parameter '" + name + "'");
+    }
+  }
   internal::StepInputs s;
   for (const auto& [name, a] : in.arrays) s.buffers[name] = &Access::array(a);
   s.params = in.params;
@@ -104,19 +144,19 @@ ProgramOutputs program_outputs(internal::StepOutputs out) {
 
 ProgramOutputs Module::run(const ProgramInputs& inputs) {
   compile();
-  return program_outputs(impl_->module.run(step_inputs(inputs)));
+  return program_outputs(impl().module.run(step_inputs(impl().module.program(), inputs, "Module::run")));
 }
 
 ProgramOutputs Module::emulate(const ProgramInputs& inputs) {
-  return program_outputs(impl_->module.emulate(step_inputs(inputs)));
+  return program_outputs(impl().module.emulate(step_inputs(impl().module.program(), inputs, "Module::emulate")));
 }
 
-std::string Module::source() const { return impl_->module.source(); }
+std::string Module::source() const { return impl().module.source(); }
 
-std::string Module::emit(ProgramFormat format) const { return impl_->module.emit(to_string(format)); }
+std::string Module::emit(ProgramFormat format) const { return impl().module.emit(to_string(format)); }
 
 AotArtifacts Module::compile_aot(const std::string& dir, const std::string& name) const {
-  return impl_->module.compile_aot(dir, name);
+  return impl().module.compile_aot(dir, name);
 }
 
 }  // namespace proxc

@@ -14,6 +14,8 @@ using internal::Access;
 std::vector<std::string> pass_names() { return internal::default_pipeline(); }
 
 Problem run_passes(const Problem& problem, const PassOptions& options) {
+  user_assert(!Access::impl(problem).problem.terms.empty())
+      << "run_passes: the problem has no objective (call Problem::minimize first)";
   internal::PassManagerOptions o;
   o.pipeline = options.pipeline;
   o.pass.solver = to_string(options.solver);
@@ -27,6 +29,8 @@ Problem run_passes(const Problem& problem, const PassOptions& options) {
 }
 
 CheckReport check(const Problem& problem, const CheckOptions& options) {
+  user_assert(!Access::impl(problem).problem.terms.empty())
+      << "check: the problem has no objective (call Problem::minimize first)";
   internal::emulate::EmulateDebug debug;
   if (!options.debug_break_adjoint.empty()) {
     user_assert(internal::expr_kind_from_string(options.debug_break_adjoint, &debug.broken_kind))

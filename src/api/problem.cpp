@@ -1,6 +1,7 @@
 // The problem builder of the public API (proxc/problem.h): expressions,
 // function terms and problems over the internal IR's checking make functions,
 // so that a problem built in C++ obeys the rules a .prox file does.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -48,8 +49,14 @@ Expr wrap(ir::Expr e) { return Access::make_expr(std::move(e)); }
 // A constant node holding the array's values: a file constant when the array
 // was read by load_array, inline data otherwise.
 ir::Expr constant_node(const Array& a, const std::string& name) {
-  Array::Impl& impl = Access::impl(a);
-  if (name.empty() && impl.node) return impl.node;
+  const Array::Impl& impl = Access::impl(a);
+  // An unnamed Array used twice is one constant: the node it became is kept
+  // with it, and used again while it holds the same values.
+  Array::Impl* cache = name.empty() ? Access::node_cache(a) : nullptr;
+  if (cache && cache->node && cache->node->constant->array.shape == impl.array.shape &&
+      std::equal(impl.array.data.begin(), impl.array.data.end(), cache->node->constant->array.data.begin())) {
+    return cache->node;
+  }
   auto data = std::make_shared<ir::ConstantData>();
   data->array = impl.array;
   if (!impl.path.empty()) {
@@ -66,7 +73,7 @@ ir::Expr constant_node(const Array& a, const std::string& name) {
     if (is_identifier(stem)) hint = stem;
   }
   ir::Expr e = ir::make_constant(data, hint);
-  if (name.empty()) impl.node = e;
+  if (cache) cache->node = e;
   return e;
 }
 
@@ -184,11 +191,11 @@ Param::Param(const Expr& constant) : array_(constant) {
   user_assert(constant.defined()) << "Param: the expression is undefined";
 }
 
-Term::Term() : impl_(std::make_unique<Impl>()) {}
-Term::Term(const Term& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
-Term::Term(Term&& other) noexcept : impl_(std::move(other.impl_)) { other.impl_ = std::make_unique<Impl>(); }
+Term::Term() = default;
+Term::Term(const Term& other) : impl_(std::make_unique<Impl>(other.impl())) {}
+Term::Term(Term&& other) noexcept = default;
 Term& Term::operator=(const Term& other) {
-  if (this != &other) *impl_ = *other.impl_;
+  if (this != &other) impl() = other.impl();
   return *this;
 }
 Term& Term::operator=(Term&& other) noexcept {
@@ -196,6 +203,16 @@ Term& Term::operator=(Term&& other) noexcept {
   return *this;
 }
 Term::~Term() = default;
+
+const Term::Impl& Term::impl() const {
+  static const Impl empty;
+  return impl_ ? *impl_ : empty;
+}
+
+Term::Impl& Term::impl() {
+  if (!impl_) impl_ = std::make_unique<Impl>();
+  return *impl_;
+}
 
 Term& Term::alpha(double v) { return set_and_check(*this, "alpha", [&](ir::FunctionTerm& t) { t.alpha = v; }); }
 Term& Term::beta(double v) { return set_and_check(*this, "beta", [&](ir::FunctionTerm& t) { t.beta = v; }); }
@@ -207,7 +224,7 @@ Term& Term::c(const Param& v) {
 }
 Term& Term::gamma(double v) { return set_and_check(*this, "gamma", [&](ir::FunctionTerm& t) { t.gamma = v; }); }
 Term& Term::d(double v) { return set_and_check(*this, "d", [&](ir::FunctionTerm& t) { t.d = v; }); }
-size_t Term::size() const { return impl_->terms.size(); }
+size_t Term::size() const { return impl().terms.size(); }
 
 Term operator+(const Term& a, const Term& b) {
   Term out = a;
@@ -249,11 +266,11 @@ Term box(const Expr& e, const Param& lower, const Param& upper) {
 
 // ---- Problem ----------------------------------------------------------------------------------------
 
-Problem::Problem() : impl_(std::make_unique<Impl>()) {}
-Problem::Problem(const Problem& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
-Problem::Problem(Problem&& other) noexcept : impl_(std::move(other.impl_)) { other.impl_ = std::make_unique<Impl>(); }
+Problem::Problem() = default;
+Problem::Problem(const Problem& other) : impl_(std::make_unique<Impl>(other.impl())) {}
+Problem::Problem(Problem&& other) noexcept = default;
 Problem& Problem::operator=(const Problem& other) {
-  if (this != &other) *impl_ = *other.impl_;
+  if (this != &other) impl() = other.impl();
   return *this;
 }
 Problem& Problem::operator=(Problem&& other) noexcept {
@@ -262,6 +279,16 @@ Problem& Problem::operator=(Problem&& other) noexcept {
 }
 Problem::~Problem() = default;
 
+const Problem::Impl& Problem::impl() const {
+  static const Impl empty;
+  return impl_ ? *impl_ : empty;
+}
+
+Problem::Impl& Problem::impl() {
+  if (!impl_) impl_ = std::make_unique<Impl>();
+  return *impl_;
+}
+
 Expr Problem::variable(const Shape& shape, const std::string& name) { return proxc::variable(shape, name); }
 
 void Problem::minimize(const Term& objective) {
@@ -269,34 +296,34 @@ void Problem::minimize(const Term& objective) {
   ir::Problem p;
   p.terms = Access::terms(objective);
   ir::verify(p);
-  impl_->problem = std::move(p);
-  impl_->values.clear();
+  impl().problem = std::move(p);
+  impl().values.clear();
 }
 
 std::vector<Expr> Problem::variables() const {
   std::vector<Expr> out;
-  for (const ir::Expr& v : impl_->problem.variables()) out.push_back(wrap(v));
+  for (const ir::Expr& v : impl().problem.variables()) out.push_back(wrap(v));
   return out;
 }
 
 std::string Problem::name_of(const Expr& e) const {
   const ir::Expr& n = node(e, "Problem::name_of");
-  ir::PrintPlan plan(impl_->problem);
+  ir::PrintPlan plan(impl().problem);
   user_assert(plan.is_bound(n.get())) << "Problem::name_of: the " << ir::to_string(n->kind)
                                       << " is not named in this problem (not one of its variables or bound constants)";
   return plan.name(n.get());
 }
 
-size_t Problem::num_terms() const { return impl_->problem.terms.size(); }
-std::vector<std::string> Problem::passes_run() const { return impl_->problem.passes_run; }
+size_t Problem::num_terms() const { return impl().problem.terms.size(); }
+std::vector<std::string> Problem::passes_run() const { return impl().problem.passes_run; }
 
 Array Problem::value(const Expr& variable) const {
   const ir::Expr& v = node(variable, "Problem::value");
   user_assert(v->is_variable()) << "Problem::value: the expression is a " << ir::to_string(v->kind)
                                 << ", not a variable";
-  auto it = impl_->values.find(v.get());
-  if (it != impl_->values.end()) return it->second.second;
-  for (const ir::Expr& mine : impl_->problem.variables()) {
+  auto it = impl().values.find(v.get());
+  if (it != impl().values.end()) return it->second.second;
+  for (const ir::Expr& mine : impl().problem.variables()) {
     user_assert(mine != v) << "Problem::value: the variable '" << v->name_hint
                            << "' has no value yet: solve the problem first (proxc::solve)";
   }
@@ -305,7 +332,7 @@ Array Problem::value(const Expr& variable) const {
 }
 
 bool Problem::has_value(const Expr& variable) const {
-  return variable.defined() && impl_->values.count(Access::node(variable).get()) > 0;
+  return variable.defined() && impl().values.count(Access::node(variable).get()) > 0;
 }
 
 namespace {
@@ -344,13 +371,13 @@ ir::Expr named_constant(const ir::Problem& p, const std::string& name, const cha
 
 }  // namespace
 
-void Problem::set_constant(const std::string& name, const Array& data) {
-  ir::Expr old = named_constant(impl_->problem, name, "set_constant");
-  user_assert(data.shape() == old->shape) << "set_constant " << name << ": the data has shape "
-                                          << shape_to_string(data.shape()) << ", the constant has "
-                                          << shape_to_string(old->shape);
+namespace {
+
+// The constant `old` with new data (of its shape, checked by the caller),
+// from a file when `a` was read by load_array.
+ir::Expr replaced_constant(const ir::Expr& old, const Array& a) {
   auto d = std::make_shared<ir::ConstantData>(*old->constant);
-  const Array::Impl& impl = Access::impl(data);
+  const Array::Impl& impl = Access::impl(a);
   d->array = impl.array;
   if (!impl.path.empty()) {
     d->source.type = ir::ConstantSource::Type::File;
@@ -360,36 +387,41 @@ void Problem::set_constant(const std::string& name, const Array& data) {
   } else {
     d->source = ir::ConstantSource{};
   }
-  impl_->problem = rebind(impl_->problem, old, ir::make_constant(d, old->name_hint));
-  impl_->values.clear();
+  return ir::make_constant(d, old->name_hint);
+}
+
+}  // namespace
+
+void Problem::set_constant(const std::string& name, const Array& data) {
+  ir::Expr old = named_constant(impl().problem, name, "set_constant");
+  user_assert(data.shape() == old->shape) << "set_constant " << name << ": the data has shape "
+                                          << shape_to_string(data.shape()) << ", the constant has "
+                                          << shape_to_string(old->shape);
+  impl().problem = rebind(impl().problem, old, replaced_constant(old, data));
+  impl().values.clear();
 }
 
 void Problem::set_constant(const std::string& name, const std::string& path) {
-  ir::Expr old = named_constant(impl_->problem, name, "--set");
-  auto d = std::make_shared<ir::ConstantData>(*old->constant);
-  d->array = ir::io::load_array(path);
-  user_assert(d->array.shape == old->shape) << "--set " << name << ": " << path << " holds shape "
-                                            << shape_to_string(d->array.shape) << ", the constant has "
-                                            << shape_to_string(old->shape);
-  d->source.type = ir::ConstantSource::Type::File;
-  d->source.resolved_path = path;
-  d->source.path = path;
-  d->source.hash = ir::content_hash(ir::read_file(path));
-  impl_->problem = rebind(impl_->problem, old, ir::make_constant(d, old->name_hint));
-  impl_->values.clear();
+  ir::Expr old = named_constant(impl().problem, name, "set_constant");
+  Array data = load_array(path);
+  user_assert(data.shape() == old->shape) << "set_constant " << name << ": " << path << " holds shape "
+                                          << shape_to_string(data.shape()) << ", the constant has "
+                                          << shape_to_string(old->shape);
+  impl().problem = rebind(impl().problem, old, replaced_constant(old, data));
+  impl().values.clear();
 }
 
 std::string Problem::print(ProblemFormat format, const PrintOptions& options) const {
   switch (format) {
-    case ProblemFormat::Text: return ir::print_text(impl_->problem, {options.base_dir});
+    case ProblemFormat::Text: return ir::print_text(impl().problem, {options.base_dir});
     case ProblemFormat::Json: {
       ir::JsonPrintOptions o;
       o.base_dir = options.base_dir;
       o.inline_constants = options.inline_constants;
-      return ir::print_json(impl_->problem, o);
+      return ir::print_json(impl().problem, o);
     }
-    case ProblemFormat::Dot: return ir::print_dot(impl_->problem);
-    case ProblemFormat::Latex: return ir::print_latex(impl_->problem);
+    case ProblemFormat::Dot: return ir::print_dot(impl().problem);
+    case ProblemFormat::Latex: return ir::print_latex(impl().problem);
   }
   internal_error << "unknown problem format";
   return "";

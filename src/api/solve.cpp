@@ -37,7 +37,7 @@ void SolverOptions::validate(OptionSpelling spelling) const {
       << name("time_limit_s", "--time-limit") << " must be >= 0";
   user_assert(fuse >= 1 && fuse <= 64) << name("fuse", "--fuse") << " must be in 1..64, got " << fuse;
   user_assert(fuse == 1 || solver == SolverKind::PockChambolle || solver == SolverKind::LinearizedADMM)
-      << name("fuse", "--fuse") << ": only pc and ladmm unroll iterations (" << to_string(solver)
+      << (cli ? "--fuse" : "SolverOptions.fuse") << ": only pc and ladmm unroll iterations (" << to_string(solver)
       << " takes fuse = 1)";
   user_assert(check_every >= 1) << name("check_every", "--check-every") << " must be >= 1, got " << check_every;
   user_assert(cg_max_iters >= 1) << name("cg_max_iters") << " must be >= 1";
@@ -92,6 +92,16 @@ SolverSummary solve(Problem& problem, const SolverOptions& options) {
   options.validate();
   Problem::Impl& impl = Access::impl(problem);
   user_assert(!impl.problem.terms.empty()) << "solve: the problem has no objective (call Problem::minimize first)";
+  if (!options.x0.empty()) {
+    std::string names;
+    for (const Expr& v : problem.variables()) names += (names.empty() ? "" : ", ") + problem.name_of(v);
+    for (const auto& [name, a] : options.x0) {
+      bool found = false;
+      for (const Expr& v : problem.variables()) found = found || problem.name_of(v) == name;
+      user_assert(found) << "SolverOptions.x0: the problem has no variable named '" << name << "' (its variables: "
+                         << names << ")";
+    }
+  }
   std::unique_ptr<internal::Backend> backend =
       internal::make_backend(options.backend, options.target, options.schedule, options.cache_dir);
   internal::SolveResult r = internal::solve(impl.problem, internal::solver_options(options), *backend);

@@ -125,7 +125,7 @@ class HostLoop {
   // algorithm's own arrays; a checkpoint's state when resuming.
   void init_state() {
     const double scale = p_.variable_scale();
-    const PrintPlan names(p_);
+    const PrintPlan names(problem_);  // the names the user sees (the passes keep the variable nodes)
     for (size_t v = 0; v < l_.vars.size(); ++v) {
       Array x(l_.vars[v]->shape);
       auto it = o_.x0.find(names.name(l_.vars[v].get()));
@@ -272,7 +272,7 @@ class HostLoop {
     if (!o_.checkpoint_path.empty() && state_whole_) checkpoint(it_);
     const double scale = p_.variable_scale();
     std::map<const ExprNode*, const Array*> xs;
-    const PrintPlan names(p_);
+    const PrintPlan names(problem_);  // the names the user sees (the passes keep the variable nodes)
     for (size_t v = 0; v < l_.vars.size(); ++v) {
       Array x = state_.at(l_.name(v));
       for (float& f : x.data) f = static_cast<float>(f / scale);

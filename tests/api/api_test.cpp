@@ -125,7 +125,7 @@ TEST(ApiProblem, EveryOperatorAndKeywordParameter) {
   // One array used three times is one constant.
   size_t arrays = 0;
   for (size_t at = text.find("array([8, 6]"); at != std::string::npos; at = text.find("array([8, 6]", at + 1)) ++arrays;
-  EXPECT_EQ(arrays, 1u) << text;
+  EXPECT_EQ(arrays, 1u) << text;  // one array used three times is one constant
   for (const char* s : {"2 * sum_squares(conv(", "gamma=0.5", "grad(u, dims=1)", "beta=2", "b=0.25", "d=3",
                         "subsample(u, [2, 2])", "box(u, lower=0, upper=1)", "vstack(", "transpose(", "reshape(",
                         "crop(u, [1, 1], [4, 4])", "sum_entries(", "mul_color(rgb, \"yuv\")"}) {
@@ -149,6 +149,23 @@ TEST(ApiProblem, MistakesAreUserErrorsThatSayWhat) {
   EXPECT_THAT(error_of([&] { proxc::black_box("no_such_operator", x); }), HasSubstr("no_such_operator"));
   proxc::Problem p;
   EXPECT_THAT(error_of([&] { proxc::solve(p); }), HasSubstr("no objective"));
+  EXPECT_THAT(error_of([&] { proxc::compile(p); }), HasSubstr("no objective"));
+  EXPECT_THAT(error_of([&] { proxc::check(p); }), HasSubstr("no objective"));
+  EXPECT_THAT(error_of([&] { proxc::run_passes(p); }), HasSubstr("no objective"));
+  // An Array used as a constant is one node while its values stay; a write makes another.
+  proxc::Array w({4, 5}, std::vector<float>(20, 1.0f));
+  proxc::Problem q;
+  q.minimize(proxc::sum_squares(x - w) + proxc::norm1(x - w));
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(q.print(), "array([4, 5]"), 1u) << q.print();
+  w[0] = 2;
+  q.minimize(proxc::sum_squares(x - w) + proxc::norm1(x - proxc::Array({4, 5}, std::vector<float>(20, 1.0f))));
+  EXPECT_EQ(count(q.print(), "array([4, 5]"), 2u) << q.print();
+  EXPECT_THAT(q.print(), HasSubstr("[2, 1, 1"));
   p.minimize(proxc::sum_squares(x));
   EXPECT_THAT(error_of([&] { p.value(x); }), HasSubstr("solve the problem first"));
   EXPECT_THAT(error_of([&] { p.value(proxc::variable({4, 5}, "other")); }), HasSubstr("not a variable of this problem"));
@@ -209,7 +226,7 @@ TEST(ApiSolve, ValuesReachTheOptimumAndHalideMatchesTheEmulator) {
   EXPECT_NEAR(s.objective_at_projection, se.objective_at_projection, 1e-5 * std::fabs(se.objective_at_projection));
 }
 
-TEST(ApiSolve, SetConstantReplacesDataWithoutRebuilding) {
+TEST(ApiSolve, SetConstantReplacesTheData) {
   proxc::Problem p = proxc::load_problem(example("denoise_tv_iso.prox"));
   proxc::Expr x = p.variables()[0];
   proxc::SolverOptions o;
@@ -220,6 +237,15 @@ TEST(ApiSolve, SetConstantReplacesDataWithoutRebuilding) {
   proxc::Array clean = proxc::load_array(example("data/clean.npy"));
   EXPECT_GT(proxc::psnr(p.value(x), clean), 30.0);
   EXPECT_THAT(error_of([&] { p.set_constant("b", example("data/psf_gauss7.npy")); }), HasSubstr("holds shape (7, 7)"));
+  EXPECT_THAT(error_of([&] { p.set_constant("nope", clean); }), HasSubstr("no constant named 'nope'"));
+  // Unknown names in x0 are refused, not ignored.
+  proxc::SolverOptions bad = o;
+  bad.x0["y"] = clean;
+  EXPECT_THAT(error_of([&] { proxc::solve(p, bad); }), HasSubstr("no variable named 'y' (its variables: x)"));
+  // A warm start from the solution: the first check already meets the tolerance far sooner.
+  proxc::SolverOptions warm = o;
+  warm.x0["x"] = p.value(x);
+  EXPECT_NO_THROW(proxc::solve(p, warm));
 }
 
 TEST(ApiPasses, RunWithDumpsAndContinueFromOne) {
@@ -283,12 +309,26 @@ TEST(ApiModule, CompiledRunEqualsEmulatedRun) {
     for (int64_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4 * (1 + std::fabs(a[i]))) << name << " " << i;
   }
   proxc::CompileReport r = m.compile();
-  EXPECT_EQ(r.pipelines_compiled + r.pipelines_loaded, r.pipelines_compiled);  // the cache is off
+  EXPECT_EQ(r.pipelines_loaded, 0);  // the cache is off
   EXPECT_EQ(r.cache_dir, "");
+  // Arguments are checked by name and shape.
+  proxc::ProgramInputs missing = in;
+  missing.arrays.erase(missing.arrays.begin());
+  EXPECT_THAT(error_of([&] { m.run(missing); }), HasSubstr("is missing"));
+  proxc::ProgramInputs wrong = in;
+  wrong.arrays.begin()->second = proxc::Array({3, 3});
+  EXPECT_THAT(error_of([&] { m.emulate(wrong); }), HasSubstr("has shape (3, 3)"));
+  proxc::ProgramInputs extra = in;
+  extra.params["nope"] = 1;
+  EXPECT_THAT(error_of([&] { m.run(extra); }), HasSubstr("no parameter 'nope'"));
   EXPECT_THAT(m.source(), HasSubstr("#include \"proxc/halide_ops.h\""));
   EXPECT_THAT(m.emit(proxc::ProgramFormat::Step), HasSubstr("output"));
   o.program = proxc::ProgramKind::CgApply;
   EXPECT_THAT(error_of([&] { proxc::compile(p, o); }), HasSubstr("not solved by CG"));
+  // A moved-from Module says so.
+  proxc::Module moved = std::move(m);
+  EXPECT_THAT(error_of([&] { (void)m.name(); }), HasSubstr("moved from"));
+  EXPECT_FALSE(moved.name().empty());
 }
 
 }  // namespace

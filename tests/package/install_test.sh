@@ -14,11 +14,14 @@ trap 'rm -rf "$work"' EXIT
 export PROXC_CACHE_DIR="$work/cache"
 
 cmake --install "$build" --prefix "$work/prefix" >"$work/install.log"
-for f in include/proxc/proxc.h include/proxc/problem.h lib/cmake/proxc/proxcConfig.cmake \
-  lib/cmake/proxc/proxcConfigVersion.cmake lib/cmake/proxc/proxcTargets.cmake bin/proxc; do
+# The library folder is lib, or lib64 on some systems (GNUInstallDirs).
+libdir="$(cd "$work/prefix" && ls -d lib*/cmake/proxc | head -1)"
+libdir="${libdir%/cmake/proxc}"
+for f in include/proxc/proxc.h include/proxc/problem.h "$libdir/cmake/proxc/proxcConfig.cmake" \
+  "$libdir/cmake/proxc/proxcConfigVersion.cmake" "$libdir/cmake/proxc/proxcTargets.cmake" bin/proxc; do
   [ -e "$work/prefix/$f" ] || { echo "not installed: $f"; exit 1; }
 done
-ls "$work/prefix"/lib/libproxc.so* >/dev/null
+ls "$work/prefix/$libdir"/libproxc.so* >/dev/null
 # Nothing internal is installed: only the public headers.
 if ls "$work/prefix/include/proxc" | grep -v -E '^(array|black_box|check|error|kinds|module|passes|problem|proxc|runtime|solver)\.h$'; then
   echo "unexpected headers installed"; exit 1
@@ -41,9 +44,9 @@ api_obj="$(sed -n 's/.*objective \([^ ,]*\).*/\1/p' "$work/api.txt")"
 cli_obj="$(sed -n 's/.*objective \([^ ,]*\).*/\1/p' "$work/cli.txt" | head -1)"
 [ -n "$api_obj" ] && [ "$api_obj" = "$cli_obj" ] || { echo "objectives differ: $api_obj vs $cli_obj"; exit 1; }
 
-# A bad input is a clear error and exit code 2... from the library too: the
-# consumer is handed a missing file (the API throws UserError; the program
-# does not catch it, so it terminates) -- only the message is checked here.
+# A bad input is a proxc::UserError from the library too: the consumer, handed
+# a missing file, does not catch it and so terminates with the message (the
+# proxc command catches it and exits with 2); nothing is written.
 if "$work/consumer/denoise" "$work/missing.npy" "$work/x.npy" 2>"$work/err.txt"; then
   echo "a missing input succeeded"; exit 1
 fi

@@ -206,7 +206,13 @@ struct SolveCommand {
     for (const std::string& s : sets) {
       auto eq = s.find('=');
       if (eq == std::string::npos || eq == 0) throw proxc::UserError("--set expects NAME=FILE, got '" + s + "'");
-      p.set_constant(s.substr(0, eq), s.substr(eq + 1));
+      try {
+        p.set_constant(s.substr(0, eq), s.substr(eq + 1));
+      } catch (const proxc::UserError& e) {
+        // Named as the user wrote it: "--set b: ..." rather than the API's "set_constant b: ...".
+        const std::string m = e.what(), api = "set_constant";
+        throw proxc::UserError(m.compare(0, api.size(), api) == 0 ? "--set" + m.substr(api.size()) : m);
+      }
     }
     double parse_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::vector<proxc::Expr> vars = p.variables();
