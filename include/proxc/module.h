@@ -52,9 +52,9 @@ struct AotArtifacts {
 /// What the first compile of a Module did.
 struct CompileReport {
   double seconds = 0;
-  int pipelines_compiled = 0;      ///< JIT-compiled in this process
-  int pipelines_loaded = 0;        ///< loaded from the on-disk cache
-  std::string cache_dir;           ///< "" when the cache is off
+  int pipelines_compiled = 0;  ///< JIT-compiled in this process
+  int pipelines_loaded = 0;    ///< loaded from the on-disk cache
+  std::string cache_dir;       ///< "" when the cache is off
   ScheduleKind schedule_used = ScheduleKind::Default;
 };
 

@@ -24,8 +24,8 @@ Array::Array(const Shape& shape) : impl_(std::make_unique<Impl>()) {
 Array::Array(const Shape& shape, const std::vector<float>& values) : Array(shape) {
   // An explicit throw: the copy below must never run past the end.
   if (static_cast<int64_t>(values.size()) != size()) {
-    throw UserError("Array: " + std::to_string(values.size()) + " values for the shape " + shape_to_string(shape) +
-                    " of " + std::to_string(size()) + " elements");
+    throw UserError("Array: " + std::to_string(values.size()) + " values for the shape " +
+                    shape_to_string(shape) + " of " + std::to_string(size()) + " elements");
   }
   std::copy(values.begin(), values.end(), impl_->array.data.begin());
 }

@@ -148,7 +148,8 @@ ProgramOutputs Module::run(const ProgramInputs& inputs) {
 }
 
 ProgramOutputs Module::emulate(const ProgramInputs& inputs) {
-  return program_outputs(impl().module.emulate(step_inputs(impl().module.program(), inputs, "Module::emulate")));
+  return program_outputs(
+      impl().module.emulate(step_inputs(impl().module.program(), inputs, "Module::emulate")));
 }
 
 std::string Module::source() const { return impl().module.source(); }

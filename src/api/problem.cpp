@@ -80,12 +80,14 @@ ir::Expr constant_node(const Array& a, const std::string& name) {
 ir::Param param_of(const Param& p, const char* fn, const char* what) {
   if (!p.is_array()) return ir::Param::of(p.scalar());
   const ir::Expr& e = Access::node(p.array());
-  user_assert(e->is_constant()) << fn << ": " << what << " must be a number or a constant array, got an expression of "
+  user_assert(e->is_constant()) << fn << ": " << what
+                                << " must be a number or a constant array, got an expression of "
                                 << "shape " << shape_to_string(e->shape) << " that depends on a variable";
   return ir::Param::of(e);
 }
 
-Term make_single(ir::FunctionKind kind, const Expr& e, const std::function<void(ir::FunctionTerm&)>& set = nullptr) {
+Term make_single(ir::FunctionKind kind, const Expr& e,
+                 const std::function<void(ir::FunctionTerm&)>& set = nullptr) {
   ir::FunctionTerm t;
   t.kind = kind;
   t.arg = node(e, ir::to_string(kind));
@@ -125,14 +127,16 @@ bool Expr::is_constant() const { return node_ && node_->is_constant(); }
 std::string Expr::kind() const { return ir::to_string(node(*this, "Expr::kind")->kind); }
 
 Expr variable(const Shape& shape, const std::string& name) {
-  user_assert(is_identifier(name)) << "variable: the name '" << name
-                                        << "' is not an identifier (letters, digits and '_', not starting with a digit)";
+  user_assert(is_identifier(name))
+      << "variable: the name '" << name
+      << "' is not an identifier (letters, digits and '_', not starting with a digit)";
   return wrap(ir::make_variable(shape, name));
 }
 
 Expr constant(const Array& data, const std::string& name) {
   user_assert(name.empty() || is_identifier(name))
-      << "constant: the name '" << name << "' is not an identifier (letters, digits and '_', not starting with a digit)";
+      << "constant: the name '" << name
+      << "' is not an identifier (letters, digits and '_', not starting with a digit)";
   return wrap(constant_node(data, name));
 }
 
@@ -141,10 +145,18 @@ Expr gaussian(const Shape& size, double sigma) { return wrap(ir::make_gaussian(s
 Expr operator+(const Expr& a, const Expr& b) { return wrap(ir::make_add(node(a, "+"), node(b, "+"))); }
 Expr operator-(const Expr& a, const Expr& b) { return wrap(ir::make_sub(node(a, "-"), node(b, "-"))); }
 Expr operator-(const Expr& a) { return wrap(ir::make_neg(node(a, "-"))); }
-Expr operator+(const Expr& a, double offset) { return wrap(ir::make_add(node(a, "+"), ir::make_scalar_constant(offset))); }
-Expr operator+(double offset, const Expr& a) { return wrap(ir::make_add(ir::make_scalar_constant(offset), node(a, "+"))); }
-Expr operator-(const Expr& a, double offset) { return wrap(ir::make_sub(node(a, "-"), ir::make_scalar_constant(offset))); }
-Expr operator-(double offset, const Expr& a) { return wrap(ir::make_sub(ir::make_scalar_constant(offset), node(a, "-"))); }
+Expr operator+(const Expr& a, double offset) {
+  return wrap(ir::make_add(node(a, "+"), ir::make_scalar_constant(offset)));
+}
+Expr operator+(double offset, const Expr& a) {
+  return wrap(ir::make_add(ir::make_scalar_constant(offset), node(a, "+")));
+}
+Expr operator-(const Expr& a, double offset) {
+  return wrap(ir::make_sub(node(a, "-"), ir::make_scalar_constant(offset)));
+}
+Expr operator-(double offset, const Expr& a) {
+  return wrap(ir::make_sub(ir::make_scalar_constant(offset), node(a, "-")));
+}
 Expr operator*(double s, const Expr& a) { return wrap(ir::make_scale(s, node(a, "*"))); }
 Expr operator*(const Expr& a, double s) { return wrap(ir::make_scale(s, node(a, "*"))); }
 Expr operator/(const Expr& a, double s) {
@@ -157,7 +169,9 @@ Expr conv(const Expr& k, const Expr& x) { return wrap(ir::make_conv(node(k, "con
 Expr mul_elemwise(const Expr& w, const Expr& x) {
   return wrap(ir::make_mul_elemwise(node(w, "mul_elemwise"), node(x, "mul_elemwise")));
 }
-Expr subsample(const Expr& x, const std::vector<int64_t>& steps) { return wrap(ir::make_subsample(node(x, "subsample"), steps)); }
+Expr subsample(const Expr& x, const std::vector<int64_t>& steps) {
+  return wrap(ir::make_subsample(node(x, "subsample"), steps));
+}
 Expr scale(double s, const Expr& x) { return wrap(ir::make_scale(s, node(x, "scale"))); }
 Expr vstack(const std::vector<Expr>& parts) {
   std::vector<ir::Expr> nodes;
@@ -176,12 +190,18 @@ Expr transpose(const Expr& x, const std::vector<int64_t>& axes) {
 Expr crop(const Expr& x, const std::vector<int64_t>& begin, const Shape& extent) {
   return wrap(ir::make_crop(node(x, "crop"), begin, extent));
 }
-Expr mul_color(const Expr& x, const Expr& matrix) { return wrap(ir::make_mul_color(node(x, "mul_color"), node(matrix, "mul_color"))); }
+Expr mul_color(const Expr& x, const Expr& matrix) {
+  return wrap(ir::make_mul_color(node(x, "mul_color"), node(matrix, "mul_color")));
+}
 Expr mul_color(const Expr& x, const std::string& named_matrix) {
   return wrap(ir::make_mul_color(node(x, "mul_color"), nullptr, named_matrix));
 }
-Expr warp(const Expr& x, const Expr& homography) { return wrap(ir::make_warp(node(x, "warp"), node(homography, "warp"))); }
-Expr black_box(const std::string& name, const Expr& x) { return wrap(ir::make_black_box(name, node(x, "black_box"))); }
+Expr warp(const Expr& x, const Expr& homography) {
+  return wrap(ir::make_warp(node(x, "warp"), node(homography, "warp")));
+}
+Expr black_box(const std::string& name, const Expr& x) {
+  return wrap(ir::make_black_box(name, node(x, "black_box")));
+}
 
 // ---- Param and Term ---------------------------------------------------------------------------------
 
@@ -214,16 +234,26 @@ Term::Impl& Term::impl() {
   return *impl_;
 }
 
-Term& Term::alpha(double v) { return set_and_check(*this, "alpha", [&](ir::FunctionTerm& t) { t.alpha = v; }); }
-Term& Term::beta(double v) { return set_and_check(*this, "beta", [&](ir::FunctionTerm& t) { t.beta = v; }); }
+Term& Term::alpha(double v) {
+  return set_and_check(*this, "alpha", [&](ir::FunctionTerm& t) { t.alpha = v; });
+}
+Term& Term::beta(double v) {
+  return set_and_check(*this, "beta", [&](ir::FunctionTerm& t) { t.beta = v; });
+}
 Term& Term::b(const Param& v) {
-  return set_and_check(*this, "b", [&](ir::FunctionTerm& t) { t.b = param_of(v, ir::to_string(t.kind), "b"); });
+  return set_and_check(*this, "b",
+                       [&](ir::FunctionTerm& t) { t.b = param_of(v, ir::to_string(t.kind), "b"); });
 }
 Term& Term::c(const Param& v) {
-  return set_and_check(*this, "c", [&](ir::FunctionTerm& t) { t.c = param_of(v, ir::to_string(t.kind), "c"); });
+  return set_and_check(*this, "c",
+                       [&](ir::FunctionTerm& t) { t.c = param_of(v, ir::to_string(t.kind), "c"); });
 }
-Term& Term::gamma(double v) { return set_and_check(*this, "gamma", [&](ir::FunctionTerm& t) { t.gamma = v; }); }
-Term& Term::d(double v) { return set_and_check(*this, "d", [&](ir::FunctionTerm& t) { t.d = v; }); }
+Term& Term::gamma(double v) {
+  return set_and_check(*this, "gamma", [&](ir::FunctionTerm& t) { t.gamma = v; });
+}
+Term& Term::d(double v) {
+  return set_and_check(*this, "d", [&](ir::FunctionTerm& t) { t.d = v; });
+}
 size_t Term::size() const { return impl().terms.size(); }
 
 Term operator+(const Term& a, const Term& b) {
@@ -233,7 +263,8 @@ Term operator+(const Term& a, const Term& b) {
 }
 
 Term operator*(double s, const Term& t) {
-  user_assert(s >= 0 && std::isfinite(s)) << "the factor of a function term must be a finite number >= 0, got " << s;
+  user_assert(s >= 0 && std::isfinite(s))
+      << "the factor of a function term must be a finite number >= 0, got " << s;
   Term out = t;
   for (ir::FunctionTerm& f : Access::terms(out)) {
     f.alpha *= s;
@@ -252,8 +283,9 @@ Term group_norm1(const Expr& e, const std::vector<int64_t>& axes) {
 Term nonneg(const Expr& e) { return make_single(ir::FunctionKind::Nonneg, e); }
 Term poisson_norm(const Expr& e, const Expr& counts) {
   const ir::Expr& c = node(counts, "poisson_norm");
-  user_assert(c->is_constant()) << "poisson_norm: counts must be a constant array, got an expression that depends on "
-                                   "a variable";
+  user_assert(c->is_constant())
+      << "poisson_norm: counts must be a constant array, got an expression that depends on "
+         "a variable";
   return make_single(ir::FunctionKind::PoissonNorm, e, [&](ir::FunctionTerm& t) { t.counts = c; });
 }
 Term sum_entries(const Expr& e) { return make_single(ir::FunctionKind::SumEntries, e); }
@@ -309,8 +341,9 @@ std::vector<Expr> Problem::variables() const {
 std::string Problem::name_of(const Expr& e) const {
   const ir::Expr& n = node(e, "Problem::name_of");
   ir::PrintPlan plan(impl().problem);
-  user_assert(plan.is_bound(n.get())) << "Problem::name_of: the " << ir::to_string(n->kind)
-                                      << " is not named in this problem (not one of its variables or bound constants)";
+  user_assert(plan.is_bound(n.get()))
+      << "Problem::name_of: the " << ir::to_string(n->kind)
+      << " is not named in this problem (not one of its variables or bound constants)";
   return plan.name(n.get());
 }
 
@@ -394,9 +427,9 @@ ir::Expr replaced_constant(const ir::Expr& old, const Array& a) {
 
 void Problem::set_constant(const std::string& name, const Array& data) {
   ir::Expr old = named_constant(impl().problem, name, "set_constant");
-  user_assert(data.shape() == old->shape) << "set_constant " << name << ": the data has shape "
-                                          << shape_to_string(data.shape()) << ", the constant has "
-                                          << shape_to_string(old->shape);
+  user_assert(data.shape() == old->shape)
+      << "set_constant " << name << ": the data has shape " << shape_to_string(data.shape())
+      << ", the constant has " << shape_to_string(old->shape);
   impl().problem = rebind(impl().problem, old, replaced_constant(old, data));
   impl().values.clear();
 }
@@ -404,24 +437,27 @@ void Problem::set_constant(const std::string& name, const Array& data) {
 void Problem::set_constant(const std::string& name, const std::string& path) {
   ir::Expr old = named_constant(impl().problem, name, "set_constant");
   Array data = load_array(path);
-  user_assert(data.shape() == old->shape) << "set_constant " << name << ": " << path << " holds shape "
-                                          << shape_to_string(data.shape()) << ", the constant has "
-                                          << shape_to_string(old->shape);
+  user_assert(data.shape() == old->shape)
+      << "set_constant " << name << ": " << path << " holds shape " << shape_to_string(data.shape())
+      << ", the constant has " << shape_to_string(old->shape);
   impl().problem = rebind(impl().problem, old, replaced_constant(old, data));
   impl().values.clear();
 }
 
 std::string Problem::print(ProblemFormat format, const PrintOptions& options) const {
   switch (format) {
-    case ProblemFormat::Text: return ir::print_text(impl().problem, {options.base_dir});
+    case ProblemFormat::Text:
+      return ir::print_text(impl().problem, {options.base_dir});
     case ProblemFormat::Json: {
       ir::JsonPrintOptions o;
       o.base_dir = options.base_dir;
       o.inline_constants = options.inline_constants;
       return ir::print_json(impl().problem, o);
     }
-    case ProblemFormat::Dot: return ir::print_dot(impl().problem);
-    case ProblemFormat::Latex: return ir::print_latex(impl().problem);
+    case ProblemFormat::Dot:
+      return ir::print_dot(impl().problem);
+    case ProblemFormat::Latex:
+      return ir::print_latex(impl().problem);
   }
   internal_error << "unknown problem format";
   return "";

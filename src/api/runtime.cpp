@@ -1,8 +1,9 @@
 // Process-wide settings of the public API (proxc/runtime.h).
+#include "proxc/runtime.h"
+
 #include <cmath>
 
 #include "frontend/plugin.h"
-#include "proxc/runtime.h"
 #include "support/array.h"
 #include "support/error.h"
 #include "support/file_util.h"
@@ -29,11 +30,11 @@ int64_t parse_byte_size(const std::string& s, const std::string& option) {
     throw UserError(option + ": expected a size such as 4G or 512M, got '" + s + "'");
   }
   const std::string unit = s.substr(idx);
-  const double mult = unit.empty() || unit == "B"                ? 1
-                      : unit == "K" || unit == "KiB"             ? 1024.0
-                      : unit == "M" || unit == "MiB"             ? 1024.0 * 1024
-                      : unit == "G" || unit == "GiB"             ? 1024.0 * 1024 * 1024
-                                                                 : -1;
+  const double mult = unit.empty() || unit == "B"    ? 1
+                      : unit == "K" || unit == "KiB" ? 1024.0
+                      : unit == "M" || unit == "MiB" ? 1024.0 * 1024
+                      : unit == "G" || unit == "GiB" ? 1024.0 * 1024 * 1024
+                                                     : -1;
   if (mult < 0 || !(v > 0) || !std::isfinite(v) || v * mult > 9.0e18) {
     throw UserError(option + ": expected a size such as 4G or 512M, got '" + s + "'");
   }

@@ -31,25 +31,31 @@ void SolverOptions::validate(OptionSpelling spelling) const {
   const OptionNames name{spelling};
   const bool cli = spelling == OptionSpelling::CommandLine;
   user_assert(max_iters >= 1) << name("max_iters", "--iters") << " must be >= 1, got " << max_iters;
-  user_assert(eps_abs >= 0 && std::isfinite(eps_abs)) << name("eps_abs", "--eps-abs") << " must be finite and >= 0";
-  user_assert(eps_rel >= 0 && std::isfinite(eps_rel)) << name("eps_rel", "--eps-rel") << " must be finite and >= 0";
+  user_assert(eps_abs >= 0 && std::isfinite(eps_abs))
+      << name("eps_abs", "--eps-abs") << " must be finite and >= 0";
+  user_assert(eps_rel >= 0 && std::isfinite(eps_rel))
+      << name("eps_rel", "--eps-rel") << " must be finite and >= 0";
   user_assert(time_limit_s >= 0 && !std::isnan(time_limit_s))
       << name("time_limit_s", "--time-limit") << " must be >= 0";
   user_assert(fuse >= 1 && fuse <= 64) << name("fuse", "--fuse") << " must be in 1..64, got " << fuse;
   user_assert(fuse == 1 || solver == SolverKind::PockChambolle || solver == SolverKind::LinearizedADMM)
-      << (cli ? "--fuse" : "SolverOptions.fuse") << ": only pc and ladmm unroll iterations (" << to_string(solver)
-      << " takes fuse = 1)";
-  user_assert(check_every >= 1) << name("check_every", "--check-every") << " must be >= 1, got " << check_every;
+      << (cli ? "--fuse" : "SolverOptions.fuse") << ": only pc and ladmm unroll iterations ("
+      << to_string(solver) << " takes fuse = 1)";
+  user_assert(check_every >= 1) << name("check_every", "--check-every") << " must be >= 1, got "
+                                << check_every;
   user_assert(cg_max_iters >= 1) << name("cg_max_iters") << " must be >= 1";
   user_assert(cg_tol > 0) << name("cg_tol") << " must be > 0";
   user_assert(checkpoint_every >= 0) << name("checkpoint_every", "--checkpoint-every") << " must be >= 0";
   user_assert(checkpoint_every == 0 || !checkpoint_path.empty())
-      << (cli ? "--checkpoint-every needs --checkpoint" : "SolverOptions.checkpoint_every needs checkpoint_path");
+      << (cli ? "--checkpoint-every needs --checkpoint"
+              : "SolverOptions.checkpoint_every needs checkpoint_path");
   user_assert(hqs_rho_max >= 1 && std::isfinite(hqs_rho_max))
       << name("hqs_rho_max", "--hqs-rho-max") << " must be finite and >= 1";
   user_assert(schedule == ScheduleKind::Default || backend == BackendKind::Halide)
-      << (cli ? "--schedule needs --backend halide" : "SolverOptions.schedule needs backend = BackendKind::Halide");
-  user_assert(!target.empty()) << name("target", "--target") << " must not be empty (\"host\" is the default)";
+      << (cli ? "--schedule needs --backend halide"
+              : "SolverOptions.schedule needs backend = BackendKind::Halide");
+  user_assert(!target.empty()) << name("target", "--target")
+                               << " must not be empty (\"host\" is the default)";
 }
 
 namespace internal {
@@ -91,15 +97,16 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, const std::string& targe
 SolverSummary solve(Problem& problem, const SolverOptions& options) {
   options.validate();
   Problem::Impl& impl = Access::impl(problem);
-  user_assert(!impl.problem.terms.empty()) << "solve: the problem has no objective (call Problem::minimize first)";
+  user_assert(!impl.problem.terms.empty())
+      << "solve: the problem has no objective (call Problem::minimize first)";
   if (!options.x0.empty()) {
     std::string names;
     for (const Expr& v : problem.variables()) names += (names.empty() ? "" : ", ") + problem.name_of(v);
     for (const auto& [name, a] : options.x0) {
       bool found = false;
       for (const Expr& v : problem.variables()) found = found || problem.name_of(v) == name;
-      user_assert(found) << "SolverOptions.x0: the problem has no variable named '" << name << "' (its variables: "
-                         << names << ")";
+      user_assert(found) << "SolverOptions.x0: the problem has no variable named '" << name
+                         << "' (its variables: " << names << ")";
     }
   }
   std::unique_ptr<internal::Backend> backend =

@@ -27,7 +27,8 @@ bool Parser::constructor(Args& a, Value* out) {
   if (fn == "load") {
     a.arity(1, 1, "load(\"file.npy\")");
     a.done({});
-    if (a.pos[0].type != Value::Type::String) fail(a.pos[0].loc, "load: the path must be a string in double quotes");
+    if (a.pos[0].type != Value::Type::String)
+      fail(a.pos[0].loc, "load: the path must be a string in double quotes");
     std::string written = a.pos[0].str;
     if (written.empty()) fail(a.pos[0].loc, "load: the path is empty");
     std::string hint = binding_name_;
@@ -69,8 +70,9 @@ bool Parser::constructor(Args& a, Value* out) {
       if (e <= 0) fail(a.pos[0].loc, "array: extents must be positive, got " + shape_to_string(shape));
     }
     if (shape.empty() || static_cast<int64_t>(a.pos[1].list.size()) != num_elements(shape)) {
-      fail(a.pos[1].loc, "array: shape " + shape_to_string(shape) + " needs " + std::to_string(num_elements(shape)) +
-                             " values, got " + std::to_string(a.pos[1].list.size()));
+      fail(a.pos[1].loc, "array: shape " + shape_to_string(shape) + " needs " +
+                             std::to_string(num_elements(shape)) + " values, got " +
+                             std::to_string(a.pos[1].list.size()));
     }
     data->array.shape = shape;
     for (const Value& v : a.pos[1].list) {
@@ -125,7 +127,8 @@ bool Parser::linear_operator(Args& a, Value* out) {
   }
   if (fn == "vstack") {
     a.done({});
-    std::vector<Value> items = a.pos.size() == 1 && a.pos[0].type == Value::Type::List ? a.pos[0].list : a.pos;
+    std::vector<Value> items =
+        a.pos.size() == 1 && a.pos[0].type == Value::Type::List ? a.pos[0].list : a.pos;
     if (items.empty()) fail(a.loc(), "vstack needs at least one expression: vstack([a, b])");
     std::vector<proxc::internal::Expr> parts;
     for (const Value& v : items) parts.push_back(a.expr(v, "operand"));
@@ -182,7 +185,8 @@ bool Parser::linear_operator(Args& a, Value* out) {
     a.arity(2, 2, "black_box(\"name\", x)");
     a.done({});
     if (a.pos[0].type != Value::Type::String) {
-      fail(a.pos[0].loc, "black_box: the first argument is the operator's registered name, a string in double quotes");
+      fail(a.pos[0].loc,
+           "black_box: the first argument is the operator's registered name, a string in double quotes");
     }
     std::string name = a.pos[0].str;
     proxc::internal::Expr x = a.expr(a.pos[1], "operand");

@@ -43,7 +43,8 @@ proxc::internal::Expr Args::expr(const Value& v, const char* what) const {
 
 proxc::internal::Expr Args::constant(const Value& v, const char* what) const {
   if (v.type == Value::Type::Expr && v.expr->is_constant()) return v.expr;
-  p_->fail(v.loc, fn_ + ": the " + what + " must be a constant (load(...), gaussian(...)), got " + describe_value(v));
+  p_->fail(v.loc, fn_ + ": the " + what + " must be a constant (load(...), gaussian(...)), got " +
+                      describe_value(v));
 }
 
 double Args::scalar(const Value& v, const char* what) const {

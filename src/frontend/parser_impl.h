@@ -38,11 +38,16 @@ struct Value {
 
 inline const char* type_name(Value::Type t) {
   switch (t) {
-    case Value::Type::Scalar: return "a number";
-    case Value::Type::List: return "a list";
-    case Value::Type::String: return "a string";
-    case Value::Type::Expr: return "an expression";
-    case Value::Type::Terms: return "a function term";
+    case Value::Type::Scalar:
+      return "a number";
+    case Value::Type::List:
+      return "a list";
+    case Value::Type::String:
+      return "a string";
+    case Value::Type::Expr:
+      return "an expression";
+    case Value::Type::Terms:
+      return "a function term";
   }
   return "?";
 }
@@ -111,8 +116,9 @@ class Parser {
         minimize_loc = loc;
         Value v = expression();
         if (v.type != Value::Type::Terms) {
-          fail(v.loc, "'minimize' needs a sum of function terms such as sum_squares(...) or norm1(...), got " +
-                          describe_value(v));
+          fail(v.loc,
+               "'minimize' needs a sum of function terms such as sum_squares(...) or norm1(...), got " +
+                   describe_value(v));
         }
         out.problem.terms = v.terms;
       } else if (t.kind == TokenKind::Ident && peek(1).kind == TokenKind::Assign) {
@@ -151,7 +157,8 @@ class Parser {
   }
   const Token& expect(TokenKind k, const std::string& context) {
     if (peek().kind != k) {
-      fail(here(), "expected " + internal::describe(k) + " " + context + ", found " + internal::describe(peek()));
+      fail(here(),
+           "expected " + internal::describe(k) + " " + context + ", found " + internal::describe(peek()));
     }
     return next();
   }
@@ -210,7 +217,8 @@ class Parser {
     if (!recorded_.insert(name).second) fail(loc, "'" + name + "' is recorded twice");
     Value v = expression();
     if (name == "passes_run") {
-      if (v.type != Value::Type::List) fail(v.loc, "passes_run must be a list of pass names, e.g. [\"absorb\"]");
+      if (v.type != Value::Type::List)
+        fail(v.loc, "passes_run must be a list of pass names, e.g. [\"absorb\"]");
       for (const Value& e : v.list) {
         if (e.type != Value::Type::String) fail(e.loc, "passes_run must be a list of pass names (strings)");
         passes_run_.push_back(e.str);
@@ -278,8 +286,9 @@ class Parser {
           out.expr = located(loc, [&] { return make_neg(v.expr); });
           return out;
         default:
-          fail(loc, "cannot negate " + describe_value(v) +
-                        (v.type == Value::Type::Terms ? " (a minimized function must keep a factor >= 0)" : ""));
+          fail(loc,
+               "cannot negate " + describe_value(v) +
+                   (v.type == Value::Type::Terms ? " (a minimized function must keep a factor >= 0)" : ""));
       }
     }
     return primary();
@@ -305,7 +314,8 @@ class Parser {
       case TokenKind::LParen: {
         next();
         Value inner = expression();
-        expect(TokenKind::RParen, "to close the '(' at " + std::to_string(loc.line) + ":" + std::to_string(loc.col));
+        expect(TokenKind::RParen,
+               "to close the '(' at " + std::to_string(loc.line) + ":" + std::to_string(loc.col));
         inner.loc = loc;
         return inner;
       }
@@ -371,8 +381,8 @@ class Parser {
       if (peek().kind == TokenKind::Comma) {
         next();
       } else if (peek().kind != TokenKind::RParen) {
-        fail(here(), "expected ',' or ')' in the call of '" + fn + "' opened at " + std::to_string(loc.line) + ":" +
-                         std::to_string(loc.col) + ", found " + internal::describe(peek()));
+        fail(here(), "expected ',' or ')' in the call of '" + fn + "' opened at " + std::to_string(loc.line) +
+                         ":" + std::to_string(loc.col) + ", found " + internal::describe(peek()));
       }
     }
     next();  // ')'
@@ -389,8 +399,10 @@ class Parser {
     using T = Value::Type;
     char sym = op.text[0];
     if (a.type == T::Scalar && b.type == T::Scalar) {
-      double r = sym == '+' ? a.scalar + b.scalar : sym == '-' ? a.scalar - b.scalar : sym == '*' ? a.scalar * b.scalar
-                                                                                                   : a.scalar / b.scalar;
+      double r = sym == '+'   ? a.scalar + b.scalar
+                 : sym == '-' ? a.scalar - b.scalar
+                 : sym == '*' ? a.scalar * b.scalar
+                              : a.scalar / b.scalar;
       if (sym == '/' && b.scalar == 0) fail(loc, "division by zero");
       if (!std::isfinite(r)) fail(loc, "the result of '" + op.text + "' is not a finite number");
       out.type = T::Scalar;
@@ -406,8 +418,10 @@ class Parser {
         return out;
       }
       if ((a.type == T::Expr || a.type == T::Scalar) && (b.type == T::Expr || b.type == T::Scalar)) {
-        proxc::internal::Expr ea = a.type == T::Expr ? a.expr : located(a.loc, [&] { return make_scalar_constant(a.scalar); });
-        proxc::internal::Expr eb = b.type == T::Expr ? b.expr : located(b.loc, [&] { return make_scalar_constant(b.scalar); });
+        proxc::internal::Expr ea =
+            a.type == T::Expr ? a.expr : located(a.loc, [&] { return make_scalar_constant(a.scalar); });
+        proxc::internal::Expr eb =
+            b.type == T::Expr ? b.expr : located(b.loc, [&] { return make_scalar_constant(b.scalar); });
         out.type = T::Expr;
         out.expr = located(loc, [&] { return sym == '+' ? make_add(ea, eb) : make_sub(ea, eb); });
         return out;
@@ -416,7 +430,8 @@ class Parser {
         fail(loc, std::string("cannot ") + (sym == '+' ? "add " : "subtract ") + describe_value(b) + " and " +
                       describe_value(a) + "; only function terms add up to an objective");
       }
-      fail(loc, std::string("'") + sym + "' does not apply to " + describe_value(a) + " and " + describe_value(b));
+      fail(loc,
+           std::string("'") + sym + "' does not apply to " + describe_value(a) + " and " + describe_value(b));
     }
     // '*' and '/'
     const Value* s = a.type == T::Scalar ? &a : (b.type == T::Scalar ? &b : nullptr);
@@ -438,8 +453,8 @@ class Parser {
         for (FunctionTerm& t : out.terms) {
           const double alpha = t.alpha * f;
           if (!std::isfinite(alpha)) {
-            fail(loc, "the factor of a function term overflows: " + format_double(t.alpha) + " * " + format_double(f) +
-                          " is not a finite number");
+            fail(loc, "the factor of a function term overflows: " + format_double(t.alpha) + " * " +
+                          format_double(f) + " is not a finite number");
           }
           t.alpha = alpha;
         }
@@ -449,7 +464,8 @@ class Parser {
     if (a.type == T::Expr && b.type == T::Expr && sym == '*') {
       fail(loc, "cannot multiply two expressions (not linear); for a constant weight use mul_elemwise(w, x)");
     }
-    fail(loc, std::string("'") + sym + "' does not apply to " + describe_value(a) + " and " + describe_value(b));
+    fail(loc,
+         std::string("'") + sym + "' does not apply to " + describe_value(a) + " and " + describe_value(b));
   }
 
   // Runs f; a UserError from inside is re-thrown located at `loc` (unless it
@@ -481,7 +497,8 @@ class Parser {
   struct Depth {
     explicit Depth(Parser* p) : p_(p) {
       if (++p_->depth_ > kMaxDepth) {
-        p_->fail(p_->here(), "expression nested too deeply (more than " + std::to_string(kMaxDepth) + " levels)");
+        p_->fail(p_->here(),
+                 "expression nested too deeply (more than " + std::to_string(kMaxDepth) + " levels)");
       }
     }
     ~Depth() { --p_->depth_; }

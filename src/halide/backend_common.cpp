@@ -6,10 +6,10 @@ namespace proxc::internal {
 std::atomic<int> g_compiles{0};
 std::atomic<int> g_cache_loads{0};
 
-
 Halide::Target parse_target(const std::string& s) {
   if (s == "host") return Graph::with_default_features(Halide::get_jit_target_from_environment());
-  user_assert(Halide::Target::validate_target_string(s)) << "--target: '" << s << "' is not a Halide target string";
+  user_assert(Halide::Target::validate_target_string(s))
+      << "--target: '" << s << "' is not a Halide target string";
   return Graph::with_default_features(Halide::Target(s));
 }
 
@@ -56,12 +56,10 @@ void warn(const std::string& what) { std::fprintf(stderr, "proxc: warning: %s\n"
 
 std::string program_label(const StepProgram& p) { return p.name.empty() ? "a step program" : p.name; }
 
-
 Halide::Target aot_target(const std::string& s) {
   if (s == "host") return Graph::with_default_features(Halide::get_host_target());
   return parse_target(s);
 }
-
 
 std::string shell_quote(const std::string& s) {
   std::string o = "'";

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <Halide.h>
+#include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -22,9 +24,6 @@
 #include <mutex>
 #include <set>
 #include <sstream>
-
-#include <dlfcn.h>
-#include <unistd.h>
 
 #include "fft/fft.h"
 #include "halide/black_box_extern.h"
@@ -106,7 +105,8 @@ extern thread_local std::string g_halide_error;
 bool load_library(const std::string& path, int expected_args, LoadedLibrary* out);
 /// Compiles L into <dir>/<hash>.so (written whole or not at all), against
 /// the folder's shared runtime; false and a warning when it cannot.
-bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path, bool trusted_schedule);
+bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path,
+                      bool trusted_schedule);
 /// Keeps the cache folder under 1 GiB: the least recently written entries go first.
 void prune_cache(const std::string& dir);
 
@@ -128,7 +128,7 @@ struct Entry {
 /// The compiled pipeline of p (lowered into *mine): this process's, the
 /// on-disk cache's, or compiled now. Thread-safe: different pipelines
 /// compile at once.
-std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions& o, const Halide::Target& target,
-                                      hl::Lowered* mine);
+std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions& o,
+                                      const Halide::Target& target, hl::Lowered* mine);
 
 }  // namespace proxc::internal

@@ -20,10 +20,11 @@ bool load_library(const std::string& path, int expected_args, LoadedLibrary* out
   }
   auto fn = reinterpret_cast<ArgvFunction>(::dlsym(h, "proxc_cached_argv"));
   auto meta = reinterpret_cast<const halide_filter_metadata_t* (*)()>(::dlsym(h, "proxc_cached_metadata"));
-  auto set_malloc = reinterpret_cast<halide_malloc_t (*)(halide_malloc_t)>(::dlsym(h, "halide_set_custom_malloc"));
+  auto set_malloc =
+      reinterpret_cast<halide_malloc_t (*)(halide_malloc_t)>(::dlsym(h, "halide_set_custom_malloc"));
   auto set_free = reinterpret_cast<halide_free_t (*)(halide_free_t)>(::dlsym(h, "halide_set_custom_free"));
-  auto set_error =
-      reinterpret_cast<halide_error_handler_t (*)(halide_error_handler_t)>(::dlsym(h, "halide_set_error_handler"));
+  auto set_error = reinterpret_cast<halide_error_handler_t (*)(halide_error_handler_t)>(
+      ::dlsym(h, "halide_set_error_handler"));
   if (!fn || !meta || !set_malloc || !set_free || !set_error || meta()->num_arguments != expected_args) {
     warn("the cached pipeline " + path + " does not have the expected entry points; compiling again");
     ::dlclose(h);
@@ -103,7 +104,8 @@ std::shared_future<std::string> shared_runtime(const std::string& dir, const Hal
 // Compiles L into <dir>/<hash>.so (written whole or not at all), against the
 // folder's shared runtime. False and a warning when it cannot (no C++
 // compiler, a read-only folder).
-bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path, bool trusted_schedule) {
+bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path,
+                      bool trusted_schedule) {
   namespace fs = std::filesystem;
   const std::string dir = fs::path(so_path).parent_path().string();
   std::shared_future<std::string> runtime = shared_runtime(dir, t);

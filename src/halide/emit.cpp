@@ -11,17 +11,22 @@ std::string halide_emit(const StepProgram& program, const std::string& kind, con
   if (kind == "source") {
     const Autoscheduler* as = find_autoscheduler(options.schedule);
     if (!as) return hl::generator_source(program, hl::lower(program));
-    return hl::generator_source(program, hl::lower(program, halide_ops::Schedule::None), plugin_path(*as), as->name);
+    return hl::generator_source(program, hl::lower(program, halide_ops::Schedule::None), plugin_path(*as),
+                                as->name);
   }
   Halide::Target t = parse_target(options.target);
   std::string used;
   hl::Lowered L = lower_scheduled(program, options.schedule, t, &used);
   std::vector<Halide::Argument> args = L.graph->arguments();
-  std::string tmp = (std::filesystem::temp_directory_path() / ("proxc_emit_" + std::to_string(::getpid()))).string();
+  std::string tmp =
+      (std::filesystem::temp_directory_path() / ("proxc_emit_" + std::to_string(::getpid()))).string();
   std::string path = tmp + (kind == "stmt" ? ".stmt" : kind == "c" ? ".c" : ".html");
-  if (kind == "stmt") L.pipeline.compile_to_lowered_stmt(path, args, Halide::Text, t);
-  else if (kind == "html") L.pipeline.compile_to_lowered_stmt(path, args, Halide::HTML, t);
-  else L.pipeline.compile_to_c(path, args, "proxc_step", t);
+  if (kind == "stmt")
+    L.pipeline.compile_to_lowered_stmt(path, args, Halide::Text, t);
+  else if (kind == "html")
+    L.pipeline.compile_to_lowered_stmt(path, args, Halide::HTML, t);
+  else
+    L.pipeline.compile_to_c(path, args, "proxc_step", t);
   std::string text = read_file(path);
   std::remove(path.c_str());
   return text;

@@ -45,7 +45,8 @@ class Part {
       keep.push_back(b);
       argv.push_back(keep.back().raw_buffer());
     };
-    keep.reserve(G.inputs().size() + G.data().size() + G.spectra().size() + G.otfs().size() + mine_.outputs.size());
+    keep.reserve(G.inputs().size() + G.data().size() + G.spectra().size() + G.otfs().size() +
+                 mine_.outputs.size());
     for (auto& [name, ip] : G.inputs()) {
       auto it = next.find(name);
       buffer(wrap(it != next.end() ? *it->second : *in.buffers.at(name)));
@@ -77,7 +78,8 @@ class Part {
         buffer(Halide::Buffer<double>::make_scalar(&scalars[i]));
       } else {
         Array& a = out.arrays[o.name];
-        if (a.shape != o.shape || a.data.size() != static_cast<size_t>(num_elements(o.shape))) a = Array(o.shape);
+        if (a.shape != o.shape || a.data.size() != static_cast<size_t>(num_elements(o.shape)))
+          a = Array(o.shape);
         buffer(wrap(a));
       }
     }
@@ -95,7 +97,8 @@ class Part {
         g_halide_error.clear();
         int rc = entry_->library.fn(argv.data());
         if (rc != 0) black_box_failure();
-        return rc == 0 ? std::string() : "the cached pipeline failed (" + std::to_string(rc) + "): " + g_halide_error;
+        return rc == 0 ? std::string()
+                       : "the cached pipeline failed (" + std::to_string(rc) + "): " + g_halide_error;
       }
       try {
         run_jit(argv);
@@ -110,8 +113,9 @@ class Part {
       // An autoscheduler's schedule that compiles but reads out of bounds
       // (Halide 14's Adams2019 on a deconvolution's Kᵀb setup): the default
       // schedule instead, as for one that does not compile.
-      warn_schedule_fallback("the " + entry_->schedule_used + " schedule of " + program_label(program_) + " fails when it runs",
-                             failed);
+      warn_schedule_fallback(
+          "the " + entry_->schedule_used + " schedule of " + program_label(program_) + " fails when it runs",
+          failed);
       HalideOptions fallback = options_;
       fallback.schedule = "default";
       entry_ = compiled_entry(program_, fallback, target_, &mine_);
@@ -280,7 +284,8 @@ class HalideBackend : public Backend {
   // most of a compile, runs on one thread per pipeline.
   // schedule_used() then reports these programs: a fallback of an earlier
   // compile's (which keep their own flag) no longer counts.
-  std::vector<std::unique_ptr<CompiledStep>> compile_many(const std::vector<const StepProgram*>& programs) override {
+  std::vector<std::unique_ptr<CompiledStep>> compile_many(
+      const std::vector<const StepProgram*>& programs) override {
     fell_back_ = std::make_shared<std::atomic<bool>>(false);
     compiles_ = 0;
     std::vector<std::unique_ptr<HalideStep>> steps;

@@ -16,8 +16,8 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
 
 // The compiled pipeline of p (lowered into *mine): this process's, the on-disk
 // cache's, or compiled now. Thread-safe: different pipelines compile at once.
-std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions& o, const Halide::Target& target,
-                                      hl::Lowered* mine) {
+std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions& o,
+                                      const Halide::Target& target, hl::Lowered* mine) {
   *mine = hl::lower(p);
   std::string key = target.to_string() + "|" + o.schedule + "|" + mine->key;
   std::shared_ptr<Entry> e;
@@ -48,12 +48,14 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
       stem = (std::filesystem::path(dir) / content_hash(std::string(kBuildId) + "|" + key)).string();
     } else {
       static std::once_flag once;
-      std::call_once(once, [&] { warn("the pipeline cache folder " + dir + " is not writable; compiling in memory"); });
+      std::call_once(
+          once, [&] { warn("the pipeline cache folder " + dir + " is not writable; compiling in memory"); });
     }
   }
   if (!stem.empty()) {
     if (std::filesystem::exists(stem + ".so") && load_library(stem + ".so", nargs, &e->library)) {
-      std::string used = std::filesystem::exists(stem + ".schedule") ? read_file(stem + ".schedule") : "default";
+      std::string used =
+          std::filesystem::exists(stem + ".schedule") ? read_file(stem + ".schedule") : "default";
       e->schedule_used = used;
       ++g_cache_loads;
       return;
@@ -66,7 +68,8 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
     if (!stem.empty() && e->schedule_used == o.schedule) {
       bool cached = false;
       try {
-        cached = compile_to_cache(e->lowered, aot_target(o.target), stem + ".so", e->schedule_used == "default");
+        cached =
+            compile_to_cache(e->lowered, aot_target(o.target), stem + ".so", e->schedule_used == "default");
       } catch (const Halide::Error&) {
         // Not for the cache (a full disk?): the JIT below says what is wrong, if anything.
       }
@@ -91,7 +94,8 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
     // An autoscheduler's schedule that does not compile (say, one that
     // unrolls a loop whose extent is a run-time size) falls back too.
     if (e->schedule_used == "default") throw;
-    warn_schedule_fallback("the " + e->schedule_used + " schedule of " + program_label(p) + " does not compile", err.what());
+    warn_schedule_fallback(
+        "the " + e->schedule_used + " schedule of " + program_label(p) + " does not compile", err.what());
     e->lowered = hl::lower(p);
     e->schedule_used = "default";
     build();

@@ -9,7 +9,8 @@ namespace proxc::internal {
 
 using namespace state_names;
 
-StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals, const DirectGram* direct) {
+StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals,
+                              const DirectGram* direct) {
   Builder b(l);
   StepProgram prog;
   prog.name = name + "_iteration";
@@ -30,7 +31,8 @@ StepProgram penalty_iteration(const Layout& l, const std::string& name, bool upd
       Step d = scalar(direct->identity);
       for (const auto& [s2, w] : direct->weights) {
         Step wd = step_data(w);
-        d = step_binary(StepKind::Add, d, step_binary(StepKind::Mul, scalar(s2), step_binary(StepKind::Mul, wd, wd)));
+        d = step_binary(StepKind::Add, d,
+                        step_binary(StepKind::Mul, scalar(s2), step_binary(StepKind::Mul, wd, wd)));
       }
       x[0] = step_binary(StepKind::Div, rhs, d);
     }
@@ -72,7 +74,9 @@ class Admm : public Algorithm {
     return !direct_gram(l, &gram);
   }
 
-  void init_state(const Layout& l, std::map<std::string, Array>* state) const override { init_split_state(l, state); }
+  void init_state(const Layout& l, std::map<std::string, Array>* state) const override {
+    init_split_state(l, state);
+  }
   bool takes_rho() const override { return true; }
 
   void tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o,

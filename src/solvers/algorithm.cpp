@@ -10,10 +10,14 @@ namespace proxc::internal {
 
 std::unique_ptr<Algorithm> Algorithm::create(SolverKind kind) {
   switch (kind) {
-    case SolverKind::PockChambolle: return make_pock_chambolle();
-    case SolverKind::LinearizedADMM: return make_linearized_admm();
-    case SolverKind::ADMM: return make_admm();
-    case SolverKind::HQS: return make_hqs();
+    case SolverKind::PockChambolle:
+      return make_pock_chambolle();
+    case SolverKind::LinearizedADMM:
+      return make_linearized_admm();
+    case SolverKind::ADMM:
+      return make_admm();
+    case SolverKind::HQS:
+      return make_hqs();
   }
   internal_error << "unknown solver kind " << static_cast<int>(kind);
   return nullptr;
@@ -21,11 +25,13 @@ std::unique_ptr<Algorithm> Algorithm::create(SolverKind kind) {
 
 std::unique_ptr<Algorithm> Algorithm::create(const std::string& name) {
   SolverKind kind{};
-  user_assert(from_string(name, &kind)) << "unknown solver '" << name << "' (one of: " << kind_list<SolverKind>() << ")";
+  user_assert(from_string(name, &kind))
+      << "unknown solver '" << name << "' (one of: " << kind_list<SolverKind>() << ")";
   return create(kind);
 }
 
-void admm_tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o, IterationInfo* info) {
+void admm_tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o,
+                     IterationInfo* info) {
   info->eps_pri = std::sqrt(m) * o.eps_abs +
                   o.eps_rel * std::sqrt(std::max(out.scalars.at("kx2"), out.scalars.at("znorm2")));
   info->eps_dual = std::sqrt(n) * o.eps_abs + o.eps_rel * std::sqrt(out.scalars.at("ktu2"));

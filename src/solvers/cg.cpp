@@ -28,7 +28,8 @@ CgPrograms cg_programs(const Layout& l) {
         // omega = α‖βQx − b‖² + <c, Qx> + γ‖Qx‖²: Hessian (2αβ² + 2γ)QᵀQ.
         const FunctionTerm& t = *l.omega;
         Step qp = step_forward(t.arg, {p[v]});
-        a = step_axpby(scalar(2 * t.alpha * t.beta * t.beta + 2 * t.gamma), step_adjoint(t.arg, 0, qp), scalar(1), a);
+        a = step_axpby(scalar(2 * t.alpha * t.beta * t.beta + 2 * t.gamma), step_adjoint(t.arg, 0, qp),
+                       scalar(1), a);
       }
       ap.push_back(a);
     }
@@ -45,11 +46,15 @@ CgPrograms cg_programs(const Layout& l) {
     if (l.omega) {
       // omega's linear part 2αβQᵀb − Qᵀc.
       const FunctionTerm& t = *l.omega;
-      auto data_or_fill = [&](const Param& q) { return q.array ? step_data(q.array) : step_fill(q.scalar, t.arg->shape); };
+      auto data_or_fill = [&](const Param& q) {
+        return q.array ? step_data(q.array) : step_fill(q.scalar, t.arg->shape);
+      };
       if (!t.b.is_scalar(0)) {
-        rhs = step_axpby(scalar(2 * t.alpha * t.beta), step_adjoint(t.arg, 0, data_or_fill(t.b)), scalar(1), rhs);
+        rhs = step_axpby(scalar(2 * t.alpha * t.beta), step_adjoint(t.arg, 0, data_or_fill(t.b)), scalar(1),
+                         rhs);
       }
-      if (!t.c.is_scalar(0)) rhs = step_axpby(scalar(-1), step_adjoint(t.arg, 0, data_or_fill(t.c)), scalar(1), rhs);
+      if (!t.c.is_scalar(0))
+        rhs = step_axpby(scalar(-1), step_adjoint(t.arg, 0, data_or_fill(t.c)), scalar(1), rhs);
     }
     Step r = step_binary(StepKind::Sub, rhs, ax[v]);
     c.init.outputs.push_back({"r" + std::to_string(v), r});

@@ -28,7 +28,8 @@ CgPrograms cg_programs(const Layout& l);
 /// from one x-update to the next as storage.
 class CgXUpdate {
  public:
-  CgXUpdate(const Layout& l, const SolverOptions& o, InvariantStep* init, InvariantStep* apply, InvariantStep* update)
+  CgXUpdate(const Layout& l, const SolverOptions& o, InvariantStep* init, InvariantStep* apply,
+            InvariantStep* update)
       : l_(l), o_(o), init_(init), apply_(apply), update_(update) {}
 
   /// Solves from the state's x, by at most cg_max_iters steps to the

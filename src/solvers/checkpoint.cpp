@@ -9,8 +9,8 @@
 
 namespace proxc::internal {
 
-void save_checkpoint(const std::string& path, const std::string& solver, const std::string& signature, int iteration,
-                     const std::map<std::string, Array>& state) {
+void save_checkpoint(const std::string& path, const std::string& solver, const std::string& signature,
+                     int iteration, const std::map<std::string, Array>& state) {
   nlohmann::ordered_json h;
   h["solver"] = solver;
   h["iteration"] = iteration;
@@ -31,9 +31,11 @@ void save_checkpoint(const std::string& path, const std::string& solver, const s
 int load_checkpoint(const std::string& path, const std::string& solver, const std::string& signature,
                     std::map<std::string, Array>* state) {
   std::string bytes = read_file(path);
-  user_assert(bytes.size() >= 18 && bytes.compare(0, 10, "PROXCKPT1\n") == 0) << path << ": not a proxc checkpoint";
+  user_assert(bytes.size() >= 18 && bytes.compare(0, 10, "PROXCKPT1\n") == 0)
+      << path << ": not a proxc checkpoint";
   uint64_t len = 0;
-  for (int i = 0; i < 8; ++i) len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[10 + i])) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[10 + i])) << (8 * i);
   user_assert(len <= bytes.size() - 18) << path << ": truncated checkpoint header";
   nlohmann::json h;
   try {
@@ -50,8 +52,8 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
   } catch (const nlohmann::json::exception& e) {
     user_error << path << ": corrupt checkpoint header: " << e.what();
   }
-  user_assert(h.value("solver", "") == solver) << path << ": the checkpoint is of the solver '" << h.value("solver", "")
-                                               << "', not '" << solver << "'";
+  user_assert(h.value("solver", "") == solver) << path << ": the checkpoint is of the solver '"
+                                               << h.value("solver", "") << "', not '" << solver << "'";
   user_assert(h.value("signature", "") == signature) << path << ": the checkpoint belongs to another problem";
   size_t off = 18 + len;
   user_assert(h["arrays"].size() == state->size()) << path << ": the checkpoint holds " << h["arrays"].size()
@@ -61,7 +63,8 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
     auto it = state->find(name);
     user_assert(it != state->end()) << path << ": unexpected array '" << name << "'";
     Shape shape = a.at("shape").get<Shape>();
-    user_assert(shape == it->second.shape) << path << ": array '" << name << "' has shape " << shape_to_string(shape);
+    user_assert(shape == it->second.shape)
+        << path << ": array '" << name << "' has shape " << shape_to_string(shape);
     size_t n = it->second.data.size() * sizeof(float);
     user_assert(off + n <= bytes.size()) << path << ": truncated checkpoint data";
     std::memcpy(it->second.data.data(), bytes.data() + off, n);

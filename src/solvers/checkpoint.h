@@ -15,8 +15,8 @@
 
 namespace proxc::internal {
 
-void save_checkpoint(const std::string& path, const std::string& solver, const std::string& signature, int iteration,
-                     const std::map<std::string, Array>& state);
+void save_checkpoint(const std::string& path, const std::string& solver, const std::string& signature,
+                     int iteration, const std::map<std::string, Array>& state);
 
 /// Reads the state saved at `path` into *state (whose arrays give the names
 /// and shapes expected) and returns the iteration it was saved at; a

@@ -11,7 +11,8 @@ namespace proxc::internal {
 
 // Compiles the programs with their invariants apart, all at once
 // (Backend::compile_many).
-std::vector<std::unique_ptr<InvariantStep>> compile_hoisted(Backend& backend, const std::vector<StepProgram>& programs) {
+std::vector<std::unique_ptr<InvariantStep>> compile_hoisted(Backend& backend,
+                                                            const std::vector<StepProgram>& programs) {
   std::vector<HoistSplit> splits;
   std::vector<const StepProgram*> all;
   for (const StepProgram& p : programs) splits.push_back(hoist_invariants(p));
@@ -59,7 +60,8 @@ bool all_finite(const std::map<std::string, Array>& arrays) {
   const size_t per = std::max<size_t>(1, (total + threads - 1) / threads);
   std::vector<std::pair<const float*, size_t>> slices;
   for (const auto& [name, a] : arrays) {
-    for (size_t at = 0; at < a.data.size(); at += per) slices.push_back({a.data.data() + at, std::min(per, a.data.size() - at)});
+    for (size_t at = 0; at < a.data.size(); at += per)
+      slices.push_back({a.data.data() + at, std::min(per, a.data.size() - at)});
   }
   auto scan = [&slices, threads](size_t t) {
     for (size_t k = t; k < slices.size(); k += threads) {

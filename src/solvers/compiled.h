@@ -70,7 +70,8 @@ class InvariantStep {
 
 // Compiles the programs with their invariants apart, all at once
 // (Backend::compile_many).
-std::vector<std::unique_ptr<InvariantStep>> compile_hoisted(Backend& backend, const std::vector<StepProgram>& programs);
+std::vector<std::unique_ptr<InvariantStep>> compile_hoisted(Backend& backend,
+                                                            const std::vector<StepProgram>& programs);
 
 /// Whether every value of the arrays is finite (large states are scanned on
 /// every core).

@@ -8,7 +8,8 @@
 
 namespace proxc::internal {
 
-StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals, const DirectGram* direct);
+StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals,
+                              const DirectGram* direct);
 
 namespace {
 
@@ -21,7 +22,9 @@ class Hqs : public Algorithm {
   }
 
   bool host_cg(const Layout& l) const override { return true; }
-  void init_state(const Layout& l, std::map<std::string, Array>* state) const override { init_split_state(l, state); }
+  void init_state(const Layout& l, std::map<std::string, Array>* state) const override {
+    init_split_state(l, state);
+  }
   bool takes_rho() const override { return true; }
 
   std::vector<double> rho_levels(const SolverOptions& o) const override {

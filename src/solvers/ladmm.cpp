@@ -50,7 +50,9 @@ class LinearizedAdmm : public Algorithm {
     return prog;
   }
 
-  void init_state(const Layout& l, std::map<std::string, Array>* state) const override { init_split_state(l, state); }
+  void init_state(const Layout& l, std::map<std::string, Array>* state) const override {
+    init_split_state(l, state);
+  }
 
   void tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o,
                   IterationInfo* info) const override {

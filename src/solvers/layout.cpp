@@ -18,8 +18,10 @@ Layout layout_of(const Problem& p) {
   Layout l;
   l.vars = p.variables();
   for (const FunctionTerm& t : p.terms) {
-    if (t.role == TermRole::Omega) l.omega = &t;
-    else l.psi.push_back(&t);
+    if (t.role == TermRole::Omega)
+      l.omega = &t;
+    else
+      l.psi.push_back(&t);
   }
   return l;
 }
@@ -41,7 +43,8 @@ Step scalar(double v) { return step_constant(v); }
 
 Step Builder::K(size_t i, const std::vector<Step>& x) const {
   std::vector<Step> xs;
-  for (const Expr& v : linop_variables(l_.psi[i]->arg)) xs.push_back(x[static_cast<size_t>(var_index(l_.vars, v.get()))]);
+  for (const Expr& v : linop_variables(l_.psi[i]->arg))
+    xs.push_back(x[static_cast<size_t>(var_index(l_.vars, v.get()))]);
   return step_forward(l_.psi[i]->arg, xs);
 }
 
@@ -77,7 +80,8 @@ Step Builder::prox_omega(const Step& v, const Step& rho) const {
   Step denom = rho;
   if (base->kind == ExprKind::MulElemwise) {
     Step w = step_data(base->args[0]);
-    denom = step_binary(StepKind::Add, step_binary(StepKind::Mul, scalar(a), step_binary(StepKind::Mul, w, w)), rho);
+    denom = step_binary(StepKind::Add,
+                        step_binary(StepKind::Mul, scalar(a), step_binary(StepKind::Mul, w, w)), rho);
   } else {
     denom = step_binary(StepKind::Add, scalar(a), rho);
   }
@@ -98,7 +102,8 @@ std::vector<Step> Builder::diff(const std::vector<Step>& a, const std::vector<St
 }
 
 void admm_residuals(const Builder& b, const std::vector<Step>& kx, const std::vector<Step>& z,
-                    const std::vector<Step>& z_prev, const std::vector<Step>& u, const Step& rho, StepProgram* p) {
+                    const std::vector<Step>& z_prev, const std::vector<Step>& u, const Step& rho,
+                    StepProgram* p) {
   const Step rho2 = step_binary(StepKind::Mul, rho, rho);
   p->outputs.push_back({state_names::kR2, Builder::norm2(Builder::diff(kx, z))});
   std::vector<Step> dz = Builder::diff(z, z_prev);
@@ -122,7 +127,8 @@ bool direct_gram(const Layout& l, DirectGram* g) {
       g->identity += s * s;
     } else if (e->kind == ExprKind::MulElemwise && e->args[1]->is_variable()) {
       g->weights.push_back({s * s, e->args[0]});
-    } else if (e->kind == ExprKind::Conv && e->args[1]->is_variable() && (!g->kernel || g->kernel == e->args[0])) {
+    } else if (e->kind == ExprKind::Conv && e->args[1]->is_variable() &&
+               (!g->kernel || g->kernel == e->args[0])) {
       g->kernel = e->args[0];
       g->conv_scale += s * s;
     } else {

@@ -80,7 +80,8 @@ class Builder {
 /// eps_pri = √m·eps_abs + eps_rel·max(‖Kx‖, ‖z‖), eps_dual = √n·eps_abs +
 /// eps_rel·ρ‖Kᵀu‖.
 void admm_residuals(const Builder& b, const std::vector<Step>& kx, const std::vector<Step>& z,
-                    const std::vector<Step>& z_prev, const std::vector<Step>& u, const Step& rho, StepProgram* p);
+                    const std::vector<Step>& z_prev, const std::vector<Step>& u, const Step& rho,
+                    StepProgram* p);
 
 /// ADMM's x-update solves KᵀK x = Kᵀ(z − u). When every psi operand is a
 /// scaling of x, mul_elemwise(w, x) or conv(k, x) (one kernel), KᵀK is

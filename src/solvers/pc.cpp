@@ -30,7 +30,8 @@ class PockChambolle : public Algorithm {
       x.push_back(step_input(l.name(v), l.vars[v]->shape));
       xbar.push_back(step_input(state_names::xbar(v), l.vars[v]->shape));
     }
-    for (size_t i = 0; i < l.psi.size(); ++i) y.push_back(step_input(state_names::y(i), l.psi[i]->arg->shape));
+    for (size_t i = 0; i < l.psi.size(); ++i)
+      y.push_back(step_input(state_names::y(i), l.psi[i]->arg->shape));
     const Step one = scalar(1);
     for (int f = 0; f < fuse; ++f) {
       std::vector<Step> y1, x1, xb1;

@@ -11,13 +11,20 @@ namespace proxc {
 
 const char* to_string(Termination t) {
   switch (t) {
-    case Termination::NotRun: return "not_run";
-    case Termination::Converged: return "converged";
-    case Termination::MaxIterations: return "max_iterations";
-    case Termination::TimeLimit: return "time_limit";
-    case Termination::UserStop: return "user_stop";
-    case Termination::Interrupted: return "interrupted";
-    case Termination::Diverged: return "diverged";
+    case Termination::NotRun:
+      return "not_run";
+    case Termination::Converged:
+      return "converged";
+    case Termination::MaxIterations:
+      return "max_iterations";
+    case Termination::TimeLimit:
+      return "time_limit";
+    case Termination::UserStop:
+      return "user_stop";
+    case Termination::Interrupted:
+      return "interrupted";
+    case Termination::Diverged:
+      return "diverged";
   }
   return "?";
 }
@@ -25,8 +32,10 @@ const char* to_string(Termination t) {
 std::string SolverSummary::brief_report() const {
   char buf[320];
   char obj[96];
-  if (has_projection) std::snprintf(obj, sizeof obj, "objective %.6g (at max(x, 0): %.6g)", objective, objective_at_projection);
-  else std::snprintf(obj, sizeof obj, "objective %.6g", objective);
+  if (has_projection)
+    std::snprintf(obj, sizeof obj, "objective %.6g (at max(x, 0): %.6g)", objective, objective_at_projection);
+  else
+    std::snprintf(obj, sizeof obj, "objective %.6g", objective);
   std::snprintf(buf, sizeof buf, "%s: %s after %d iterations, %s, %.3f s iterating (%s)", to_string(solver),
                 to_string(termination), iterations, obj, iterate_s, to_string(backend_used));
   return buf;
@@ -40,8 +49,8 @@ std::string SolverSummary::full_report() const {
   out << ", schedule " << to_string(schedule_used) << ")\n";
   out << "termination       " << to_string(termination) << "\n";
   out << "iterations        " << iterations << "\n";
-  std::snprintf(buf, sizeof buf, "residuals         r %.3e (eps %.3e), s %.3e (eps %.3e)\n", last.r, last.eps_pri, last.s,
-                last.eps_dual);
+  std::snprintf(buf, sizeof buf, "residuals         r %.3e (eps %.3e), s %.3e (eps %.3e)\n", last.r,
+                last.eps_pri, last.s, last.eps_dual);
   out << buf;
   std::snprintf(buf, sizeof buf, "objective         %.9g\n", objective);
   out << buf;
@@ -56,7 +65,8 @@ std::string SolverSummary::full_report() const {
                   iterations > 0 ? static_cast<double>(cg_steps) / iterations : 0.0);
     out << buf;
   }
-  std::snprintf(buf, sizeof buf, "time              parse %.3f s, passes %.3f s, compile %.3f s, iterate %.3f s", parse_s,
+  std::snprintf(buf, sizeof buf,
+                "time              parse %.3f s, passes %.3f s, compile %.3f s, iterate %.3f s", parse_s,
                 passes_s, compile_s, iterate_s);
   out << buf;
   if (iterations > 0) {
@@ -65,8 +75,8 @@ std::string SolverSummary::full_report() const {
   }
   out << "\n";
   for (const ProgramTime& t : programs) {
-    std::snprintf(buf, sizeof buf, "  %-22s %7d runs, %9.3f s (%.3f ms per run, %4.1f %% of iterate)\n", t.name.c_str(),
-                  t.runs, t.seconds, t.runs > 0 ? 1e3 * t.seconds / t.runs : 0.0,
+    std::snprintf(buf, sizeof buf, "  %-22s %7d runs, %9.3f s (%.3f ms per run, %4.1f %% of iterate)\n",
+                  t.name.c_str(), t.runs, t.seconds, t.runs > 0 ? 1e3 * t.seconds / t.runs : 0.0,
                   iterate_s > 0 ? 100 * t.seconds / iterate_s : 0.0);
     out << buf;
   }
@@ -85,14 +95,18 @@ std::string SolverSummary::to_json() const {
   j["iterations"] = iterations;
   j["objective"] = num(objective);
   if (has_projection) j["objective_at_projection"] = num(objective_at_projection);
-  j["residuals"] = {{"r", num(last.r)}, {"s", num(last.s)}, {"eps_pri", num(last.eps_pri)}, {"eps_dual", num(last.eps_dual)}};
+  j["residuals"] = {{"r", num(last.r)},
+                    {"s", num(last.s)},
+                    {"eps_pri", num(last.eps_pri)},
+                    {"eps_dual", num(last.eps_dual)}};
   j["seconds"] = {{"parse", parse_s}, {"passes", passes_s}, {"compile", compile_s}, {"iterate", iterate_s}};
   j["backend"] = {{"requested", to_string(backend_requested)}, {"used", to_string(backend_used)}};
   j["schedule"] = {{"requested", to_string(schedule_requested)}, {"used", to_string(schedule_used)}};
   j["knorm"] = knorm;
   j["cg_steps"] = cg_steps;
   j["programs"] = nlohmann::ordered_json::array();
-  for (const ProgramTime& t : programs) j["programs"].push_back({{"name", t.name}, {"runs", t.runs}, {"seconds", t.seconds}});
+  for (const ProgramTime& t : programs)
+    j["programs"].push_back({{"name", t.name}, {"runs", t.runs}, {"seconds", t.seconds}});
   return j.dump(1);
 }
 

@@ -37,7 +37,8 @@ void SolverOptions::validate() const {
   user_assert(checkpoint_every >= 0) << "SolverOptions.checkpoint_every must be >= 0";
   user_assert(checkpoint_every == 0 || !checkpoint_path.empty())
       << "SolverOptions.checkpoint_every needs checkpoint_path";
-  user_assert(hqs_rho_max >= 1 && std::isfinite(hqs_rho_max)) << "SolverOptions.hqs_rho_max must be finite and >= 1";
+  user_assert(hqs_rho_max >= 1 && std::isfinite(hqs_rho_max))
+      << "SolverOptions.hqs_rho_max must be finite and >= 1";
 }
 
 namespace {
@@ -57,7 +58,11 @@ Kind kind_of(const std::string& name) {
 class HostLoop {
  public:
   HostLoop(const Problem& problem, const SolverOptions& o, Backend& backend, SolveResult* result)
-      : problem_(problem), o_(o), backend_(backend), result_(*result), sum_(result->summary),
+      : problem_(problem),
+        o_(o),
+        backend_(backend),
+        result_(*result),
+        sum_(result->summary),
         algorithm_(Algorithm::create(o.solver)) {}
 
   void run() {
@@ -95,10 +100,12 @@ class HostLoop {
     user_assert(!l_.vars.empty()) << "the problem has no variable";
     // The state (x and its companions, z/u or y per psi term) and the
     // pipelines' temporaries, about 4 buffers of each.
-    const double bytes = 4.0 * sizeof(float) * static_cast<double>(total_size(l_.vars) + total_size(psi_args(l_)));
+    const double bytes =
+        4.0 * sizeof(float) * static_cast<double>(total_size(l_.vars) + total_size(psi_args(l_)));
     user_assert(bytes <= static_cast<double>(Limits::max_array_bytes()))
         << "solve: the solver's buffers need about " << format_bytes(bytes) << ", more than the limit of "
-        << format_bytes(static_cast<double>(Limits::max_array_bytes())) << " (the machine's memory, or --max-memory)";
+        << format_bytes(static_cast<double>(Limits::max_array_bytes()))
+        << " (the machine's memory, or --max-memory)";
   }
 
   // The iteration program, the CG programs where the x-update needs them and
@@ -117,7 +124,8 @@ class HostLoop {
     compiled_ = compile_hoisted(backend_, programs);
     for (size_t i = 0; i < 1 + cg.size(); ++i) compiled_[i]->profile_into(&sum_.programs);
     if (objective_on_backend) objective_ = compiled_.back().get();
-    if (!cg.empty()) cg_ = std::make_unique<CgXUpdate>(l_, o_, compiled_[1].get(), compiled_[2].get(), compiled_[3].get());
+    if (!cg.empty())
+      cg_ = std::make_unique<CgXUpdate>(l_, o_, compiled_[1].get(), compiled_[2].get(), compiled_[3].get());
     sum_.compile_s = since(t0);
   }
 
@@ -130,9 +138,9 @@ class HostLoop {
       Array x(l_.vars[v]->shape);
       auto it = o_.x0.find(names.name(l_.vars[v].get()));
       if (it != o_.x0.end()) {
-        user_assert(it->second.shape == x.shape) << "x0 for '" << l_.vars[v]->name_hint << "' has shape "
-                                                 << shape_to_string(it->second.shape) << ", the variable "
-                                                 << shape_to_string(x.shape);
+        user_assert(it->second.shape == x.shape)
+            << "x0 for '" << l_.vars[v]->name_hint << "' has shape " << shape_to_string(it->second.shape)
+            << ", the variable " << shape_to_string(x.shape);
         for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = static_cast<float>(it->second.data[i] * scale);
       }
       state_[l_.name(v)] = x;
@@ -150,7 +158,8 @@ class HostLoop {
   }
 
   void checkpoint(int iteration) {
-    if (!o_.checkpoint_path.empty()) save_checkpoint(o_.checkpoint_path, o_.solver, signature_, iteration, state_);
+    if (!o_.checkpoint_path.empty())
+      save_checkpoint(o_.checkpoint_path, o_.solver, signature_, iteration, state_);
   }
 
   // The variables of the last check that passed, kept when runs between
@@ -196,7 +205,8 @@ class HostLoop {
       if (!check) {
         adopt_outputs();
         it_ = done;
-        stop_next_ = (o_.interrupt && o_.interrupt->load()) || (o_.time_limit_s > 0 && since(start_) >= o_.time_limit_s);
+        stop_next_ = (o_.interrupt && o_.interrupt->load()) ||
+                     (o_.time_limit_s > 0 && since(start_) >= o_.time_limit_s);
         continue;
       }
       if (!after_check(done, level)) break;
@@ -307,12 +317,12 @@ class HostLoop {
   std::map<std::string, Array> state_;
   std::vector<double> levels_;  // the penalty per level (one level but for hqs)
   std::string signature_;
-  int it_ = 0;               // iterations done (HQS skips the rest of a level once it converges there)
-  int ran_ = 0;              // iterations run
+  int it_ = 0;   // iterations done (HQS skips the rest of a level once it converges there)
+  int ran_ = 0;  // iterations run
   int last_checkpoint_ = 0;
   Clock::time_point start_;
-  StepOutputs out_;          // after the first run: the arrays of the state before last, reused as outputs
-  bool copies_ = false;      // whether runs between checks overwrite the variables of the last check
+  StepOutputs out_;      // after the first run: the arrays of the state before last, reused as outputs
+  bool copies_ = false;  // whether runs between checks overwrite the variables of the last check
   std::map<std::string, Array> checked_x_;
   int checked_iteration_ = 0;
   bool stop_next_ = false;

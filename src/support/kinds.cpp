@@ -13,9 +13,10 @@ struct Names;
 
 template <>
 struct Names<SolverKind> {
-  static constexpr std::pair<SolverKind, const char*> table[] = {
-      {SolverKind::PockChambolle, "pc"}, {SolverKind::LinearizedADMM, "ladmm"}, {SolverKind::ADMM, "admm"},
-      {SolverKind::HQS, "hqs"}};
+  static constexpr std::pair<SolverKind, const char*> table[] = {{SolverKind::PockChambolle, "pc"},
+                                                                 {SolverKind::LinearizedADMM, "ladmm"},
+                                                                 {SolverKind::ADMM, "admm"},
+                                                                 {SolverKind::HQS, "hqs"}};
 };
 template <>
 struct Names<BackendKind> {
@@ -24,10 +25,11 @@ struct Names<BackendKind> {
 };
 template <>
 struct Names<ScheduleKind> {
-  static constexpr std::pair<ScheduleKind, const char*> table[] = {{ScheduleKind::Default, "default"},
-                                                                   {ScheduleKind::Mullapudi2016, "mullapudi2016"},
-                                                                   {ScheduleKind::Adams2019, "adams2019"},
-                                                                   {ScheduleKind::Li2018, "li2018"}};
+  static constexpr std::pair<ScheduleKind, const char*> table[] = {
+      {ScheduleKind::Default, "default"},
+      {ScheduleKind::Mullapudi2016, "mullapudi2016"},
+      {ScheduleKind::Adams2019, "adams2019"},
+      {ScheduleKind::Li2018, "li2018"}};
 };
 template <>
 struct Names<NormKind> {
@@ -43,9 +45,11 @@ struct Names<ProblemFormat> {
 };
 template <>
 struct Names<ProgramFormat> {
-  static constexpr std::pair<ProgramFormat, const char*> table[] = {
-      {ProgramFormat::Step, "step"}, {ProgramFormat::Source, "source"}, {ProgramFormat::Stmt, "stmt"},
-      {ProgramFormat::C, "c"}, {ProgramFormat::Html, "html"}};
+  static constexpr std::pair<ProgramFormat, const char*> table[] = {{ProgramFormat::Step, "step"},
+                                                                    {ProgramFormat::Source, "source"},
+                                                                    {ProgramFormat::Stmt, "stmt"},
+                                                                    {ProgramFormat::C, "c"},
+                                                                    {ProgramFormat::Html, "html"}};
 };
 template <>
 struct Names<ProgramKind> {
@@ -86,12 +90,12 @@ const std::vector<Kind>& every() {
 
 }  // namespace
 
-#define PROXC_KIND_FUNCTIONS(Kind)                                                   \
-  const char* to_string(Kind kind) { return name_of(kind); }                         \
+#define PROXC_KIND_FUNCTIONS(Kind)                                                      \
+  const char* to_string(Kind kind) { return name_of(kind); }                            \
   bool from_string(const std::string& name, Kind* kind) { return kind_of(name, kind); } \
-  template <>                                                                        \
-  const std::vector<Kind>& all_kinds<Kind>() {                                       \
-    return every<Kind>();                                                            \
+  template <>                                                                           \
+  const std::vector<Kind>& all_kinds<Kind>() {                                          \
+    return every<Kind>();                                                               \
   }
 
 PROXC_KIND_FUNCTIONS(SolverKind)

@@ -25,8 +25,8 @@ std::string example(const std::string& rel) { return std::string(PROXC_SOURCE_DI
 
 std::string temp_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string d = std::filesystem::temp_directory_path().string() + "/proxc_api_" + info->test_suite_name() + "_" +
-                  info->name();
+  std::string d = std::filesystem::temp_directory_path().string() + "/proxc_api_" + info->test_suite_name() +
+                  "_" + info->name();
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;
@@ -88,8 +88,8 @@ TEST(ApiProblem, BuiltInCppPrintsAsTheParsedFile) {
   proxc::Array b = proxc::load_array(example("data/noisy.npy"));
   proxc::Problem built;
   proxc::Expr x = built.variable(b.shape(), "x");
-  built.minimize(proxc::sum_squares(x - proxc::constant(b, "b")) + 0.1 * proxc::group_norm1(proxc::grad(x), {2}) +
-                 proxc::nonneg(x));
+  built.minimize(proxc::sum_squares(x - proxc::constant(b, "b")) +
+                 0.1 * proxc::group_norm1(proxc::grad(x), {2}) + proxc::nonneg(x));
   proxc::Problem parsed = proxc::load_problem(example("denoise_tv_iso.prox"));
   proxc::PrintOptions o;
   o.base_dir = example("");
@@ -124,11 +124,12 @@ TEST(ApiProblem, EveryOperatorAndKeywordParameter) {
   std::string text = p.print();
   // One array used three times is one constant.
   size_t arrays = 0;
-  for (size_t at = text.find("array([8, 6]"); at != std::string::npos; at = text.find("array([8, 6]", at + 1)) ++arrays;
+  for (size_t at = text.find("array([8, 6]"); at != std::string::npos; at = text.find("array([8, 6]", at + 1))
+    ++arrays;
   EXPECT_EQ(arrays, 1u) << text;  // one array used three times is one constant
   for (const char* s : {"2 * sum_squares(conv(", "gamma=0.5", "grad(u, dims=1)", "beta=2", "b=0.25", "d=3",
-                        "subsample(u, [2, 2])", "box(u, lower=0, upper=1)", "vstack(", "transpose(", "reshape(",
-                        "crop(u, [1, 1], [4, 4])", "sum_entries(", "mul_color(rgb, \"yuv\")"}) {
+                        "subsample(u, [2, 2])", "box(u, lower=0, upper=1)", "vstack(", "transpose(",
+                        "reshape(", "crop(u, [1, 1], [4, 4])", "sum_entries(", "mul_color(rgb, \"yuv\")"}) {
     EXPECT_THAT(text, HasSubstr(s)) << s;
   }
   // The text parses back to an equal problem.
@@ -163,13 +164,20 @@ TEST(ApiProblem, MistakesAreUserErrorsThatSayWhat) {
   };
   EXPECT_EQ(count(q.print(), "array([4, 5]"), 1u) << q.print();
   w[0] = 2;
-  q.minimize(proxc::sum_squares(x - w) + proxc::norm1(x - proxc::Array({4, 5}, std::vector<float>(20, 1.0f))));
+  q.minimize(proxc::sum_squares(x - w) +
+             proxc::norm1(x - proxc::Array({4, 5}, std::vector<float>(20, 1.0f))));
   EXPECT_EQ(count(q.print(), "array([4, 5]"), 2u) << q.print();
   EXPECT_THAT(q.print(), HasSubstr("[2, 1, 1"));
   p.minimize(proxc::sum_squares(x));
   EXPECT_THAT(error_of([&] { p.value(x); }), HasSubstr("solve the problem first"));
-  EXPECT_THAT(error_of([&] { p.value(proxc::variable({4, 5}, "other")); }), HasSubstr("not a variable of this problem"));
-  EXPECT_THAT(error_of([&] { p.set_constant("nope", proxc::Array({4, 5})); }), HasSubstr("no constant named 'nope'"));
+  EXPECT_THAT(error_of([&] {
+                p.value(proxc::variable({4, 5}, "other"));
+              }),
+              HasSubstr("not a variable of this problem"));
+  EXPECT_THAT(error_of([&] {
+                p.set_constant("nope", proxc::Array({4, 5}));
+              }),
+              HasSubstr("no constant named 'nope'"));
 }
 
 TEST(ApiSolverOptions, ValidateNamesTheOptionAsWritten) {
@@ -219,11 +227,13 @@ TEST(ApiSolve, ValuesReachTheOptimumAndHalideMatchesTheEmulator) {
   proxc::SolverSummary se = proxc::solve(again, o);
   proxc::Array slow = again.value(x);
   double max_diff = 0;
-  for (int64_t i = 0; i < fast.size(); ++i) max_diff = std::max(max_diff, std::fabs(double(fast[i]) - slow[i]));
+  for (int64_t i = 0; i < fast.size(); ++i)
+    max_diff = std::max(max_diff, std::fabs(double(fast[i]) - slow[i]));
   EXPECT_LT(max_diff, 1e-4);
   // The iterate is nonneg only to the solver's tolerance: the objective at max(x, 0) is the finite one.
   ASSERT_TRUE(s.has_projection);
-  EXPECT_NEAR(s.objective_at_projection, se.objective_at_projection, 1e-5 * std::fabs(se.objective_at_projection));
+  EXPECT_NEAR(s.objective_at_projection, se.objective_at_projection,
+              1e-5 * std::fabs(se.objective_at_projection));
 }
 
 TEST(ApiSolve, SetConstantReplacesTheData) {
@@ -236,7 +246,8 @@ TEST(ApiSolve, SetConstantReplacesTheData) {
   proxc::solve(p, o);
   proxc::Array clean = proxc::load_array(example("data/clean.npy"));
   EXPECT_GT(proxc::psnr(p.value(x), clean), 30.0);
-  EXPECT_THAT(error_of([&] { p.set_constant("b", example("data/psf_gauss7.npy")); }), HasSubstr("holds shape (7, 7)"));
+  EXPECT_THAT(error_of([&] { p.set_constant("b", example("data/psf_gauss7.npy")); }),
+              HasSubstr("holds shape (7, 7)"));
   EXPECT_THAT(error_of([&] { p.set_constant("nope", clean); }), HasSubstr("no constant named 'nope'"));
   // Unknown names in x0 are refused, not ignored.
   proxc::SolverOptions bad = o;
@@ -306,7 +317,8 @@ TEST(ApiModule, CompiledRunEqualsEmulatedRun) {
   for (const auto& [name, a] : ref.arrays) {
     const proxc::Array& b = fast.arrays.at(name);
     ASSERT_EQ(a.shape(), b.shape()) << name;
-    for (int64_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4 * (1 + std::fabs(a[i]))) << name << " " << i;
+    for (int64_t i = 0; i < a.size(); ++i)
+      ASSERT_NEAR(a[i], b[i], 1e-4 * (1 + std::fabs(a[i]))) << name << " " << i;
   }
   proxc::CompileReport r = m.compile();
   EXPECT_EQ(r.pipelines_loaded, 0);  // the cache is off

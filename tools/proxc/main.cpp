@@ -2,17 +2,17 @@
 //
 // Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug).
 
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
-#include <csignal>
 #include <chrono>
-#include <functional>
-#include <map>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <string>
 
 #include "proxc/proxc.h"
@@ -104,22 +104,22 @@ struct ParseCommand {
     std::string text1 = p.print(proxc::ProblemFormat::Text, o);
     std::string text2 = proxc::parse_problem(text1, "<printed>", dir).print(proxc::ProblemFormat::Text, o);
     if (text1 != text2) {
-      std::cerr << "proxc: round trip failed: print -> parse -> print differs at " << first_difference(text1, text2)
-                << "\n";
+      std::cerr << "proxc: round trip failed: print -> parse -> print differs at "
+                << first_difference(text1, text2) << "\n";
       return kExitCheckFailed;
     }
     std::string json1 = p.print(proxc::ProblemFormat::Json, o);
     proxc::Problem from_json = proxc::parse_problem_json(json1, "<printed json>", dir);
     std::string json2 = from_json.print(proxc::ProblemFormat::Json, o);
     if (json1 != json2) {
-      std::cerr << "proxc: round trip failed: JSON -> IR -> JSON differs at " << first_difference(json1, json2)
-                << "\n";
+      std::cerr << "proxc: round trip failed: JSON -> IR -> JSON differs at "
+                << first_difference(json1, json2) << "\n";
       return kExitCheckFailed;
     }
     std::string text3 = from_json.print(proxc::ProblemFormat::Text, o);
     if (text1 != text3) {
-      std::cerr << "proxc: round trip failed: text of the JSON reload differs at " << first_difference(text1, text3)
-                << "\n";
+      std::cerr << "proxc: round trip failed: text of the JSON reload differs at "
+                << first_difference(text1, text3) << "\n";
       return kExitCheckFailed;
     }
     std::cerr << "proxc: round trip ok (text and JSON)\n";
@@ -146,7 +146,8 @@ struct OptCommand {
       size_t start = 0;
       while (start <= passes.size()) {
         size_t comma = passes.find(',', start);
-        std::string name = passes.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        std::string name =
+            passes.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         if (!name.empty()) o.pipeline.push_back(name);
         if (comma == std::string::npos) break;
         start = comma + 1;
@@ -162,7 +163,8 @@ struct OptCommand {
     proxc::Problem out = proxc::run_passes(p, o);
     proxc::PrintOptions po;
     po.base_dir = output.empty() ? "" : std::filesystem::path(output).parent_path().string();
-    emit(out.print(emit_kind == "json" ? proxc::ProblemFormat::Json : proxc::ProblemFormat::Text, po), output);
+    emit(out.print(emit_kind == "json" ? proxc::ProblemFormat::Json : proxc::ProblemFormat::Text, po),
+         output);
     return kExitOk;
   }
 };
@@ -179,8 +181,9 @@ void add_halide_flags(CLI::App* cmd, HalideFlags* o) {
   cmd->add_option("--schedule", o->schedule,
                   "default, or an autoscheduler: mullapudi2016, adams2019, li2018 (falls back to the default "
                   "with a warning)");
-  cmd->add_option("--cache-dir", o->cache_dir,
-                  "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR or ~/.cache/proxc; off: none)");
+  cmd->add_option(
+      "--cache-dir", o->cache_dir,
+      "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR or ~/.cache/proxc; off: none)");
 }
 
 std::atomic<bool> g_interrupted{false};
@@ -205,7 +208,8 @@ struct SolveCommand {
     proxc::Problem p = proxc::load_problem(file);
     for (const std::string& s : sets) {
       auto eq = s.find('=');
-      if (eq == std::string::npos || eq == 0) throw proxc::UserError("--set expects NAME=FILE, got '" + s + "'");
+      if (eq == std::string::npos || eq == 0)
+        throw proxc::UserError("--set expects NAME=FILE, got '" + s + "'");
       try {
         p.set_constant(s.substr(0, eq), s.substr(eq + 1));
       } catch (const proxc::UserError& e) {
@@ -229,15 +233,16 @@ struct SolveCommand {
     std::signal(SIGINT, on_sigint);
     options.interrupt = &g_interrupted;
     if (isatty(STDERR_FILENO) && !json) {
-      options.callback = [this, last = std::chrono::steady_clock::time_point()](const proxc::IterationInfo& i) mutable {
-        auto now = std::chrono::steady_clock::now();
-        if (now - last > std::chrono::milliseconds(100)) {
-          last = now;
-          std::fprintf(stderr, "\r  iteration %d/%d  r %.2e (eps %.2e)  s %.2e (eps %.2e)   ", i.iteration,
-                       options.max_iters, i.r, i.eps_pri, i.s, i.eps_dual);
-        }
-        return true;
-      };
+      options.callback =
+          [this, last = std::chrono::steady_clock::time_point()](const proxc::IterationInfo& i) mutable {
+            auto now = std::chrono::steady_clock::now();
+            if (now - last > std::chrono::milliseconds(100)) {
+              last = now;
+              std::fprintf(stderr, "\r  iteration %d/%d  r %.2e (eps %.2e)  s %.2e (eps %.2e)   ",
+                           i.iteration, options.max_iters, i.r, i.eps_pri, i.s, i.eps_dual);
+            }
+            return true;
+          };
     }
     proxc::SolverSummary summary = proxc::solve(p, options);
     if (options.callback) std::fprintf(stderr, "\r%80s\r", "");
@@ -247,8 +252,8 @@ struct SolveCommand {
       std::string csv = "iteration,r,s,eps_pri,eps_dual,seconds\n";
       for (const auto& h : summary.history) {
         char buf[256];
-        std::snprintf(buf, sizeof buf, "%d,%.9g,%.9g,%.9g,%.9g,%.6f\n", h.iteration, h.r, h.s, h.eps_pri, h.eps_dual,
-                      h.seconds);
+        std::snprintf(buf, sizeof buf, "%d,%.9g,%.9g,%.9g,%.9g,%.6f\n", h.iteration, h.r, h.s, h.eps_pri,
+                      h.eps_dual, h.seconds);
         csv += buf;
       }
       proxc::write_file(log, csv);
@@ -289,8 +294,8 @@ struct SolveCommand {
     for (const proxc::Expr& v : vars) by_name.emplace(p.name_of(v), v);
     std::filesystem::path o(output);
     for (const auto& [name, v] : by_name) {
-      proxc::save_array((o.parent_path() / (o.stem().string() + "_" + name + o.extension().string())).string(),
-                        p.value(v));
+      proxc::save_array(
+          (o.parent_path() / (o.stem().string() + "_" + name + o.extension().string())).string(), p.value(v));
     }
   }
 };
@@ -320,11 +325,14 @@ struct CompileCommand {
       proxc::AotArtifacts a = m.compile_aot(aot_dir, aot_name);
       std::printf("wrote %s, %s, %s and %s\n", a.library.c_str(), a.header.c_str(), a.wrapper.c_str(),
                   a.manifest.c_str());
-      if (a.needs_fft_runtime) std::printf("the pipeline has FFT solves: link libproxc_runtime.a, -lfftw3f_threads and -lfftw3f too\n");
+      if (a.needs_fft_runtime)
+        std::printf(
+            "the pipeline has FFT solves: link libproxc_runtime.a, -lfftw3f_threads and -lfftw3f too\n");
       if (!a.black_boxes.empty()) {
         std::printf("the pipeline calls black-box operators:");
         for (const std::string& b : a.black_boxes) std::printf(" %s", b.c_str());
-        std::printf("; link libproxc_runtime.a and libproxc_black_box.a, and register them before the first call\n");
+        std::printf(
+            "; link libproxc_runtime.a and libproxc_black_box.a, and register them before the first call\n");
       }
       return kExitOk;
     }
@@ -332,11 +340,12 @@ struct CompileCommand {
       emit(m.emit(parse_kind<proxc::ProgramFormat>("--emit", "form", emit_kind)), output);
     } else {
       proxc::CompileReport r = m.compile();
-      std::printf("compiled %s (%zu outputs) for %s, schedule %s, in %.3f s: %d pipeline%s compiled, %d loaded from "
-                  "the on-disk cache (%s)\n",
-                  m.name().c_str(), m.outputs().size(), halide.target.c_str(), proxc::to_string(r.schedule_used),
-                  r.seconds, r.pipelines_compiled, r.pipelines_compiled == 1 ? "" : "s", r.pipelines_loaded,
-                  r.cache_dir.empty() ? "off" : r.cache_dir.c_str());
+      std::printf(
+          "compiled %s (%zu outputs) for %s, schedule %s, in %.3f s: %d pipeline%s compiled, %d loaded from "
+          "the on-disk cache (%s)\n",
+          m.name().c_str(), m.outputs().size(), halide.target.c_str(), proxc::to_string(r.schedule_used),
+          r.seconds, r.pipelines_compiled, r.pipelines_compiled == 1 ? "" : "s", r.pipelines_loaded,
+          r.cache_dir.empty() ? "off" : r.cache_dir.c_str());
     }
     return kExitOk;
   }
@@ -350,8 +359,8 @@ struct MontageCommand {
     for (const std::string& f : images) arrays.push_back(proxc::load_array(f));
     proxc::Array m = proxc::montage(arrays, images);
     proxc::save_array(output, m);
-    std::printf("wrote %s (%s: %zu images side by side)\n", output.c_str(), proxc::shape_to_string(m.shape()).c_str(),
-                images.size());
+    std::printf("wrote %s (%s: %zu images side by side)\n", output.c_str(),
+                proxc::shape_to_string(m.shape()).c_str(), images.size());
     return kExitOk;
   }
 };
@@ -360,8 +369,8 @@ struct MetricsCommand {
   std::string image, reference;
   int run() const {
     proxc::Array x = proxc::load_array(image), ref = proxc::load_array(reference);
-    std::printf("PSNR %.2f dB, SSIM %.4f (%s against %s)\n", proxc::psnr(x, ref), proxc::ssim(x, ref), image.c_str(),
-                reference.c_str());
+    std::printf("PSNR %.2f dB, SSIM %.4f (%s against %s)\n", proxc::psnr(x, ref), proxc::ssim(x, ref),
+                image.c_str(), reference.c_str());
     return kExitOk;
   }
 };
@@ -385,29 +394,35 @@ struct CheckCommand {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"proxc: a compiler for proximal image-optimization problems.\n"
-               "Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug)."};
+  CLI::App app{
+      "proxc: a compiler for proximal image-optimization problems.\n"
+      "Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug)."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("proxc ") + proxc::version());
   CommonOptions common;
   app.add_option("--max-memory", common.max_memory,
                  "Refuse any array larger than this (e.g. 4G, 512M); default: the machine's memory");
-  app.add_option("--allow-path", common.allow_paths,
-                 "Let problems read data from this folder too (default: only the problem's own folder); repeatable")
+  app.add_option(
+         "--allow-path", common.allow_paths,
+         "Let problems read data from this folder too (default: only the problem's own folder); repeatable")
       ->expected(1);
-  app.add_option("--plugin", common.plugins,
-                 "Load this shared library of black-box operators (see include/proxc/black_box.h); repeatable")
+  app.add_option(
+         "--plugin", common.plugins,
+         "Load this shared library of black-box operators (see include/proxc/black_box.h); repeatable")
       ->expected(1);
 
   ParseCommand parse;
-  CLI::App* parse_cmd = app.add_subcommand("parse", "Parse a problem (.prox or .json) and print it in a chosen form");
+  CLI::App* parse_cmd =
+      app.add_subcommand("parse", "Parse a problem (.prox or .json) and print it in a chosen form");
   parse_cmd->fallthrough();
   parse_cmd->add_option("FILE", parse.file, "Problem file (.prox text or .json dump)")->required();
-  parse_cmd->add_option("--emit", parse.emit_kind,
-                        "Output form: text (canonical .prox), json, dot (operator DAG for Graphviz), "
-                        "latex (the objective as an equation)")
+  parse_cmd
+      ->add_option("--emit", parse.emit_kind,
+                   "Output form: text (canonical .prox), json, dot (operator DAG for Graphviz), "
+                   "latex (the objective as an equation)")
       ->check(one_of<proxc::ProblemFormat>());
-  parse_cmd->add_option("-o,--output", parse.output, "Write to this file (whole or not at all) instead of stdout");
+  parse_cmd->add_option("-o,--output", parse.output,
+                        "Write to this file (whole or not at all) instead of stdout");
   parse_cmd->add_flag("--verify-roundtrip", parse.verify_roundtrip,
                       "Check print -> parse -> print is byte-identical, in text and JSON (exit 1 if not)");
   parse_cmd->add_flag("--inline-constants", parse.inline_constants,
@@ -418,17 +433,23 @@ int main(int argc, char** argv) {
       "opt", "Run rewriting passes (absorb, merge, split, scale) on a problem or continue from a JSON dump");
   opt_cmd->fallthrough();
   opt_cmd->add_option("FILE", opt.file, "Problem file (.prox text or .json dump)")->required();
-  opt_cmd->add_option("--passes", opt.passes, "Comma-separated passes to run (default: absorb,merge,split,scale)");
+  opt_cmd->add_option("--passes", opt.passes,
+                      "Comma-separated passes to run (default: absorb,merge,split,scale)");
   opt_cmd->add_option("--solver", opt.solver, "Solver the split prepares for")
       ->check(one_of<proxc::SolverKind>());
-  opt_cmd->add_option("--norm", opt.norm, "How the scale pass gets ||K||: bound (ProxImaL's) or power (estimated: Lanczos iteration)")
+  opt_cmd
+      ->add_option(
+          "--norm", opt.norm,
+          "How the scale pass gets ||K||: bound (ProxImaL's) or power (estimated: Lanczos iteration)")
       ->check(one_of<proxc::NormKind>());
-  opt_cmd->add_option("--dump-ir", opt.dump_dir, "Write NN_<pass>.prox and NN_<pass>.json here after each pass");
+  opt_cmd->add_option("--dump-ir", opt.dump_dir,
+                      "Write NN_<pass>.prox and NN_<pass>.json here after each pass");
   opt_cmd->add_flag("--print-after-all", opt.print_after_all, "Print the problem after each pass (stderr)");
   opt_cmd->add_flag("--verify-each", opt.verify_each,
                     "Verify the IR and that the objective is preserved after each pass");
   opt_cmd->add_flag("--time-passes", opt.time_passes, "Report each pass's time (stderr)");
-  opt_cmd->add_option("--emit", opt.emit_kind, "Output form: text or json")->check(CLI::IsMember({"text", "json"}));
+  opt_cmd->add_option("--emit", opt.emit_kind, "Output form: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
   opt_cmd->add_option("-o,--output", opt.output, "Write the result here instead of stdout");
 
   SolveCommand solve;
@@ -441,71 +462,89 @@ int main(int argc, char** argv) {
       ->check(one_of<proxc::BackendKind>());
   add_halide_flags(solve_cmd, &solve.halide);
   solve_cmd->add_option("--iters", solve.options.max_iters, "Most iterations (default 1000)");
-  solve_cmd->add_option("--eps-abs", solve.options.eps_abs, "Absolute tolerance (default 1e-3; 0 with --eps-rel 0: "
-                                                             "run exactly --iters)");
+  solve_cmd->add_option("--eps-abs", solve.options.eps_abs,
+                        "Absolute tolerance (default 1e-3; 0 with --eps-rel 0: "
+                        "run exactly --iters)");
   solve_cmd->add_option("--eps-rel", solve.options.eps_rel, "Relative tolerance (default 1e-3)");
-  solve_cmd->add_option("--time-limit", solve.options.time_limit_s, "Stop after this many seconds of iterating");
+  solve_cmd->add_option("--time-limit", solve.options.time_limit_s,
+                        "Stop after this many seconds of iterating");
   solve_cmd->add_option("--fuse", solve.options.fuse, "Iterations unrolled into one pipeline (pc, ladmm)");
-  solve_cmd->add_option("--check-every", solve.options.check_every,
-                        "Check convergence every N iterations and after the last (default 10; 1: every iteration)");
-  solve_cmd->add_option("--hqs-rho-max", solve.options.hqs_rho_max, "HQS continuation ends at this rho (default 256)");
+  solve_cmd->add_option(
+      "--check-every", solve.options.check_every,
+      "Check convergence every N iterations and after the last (default 10; 1: every iteration)");
+  solve_cmd->add_option("--hqs-rho-max", solve.options.hqs_rho_max,
+                        "HQS continuation ends at this rho (default 256)");
   solve_cmd->add_option("-o,--output", solve.output, "Write the result (.npy, .png, .tif)");
   solve_cmd->add_option("--log", solve.log, "Write one CSV row per convergence check");
   solve_cmd->add_option("--reference", solve.reference, "Ground truth: print PSNR and SSIM");
   solve_cmd->add_option("--x0", solve.x0, "Start from this array (user units)");
-  solve_cmd->add_option("--set", solve.sets, "NAME=FILE: replace a constant's data without recompiling; repeatable")
+  solve_cmd
+      ->add_option("--set", solve.sets,
+                   "NAME=FILE: replace a constant's data without recompiling; repeatable")
       ->expected(1);
-  solve_cmd->add_option("--checkpoint", solve.options.checkpoint_path, "Save the whole solver state to this file");
+  solve_cmd->add_option("--checkpoint", solve.options.checkpoint_path,
+                        "Save the whole solver state to this file");
   solve_cmd->add_option("--checkpoint-every", solve.options.checkpoint_every,
                         "... at the first check N iterations after the last save (and at the end)");
-  solve_cmd->add_option("--resume", solve.options.resume_path, "Continue from a checkpoint of the same problem and solver");
+  solve_cmd->add_option("--resume", solve.options.resume_path,
+                        "Continue from a checkpoint of the same problem and solver");
   solve_cmd->add_flag("--json", solve.json, "Print the summary as one JSON object");
   solve_cmd->add_flag("--full", solve.full, "Print the full report");
 
   CompileCommand compile;
   CLI::App* compile_cmd = app.add_subcommand(
-      "compile", "Lower one solver iteration to a step program and a fused Halide pipeline; JIT-compile or print it");
+      "compile",
+      "Lower one solver iteration to a step program and a fused Halide pipeline; JIT-compile or print it");
   compile_cmd->fallthrough();
   compile_cmd->add_option("FILE", compile.file, "Problem file (.prox text or .json dump)")->required();
   compile_cmd->add_option("--solver", compile.solver, "pc, ladmm, admm or hqs")
       ->check(one_of<proxc::SolverKind>());
   compile_cmd->add_option("--fuse", compile.fuse, "Iterations unrolled into the pipeline (pc, ladmm)");
-  compile_cmd->add_option("--program", compile.program,
-                          "Which program: iteration (default), or a CG x-update's cg_init, cg_apply, cg_update "
-                          "(admm, hqs)")
+  compile_cmd
+      ->add_option("--program", compile.program,
+                   "Which program: iteration (default), or a CG x-update's cg_init, cg_apply, cg_update "
+                   "(admm, hqs)")
       ->check(one_of<proxc::ProgramKind>());
-  compile_cmd->add_option("--emit", compile.emit_kind,
-                          "Print instead of compiling: step (the step program), source (a standalone C++ Halide "
-                          "generator program building the same pipeline), stmt (Halide's lowered statement), "
-                          "c (Halide's C output), html")
+  compile_cmd
+      ->add_option("--emit", compile.emit_kind,
+                   "Print instead of compiling: step (the step program), source (a standalone C++ Halide "
+                   "generator program building the same pipeline), stmt (Halide's lowered statement), "
+                   "c (Halide's C output), html")
       ->check(one_of<proxc::ProgramFormat>());
   add_halide_flags(compile_cmd, &compile.halide);
   compile_cmd->add_option("-o,--output", compile.output, "Write the printed form here");
-  compile_cmd->add_option("--aot", compile.aot_dir,
-                          "Compile ahead of time into this folder: <name>.a, <name>.h, <name>_call.h, <name>.json");
+  compile_cmd->add_option(
+      "--aot", compile.aot_dir,
+      "Compile ahead of time into this folder: <name>.a, <name>.h, <name>_call.h, <name>.json");
   compile_cmd->add_option("--name", compile.aot_name, "Function name for --aot (default proxc_step)");
 
   MetricsCommand metrics;
   MontageCommand montage;
-  CLI::App* montage_cmd = app.add_subcommand("montage", "Put images side by side (clamped to [0, 1]) in one image");
-  montage_cmd->add_option("IMAGES", montage.images, "Images (.npy, .png, .tif) of the same height")->required();
-  montage_cmd->add_option("-o,--output", montage.output, "The side-by-side image (.png, .tif, .npy)")->required();
+  CLI::App* montage_cmd =
+      app.add_subcommand("montage", "Put images side by side (clamped to [0, 1]) in one image");
+  montage_cmd->add_option("IMAGES", montage.images, "Images (.npy, .png, .tif) of the same height")
+      ->required();
+  montage_cmd->add_option("-o,--output", montage.output, "The side-by-side image (.png, .tif, .npy)")
+      ->required();
   CLI::App* metrics_cmd = app.add_subcommand("metrics", "PSNR and SSIM of an image against a reference");
   metrics_cmd->add_option("IMAGE", metrics.image, "Image (.npy, .png, .tif)")->required();
   metrics_cmd->add_option("REFERENCE", metrics.reference, "Ground truth of the same shape")->required();
 
   CheckCommand check;
   CLI::App* check_cmd = app.add_subcommand(
-      "check", "Dot-test every operator and the whole K of a problem; estimate ||K|| (exit 1 if a check fails)");
+      "check",
+      "Dot-test every operator and the whole K of a problem; estimate ||K|| (exit 1 if a check fails)");
   check_cmd->fallthrough();
   check_cmd->add_option("FILE", check.file, "Problem file (.prox text or .json dump)")->required();
   check_cmd->add_option("--backend", check.backend, "Backend that computes K and K' (emulate or halide)")
       ->check(one_of<proxc::BackendKind>());
-  check_cmd->add_option("--target", check.options.target, "Halide target string for --backend halide (host, host-cuda, ...)");
+  check_cmd->add_option("--target", check.options.target,
+                        "Halide target string for --backend halide (host, host-cuda, ...)");
   check_cmd->add_flag("--json", check.json, "Print one JSON object instead of a table");
   check_cmd->add_option("--seed", check.options.seed, "Seed of the random test vectors");
-  check_cmd->add_option("--debug-break-adjoint", check.options.debug_break_adjoint,
-                        "For testing the checker: compute this operator kind's adjoint wrongly")
+  check_cmd
+      ->add_option("--debug-break-adjoint", check.options.debug_break_adjoint,
+                   "For testing the checker: compute this operator kind's adjoint wrongly")
       ->group("");
 
   try {
@@ -515,7 +554,8 @@ int main(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitUserError;
   }
   try {
-    if (!common.max_memory.empty()) proxc::set_max_array_bytes(proxc::parse_byte_size(common.max_memory, "--max-memory"));
+    if (!common.max_memory.empty())
+      proxc::set_max_array_bytes(proxc::parse_byte_size(common.max_memory, "--max-memory"));
     for (const std::string& d : common.allow_paths) proxc::allow_path(d);
     for (const std::string& lib : common.plugins) proxc::load_plugin(lib);
     if (parse_cmd->parsed()) return parse.run();

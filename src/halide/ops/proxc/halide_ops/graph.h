@@ -6,8 +6,6 @@
 
 #include <Halide.h>
 
-#include "proxc/black_box.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +15,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include "proxc/black_box.h"
 
 namespace proxc::halide_ops {
 
@@ -59,9 +59,10 @@ inline std::vector<Halide::Expr> unravel(Halide::Expr i, const std::vector<Halid
       c[a] = Halide::clamp(i, 0, ext[a] - 1);  // what is left: below ext[0]
       break;
     }
-    Halide::Expr q = Halide::Internal::is_const(ext[a])
-                         ? i / ext[a]
-                         : Halide::cast<int>(Halide::floor(Halide::cast<double>(i) / Halide::cast<double>(ext[a])));
+    Halide::Expr q =
+        Halide::Internal::is_const(ext[a])
+            ? i / ext[a]
+            : Halide::cast<int>(Halide::floor(Halide::cast<double>(i) / Halide::cast<double>(ext[a])));
     c[a] = Halide::clamp(i - q * ext[a], 0, ext[a] - 1);
     i = q;
   }
@@ -212,14 +213,16 @@ class Graph {
   /// The operands of a function term f(x) = alpha·φ(beta·x − b) + cᵀx +
   /// gamma·‖x‖² + d: rank-0 float scalars or arrays of x's shape.
   struct Term {
-    std::string kind;  ///< sum_squares, least_squares, norm1, group_norm1, nonneg, poisson_norm, sum_entries, box
+    std::string
+        kind;  ///< sum_squares, least_squares, norm1, group_norm1, nonneg, poisson_norm, sum_entries, box
     Val alpha, beta, gamma, d, b, c, lower, upper;
     Val counts;             ///< poisson_norm only
     std::vector<int> axes;  ///< group_norm1 only
     std::string id;         ///< its variable in the recorded source
   };
-  Term term(const std::string& kind, const Val& alpha, const Val& beta, const Val& gamma, const Val& d, const Val& b,
-            const Val& c, const Val& lower, const Val& upper, const Val& counts, const std::vector<int>& axes);
+  Term term(const std::string& kind, const Val& alpha, const Val& beta, const Val& gamma, const Val& d,
+            const Val& b, const Val& c, const Val& lower, const Val& upper, const Val& counts,
+            const std::vector<int>& axes);
   /// prox_{f/rho}(v) for the term t (SEMANTICS.md's formula with the
   /// affine argument folded in); rho is a double scalar.
   Val prox(const Term& t, const Val& v, const Val& rho_val);
@@ -304,7 +307,8 @@ class Graph {
   /// Schedules the pipeline with an autoscheduler: `plugin` is the path of
   /// its library (libautoschedule_<name>.so), `name` its registered name
   /// (Mullapudi2016, Adams2019, Li2018). Needs Schedule::None and set_estimates.
-  Halide::AutoSchedulerResults auto_schedule(const std::string& plugin, const std::string& name, const Halide::Target& t);
+  Halide::AutoSchedulerResults auto_schedule(const std::string& plugin, const std::string& name,
+                                             const Halide::Target& t);
 
   /// The outputs' Funcs in order (a Tuple-valued one for a pair stands for both).
   Halide::Pipeline pipeline();
@@ -349,7 +353,9 @@ class Graph {
     std::string text;
   };
 
-  [[noreturn]] static void fail(const std::string& what) { throw Halide::CompileError("proxc halide_ops: " + what); }
+  [[noreturn]] static void fail(const std::string& what) {
+    throw Halide::CompileError("proxc halide_ops: " + what);
+  }
 
   static Halide::Expr f64(double v) { return Halide::Internal::make_const(Halide::Float(64), v); }
 
@@ -374,7 +380,8 @@ class Graph {
              const std::function<Halide::Expr(const Coords&)>& body);
   // The double Expr defining a rank-0 value made of parameters only.
   static Halide::Expr scalar_definition(const Val& v) {
-    if (v.rank() != 0 || !v.f.defined() || v.f.has_update_definition()) fail("a scalar of parameters was expected");
+    if (v.rank() != 0 || !v.f.defined() || v.f.has_update_definition())
+      fail("a scalar of parameters was expected");
     return Halide::cast<double>(v.f.value());
   }
   // A rank-0 Func holding e as it is.
@@ -403,8 +410,8 @@ class Graph {
     bool gated = false;   ///< see reduce
   };
   template <typename Element, typename Combine>
-  Val parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine, Halide::Expr on,
-                      RowSums* row_sums);
+  Val parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine,
+                      Halide::Expr on, RowSums* row_sums);
 
   // Whether f reads, directly or through inlined Funcs, a Func with an
   // update that is not at root: an inline reduction (Halide::sum), which
@@ -438,8 +445,9 @@ class Graph {
   Halide::TailStrategy vector_tail(int lanes = kVectorLanes) const {
     return min_extent_ >= lanes ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf;
   }
-  void schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,
-                     bool small_inner, int unroll_from = 2, int lanes = kVectorLanes);
+  void schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars,
+                     const std::vector<Halide::Expr>& ext, bool small_inner, int unroll_from = 2,
+                     int lanes = kVectorLanes);
   // Splits the rows of every Func at root into parallel strips of
   // kRowsPerTask rows. The last strip shifts inwards (recomputes a few rows
   // of the one before, as Halide's vectors do at a row's end) when the
@@ -453,8 +461,9 @@ class Graph {
   // than an extent of the program has, so other regions hold a strip.
   void split_row_strips();
   // The loop order and vectors of schedule_root, wherever f is computed.
-  void schedule_vectors(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,
-                        bool small_inner, int unroll_from, int lanes) const;
+  void schedule_vectors(Halide::Func f, const std::vector<Halide::Var>& vars,
+                        const std::vector<Halide::Expr>& ext, bool small_inner, int unroll_from,
+                        int lanes) const;
   void schedule_at_root(const Val& v);
   // A value read at other positions than its own (a stencil): compute it once.
   // Unless it is a pointwise function of at most kStencilInline buffers:
@@ -505,11 +514,13 @@ class Graph {
   // pf independent of the loop: each such member must be a cheap root
   // (cheap_roots_) that calls no member, and nothing else pf calls may reach
   // one. The members to inline go to *out.
-  bool members_to_inline(const Halide::Internal::Function& pf, const std::vector<Halide::Internal::Function>& loop,
+  bool members_to_inline(const Halide::Internal::Function& pf,
+                         const std::vector<Halide::Internal::Function>& loop,
                          std::map<std::string, Halide::Internal::Function>* out) const;
   // Replaces f's calls of the targets (pure Funcs) by their definitions at
   // the calls' coordinates.
-  static void inline_calls(Halide::Internal::Function f, const std::map<std::string, Halide::Internal::Function>& targets);
+  static void inline_calls(Halide::Internal::Function f,
+                           const std::map<std::string, Halide::Internal::Function>& targets);
   // The loads per element of a pointwise function of these operands when
   // inlined: 1 per buffer or value at root, 0 per scalar, -1 (unknown, many)
   // if an operand is itself an inlined value of unknown cost.
@@ -557,10 +568,11 @@ class Graph {
 
   Schedule schedule_;
   std::ostream* record_;
-  int min_extent_ = 0;  ///< see assume_min_extent
-  bool gated_ = false;  ///< a reduction is gated (see reduce, split_row_strips)
+  int min_extent_ = 0;         ///< see assume_min_extent
+  bool gated_ = false;         ///< a reduction is gated (see reduce, split_row_strips)
   bool strips_split_ = false;  ///< split_row_strips ran (pipeline() was called)
-  std::vector<std::pair<Halide::Func, Halide::Expr>> row_splits_;  ///< see split_row_strips: Funcs, their rows' extent
+  std::vector<std::pair<Halide::Func, Halide::Expr>>
+      row_splits_;  ///< see split_row_strips: Funcs, their rows' extent
   std::pair<std::string, std::string> autoscheduler_;
   int counter_ = 0;
   int ids_ = 0;
@@ -570,12 +582,13 @@ class Graph {
   std::set<std::string> output_funcs_;  ///< materialized values that are outputs themselves
   std::set<int> merged_;                ///< outputs computed as the second value of a pair (pair_outputs)
   std::set<std::string> fused_;         ///< outputs in a compute_with group (fuse_outputs)
-  std::map<std::string, Val> strip_candidates_;     ///< see stencil(v, local), place_strip_candidates
+  std::map<std::string, Val> strip_candidates_;   ///< see stencil(v, local), place_strip_candidates
   std::map<std::string, std::string> row_tasks_;  ///< Funcs at root by strips of rows: their strip loop
-  std::map<std::string, RowSums> partials_;  ///< row-parallel reductions, by Val id
-  std::vector<std::string> partial_order_;    ///< their Val ids in the order reduce made them
-  std::set<std::string> split_partials_;       ///< row sums whose rows run in strips (split_partial_rows)
-  std::set<std::string> cheap_roots_;         ///< at root, pointwise of at most 2 arrays (see fuse_partials_into_outputs)
+  std::map<std::string, RowSums> partials_;       ///< row-parallel reductions, by Val id
+  std::vector<std::string> partial_order_;        ///< their Val ids in the order reduce made them
+  std::set<std::string> split_partials_;          ///< row sums whose rows run in strips (split_partial_rows)
+  std::set<std::string>
+      cheap_roots_;  ///< at root, pointwise of at most 2 arrays (see fuse_partials_into_outputs)
   std::map<std::string, std::string> group_lead_;         ///< an output fused into another's loop: that one
   std::map<std::string, std::string> reduction_partner_;  ///< row sums fused with others (fuse_reductions)
   std::vector<std::pair<Halide::Region, Halide::RDom>> domains_;  ///< see shared_domain
@@ -611,7 +624,9 @@ inline Val Graph::param(const std::string& name) {
 inline Val Graph::input(const std::string& name, const Ext& ext) {
   auto it = inputs_.find(name);
   if (it == inputs_.end()) {
-    it = inputs_.emplace(name, Halide::ImageParam(Halide::Float(32), static_cast<int>(ext.size()), "in_" + name)).first;
+    it = inputs_
+             .emplace(name, Halide::ImageParam(Halide::Float(32), static_cast<int>(ext.size()), "in_" + name))
+             .first;
   }
   buffer_ext_[it->second.name()] = ext;
   dense_strides(it->second, ext);
@@ -621,7 +636,9 @@ inline Val Graph::input(const std::string& name, const Ext& ext) {
 inline Val Graph::data(int i, const Ext& ext) {
   auto it = data_.find(i);
   if (it == data_.end()) {
-    it = data_.emplace(i, Halide::ImageParam(Halide::Float(32), static_cast<int>(ext.size()), "data" + std::to_string(i)))
+    it = data_
+             .emplace(i, Halide::ImageParam(Halide::Float(32), static_cast<int>(ext.size()),
+                                            "data" + std::to_string(i)))
              .first;
   }
   buffer_ext_[it->second.name()] = ext;
@@ -645,7 +662,8 @@ inline std::vector<Halide::Var> Graph::make_vars(int r) {
 
 inline Halide::Expr Graph::call(const Val& v, const Coords& idx) {
   if (v.ext.empty()) return v.f();
-  if (idx.size() != v.ext.size()) fail("call with " + std::to_string(idx.size()) + " indices on rank " + std::to_string(v.rank()));
+  if (idx.size() != v.ext.size())
+    fail("call with " + std::to_string(idx.size()) + " indices on rank " + std::to_string(v.rank()));
   return v.f(reversed(idx));
 }
 
@@ -662,15 +680,17 @@ inline Halide::Expr Graph::ravel(const Coords& c, const std::vector<Halide::Expr
 }
 
 inline Val Graph::define(const std::string& name, const std::vector<Halide::Expr>& ext,
-           const std::function<Halide::Expr(const Coords&)>& body) {
+                         const std::function<Halide::Expr(const Coords&)>& body) {
   Val v;
   v.f = Halide::Func(name + std::to_string(counter_++));
   v.ext = ext;
   v.vars = make_vars(static_cast<int>(ext.size()));
   Coords c(v.vars.begin(), v.vars.end());
   Halide::Expr e = body(c);
-  if (ext.empty()) v.f() = Halide::cast<double>(e);
-  else v.f(reversed(c)) = Halide::cast<float>(e);
+  if (ext.empty())
+    v.f() = Halide::cast<double>(e);
+  else
+    v.f(reversed(c)) = Halide::cast<float>(e);
   return v;
 }
 
@@ -688,10 +708,11 @@ inline Val Graph::buffer(const std::string& name, Halide::ImageParam& p, const E
   v.f = Halide::Func(name + std::to_string(counter_++));
   std::vector<Halide::Var> vars = make_vars(static_cast<int>(ext.size()));
   Coords c(vars.begin(), vars.end());
-  if (vars.empty()) v.f() = p();
-  else v.f(reversed(c)) = p(reversed(c));
+  if (vars.empty())
+    v.f() = p();
+  else
+    v.f(reversed(c)) = p(reversed(c));
   return v;
 }
-
 
 }  // namespace proxc::halide_ops

@@ -28,7 +28,8 @@ inline Val Graph::grad(const Val& x0, int d, const Ext& ext) {
   // interleaved in one process (bench/cg_programs.cpp): cg_apply 3–15 %
   // faster on TV, inpainting and deconvolution, cg_init 2–7 %. (Not when
   // x is computed per strip itself, or inlined: stencils of stencils.)
-  const bool x_at_root = x.is_buffer || (materialized_.count(x.f.name()) && !strip_candidates_.count(x.f.name()));
+  const bool x_at_root =
+      x.is_buffer || (materialized_.count(x.f.name()) && !strip_candidates_.count(x.f.name()));
   v.loads = x_at_root ? 2 : -1;
   return rec(v, "grad", x0, d, ext);
 }
@@ -64,7 +65,8 @@ inline Val Graph::conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext
   Val xw = define("wrapped", x.ext, [&](const Coords& c) {
     Coords src = c;
     for (int i = 0; i < kr; ++i) {
-      src[i] = Halide::clamp(Halide::select(c[i] < 0, c[i] + n[i], c[i] >= n[i], c[i] - n[i], c[i]), 0, n[i] - 1);
+      src[i] =
+          Halide::clamp(Halide::select(c[i] < 0, c[i] + n[i], c[i] >= n[i], c[i] - n[i], c[i]), 0, n[i] - 1);
     }
     return call(x, src);
   });
@@ -103,13 +105,15 @@ inline Val Graph::fft_conv(const Val& x0, int otf, int kr, bool adjoint, const E
   Val out;
   out.f = Halide::Func(std::string(adjoint ? "fft_corr" : "fft_conv") + std::to_string(counter_++));
   out.ext = extents(ext);
-  std::vector<Halide::ExternFuncArgument> args = {x.f, it->second, Halide::Expr(kr), Halide::Expr(adjoint ? 1 : 0)};
+  std::vector<Halide::ExternFuncArgument> args = {x.f, it->second, Halide::Expr(kr),
+                                                  Halide::Expr(adjoint ? 1 : 0)};
   out.f.define_extern("proxc_fft_conv", args, Halide::Float(32), static_cast<int>(ext.size()));
   if (schedule_ == Schedule::Default) out.f.compute_root();
   return rec(out, "fft_conv", x0, otf, kr, adjoint, ext);
 }
 
-inline Val Graph::black_box(const Val& x0, const std::string& name, bool adjoint, const Ext& in_ext, const Ext& ext) {
+inline Val Graph::black_box(const Val& x0, const std::string& name, bool adjoint, const Ext& in_ext,
+                            const Ext& ext) {
   if (in_ext.size() > 6 || ext.size() > 6 || in_ext.empty() || ext.empty()) fail("black_box: ranks 1 to 6");
   Val x = x0;
   schedule_at_root(x);
@@ -169,7 +173,8 @@ inline Val Graph::stack(const std::vector<Val>& parts0, const Ext& ext) {
                         offset = offset + size;
                       }
                       for (size_t i = pieces.size(); i-- > 0;) {
-                        out = i + 1 == pieces.size() ? pieces[i].second : Halide::select(pieces[i].first, pieces[i].second, out);
+                        out = i + 1 == pieces.size() ? pieces[i].second
+                                                     : Halide::select(pieces[i].first, pieces[i].second, out);
                       }
                       return out;
                     }),
@@ -181,15 +186,15 @@ inline Val Graph::unstack(const Val& y0, const std::vector<Ext>& parts, int k) {
   Halide::Expr offset = 0;
   for (int i = 0; i < k; ++i) offset = offset + flat_size(extents(parts[i]));
   std::vector<Halide::Expr> pe = extents(parts[k]);
-  return rec(define("unstack", pe, [&](const Coords& c) { return call(y, {offset + ravel(c, pe)}); }), "unstack", y0,
-             parts, k);
+  return rec(define("unstack", pe, [&](const Coords& c) { return call(y, {offset + ravel(c, pe)}); }),
+             "unstack", y0, parts, k);
 }
 
 inline Val Graph::reshape(const Val& x0, const Ext& ext) {
   Val x = stencil(x0);
   std::vector<Halide::Expr> e = extents(ext);
-  return rec(define("reshape", e, [&](const Coords& c) { return call(x, unravel(ravel(c, e), x.ext)); }), "reshape",
-             x0, ext);
+  return rec(define("reshape", e, [&](const Coords& c) { return call(x, unravel(ravel(c, e), x.ext)); }),
+             "reshape", x0, ext);
 }
 
 inline Val Graph::transpose(const Val& x0, const std::vector<int>& perm, bool adjoint, const Ext& ext) {
@@ -198,8 +203,10 @@ inline Val Graph::transpose(const Val& x0, const std::vector<int>& perm, bool ad
                     [&](const Coords& c) {
                       Coords src(c.size());
                       for (size_t i = 0; i < c.size(); ++i) {
-                        if (adjoint) src[i] = c[static_cast<size_t>(perm[i])];
-                        else src[static_cast<size_t>(perm[i])] = c[i];
+                        if (adjoint)
+                          src[i] = c[static_cast<size_t>(perm[i])];
+                        else
+                          src[static_cast<size_t>(perm[i])] = c[i];
                       }
                       return call(x, src);
                     }),
@@ -300,7 +307,8 @@ inline Val Graph::color_impl(const Val& x, const std::vector<Halide::Expr>& m, b
       for (int j = 0; j < 3; ++j) {
         Coords src = c;
         src.back() = j;
-        s = s + (adjoint ? m[static_cast<size_t>(j * 3 + o)] : m[static_cast<size_t>(o * 3 + j)]) * call(x, src);
+        s = s +
+            (adjoint ? m[static_cast<size_t>(j * 3 + o)] : m[static_cast<size_t>(o * 3 + j)]) * call(x, src);
       }
       rows.push_back(s);
     }
@@ -308,8 +316,8 @@ inline Val Graph::color_impl(const Val& x, const std::vector<Halide::Expr>& m, b
   });
 }
 
-inline Graph::Taps Graph::warp_taps(const std::vector<Halide::Expr>& h, Halide::Expr i, Halide::Expr j, Halide::Expr rows,
-                      Halide::Expr cols) {
+inline Graph::Taps Graph::warp_taps(const std::vector<Halide::Expr>& h, Halide::Expr i, Halide::Expr j,
+                                    Halide::Expr rows, Halide::Expr cols) {
   using Halide::cast;
   Halide::Expr fi = cast<float>(i), fj = cast<float>(j);
   Halide::Expr u = h[0] * fj + h[1] * fi + h[2];
@@ -318,7 +326,8 @@ inline Graph::Taps Graph::warp_taps(const std::vector<Halide::Expr>& h, Halide::
   Halide::Expr sx = u / w, sy = vv / w;
   Taps t;
   t.valid = w != 0.0f && sx >= -1.0f && sy >= -1.0f && sx <= cast<float>(cols) && sy <= cast<float>(rows);
-  Halide::Expr sxc = Halide::clamp(sx, -2.0f, cast<float>(cols) + 1), syc = Halide::clamp(sy, -2.0f, cast<float>(rows) + 1);
+  Halide::Expr sxc = Halide::clamp(sx, -2.0f, cast<float>(cols) + 1),
+               syc = Halide::clamp(sy, -2.0f, cast<float>(rows) + 1);
   Halide::Expr x0 = cast<int>(Halide::floor(sxc)), y0 = cast<int>(Halide::floor(syc));
   Halide::Expr fx = sxc - cast<float>(x0), fy = syc - cast<float>(y0);
   const int dr[4] = {0, 0, 1, 1}, dc[4] = {0, 1, 0, 1};

@@ -9,13 +9,20 @@ namespace proxc::halide_ops {
 
 inline Val Graph::binary(const std::string& op, const Val& a, const Val& b, const Ext& ext) {
   std::function<Halide::Expr(Halide::Expr, Halide::Expr)> fn;
-  if (op == "add") fn = [](Halide::Expr x, Halide::Expr y) { return x + y; };
-  else if (op == "sub") fn = [](Halide::Expr x, Halide::Expr y) { return x - y; };
-  else if (op == "mul") fn = [](Halide::Expr x, Halide::Expr y) { return x * y; };
-  else if (op == "div") fn = [](Halide::Expr x, Halide::Expr y) { return x / y; };
-  else if (op == "min") fn = [](Halide::Expr x, Halide::Expr y) { return Halide::min(x, y); };
-  else if (op == "max") fn = [](Halide::Expr x, Halide::Expr y) { return Halide::max(x, y); };
-  else fail("binary: unknown operation " + op);
+  if (op == "add")
+    fn = [](Halide::Expr x, Halide::Expr y) { return x + y; };
+  else if (op == "sub")
+    fn = [](Halide::Expr x, Halide::Expr y) { return x - y; };
+  else if (op == "mul")
+    fn = [](Halide::Expr x, Halide::Expr y) { return x * y; };
+  else if (op == "div")
+    fn = [](Halide::Expr x, Halide::Expr y) { return x / y; };
+  else if (op == "min")
+    fn = [](Halide::Expr x, Halide::Expr y) { return Halide::min(x, y); };
+  else if (op == "max")
+    fn = [](Halide::Expr x, Halide::Expr y) { return Halide::max(x, y); };
+  else
+    fail("binary: unknown operation " + op);
   // By a scalar: one reciprocal per run, then a multiplication per element
   // (a division's throughput is a tenth of a multiplication's; the result
   // is within 1.5 ulp of x / y instead of 0.5). At 512², where an
@@ -36,11 +43,16 @@ inline Val Graph::binary(const std::string& op, const Val& a, const Val& b, cons
 
 inline Val Graph::unary(const std::string& op, const Val& a, const Ext& ext) {
   std::function<Halide::Expr(Halide::Expr)> fn;
-  if (op == "neg") fn = [](Halide::Expr x) { return -x; };
-  else if (op == "abs") fn = [](Halide::Expr x) { return Halide::abs(x); };
-  else if (op == "sqrt") fn = [](Halide::Expr x) { return Halide::sqrt(x); };
-  else if (op == "sign") fn = [](Halide::Expr x) { return Halide::select(x > 0, 1.0f, x < 0, -1.0f, 0.0f); };
-  else fail("unary: unknown operation " + op);
+  if (op == "neg")
+    fn = [](Halide::Expr x) { return -x; };
+  else if (op == "abs")
+    fn = [](Halide::Expr x) { return Halide::abs(x); };
+  else if (op == "sqrt")
+    fn = [](Halide::Expr x) { return Halide::sqrt(x); };
+  else if (op == "sign")
+    fn = [](Halide::Expr x) { return Halide::select(x > 0, 1.0f, x < 0, -1.0f, 0.0f); };
+  else
+    fail("unary: unknown operation " + op);
   Val v = define(op, extents(ext), [&](const Coords& i) { return fn(at(a, i)); });
   v.loads = inline_loads({&a});
   return rec(v, "unary", op, a, ext);

@@ -1,14 +1,15 @@
 /// \file
-/// proxc::halide_ops::Graph: the prox functions and values of the function terms. Part of the Halide-op library
-/// (proxc/halide_ops.h includes every part).
+/// proxc::halide_ops::Graph: the prox functions and values of the function terms. Part of the Halide-op
+/// library (proxc/halide_ops.h includes every part).
 #pragma once
 
 #include "proxc/halide_ops/graph.h"
 
 namespace proxc::halide_ops {
 
-inline Graph::Term Graph::term(const std::string& kind, const Val& alpha, const Val& beta, const Val& gamma, const Val& d, const Val& b,
-          const Val& c, const Val& lower, const Val& upper, const Val& counts, const std::vector<int>& axes) {
+inline Graph::Term Graph::term(const std::string& kind, const Val& alpha, const Val& beta, const Val& gamma,
+                               const Val& d, const Val& b, const Val& c, const Val& lower, const Val& upper,
+                               const Val& counts, const std::vector<int>& axes) {
   Term t{kind, alpha, beta, gamma, d, b, c, lower, upper, counts, axes, "t" + std::to_string(term_ids_++)};
   if (record_) {
     *record_ << "  Graph::Term " << t.id << " = g.term("
@@ -24,7 +25,8 @@ inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
   Halide::Expr r = denom / (alpha * beta * beta);
   const std::vector<Halide::Expr>& ext = v.ext;
   // u = (rho·v − c)·beta/denom − b
-  Val u = define("u", ext, [&](const Coords& i) { return (rho * call(v, i) - at(t.c, i)) * beta / denom - at(t.b, i); });
+  Val u = define(
+      "u", ext, [&](const Coords& i) { return (rho * call(v, i) - at(t.c, i)) * beta / denom - at(t.b, i); });
   if (t.kind == "group_norm1" && !short_group(u, t.axes)) schedule_at_root(u);
   Val p = define("prox", ext, [&](const Coords& i) {
     Halide::Expr x = call(u, i);
@@ -33,7 +35,8 @@ inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
     if (k == "sum_squares" || k == "least_squares") {
       out = Halide::select(alpha == 0.0f, x, r * x / (r + 2.0f));
     } else if (k == "norm1") {
-      out = Halide::select(x > 0.0f, 1.0f, x < 0.0f, -1.0f, 0.0f) * Halide::max(Halide::abs(x) - 1.0f / r, 0.0f);
+      out = Halide::select(x > 0.0f, 1.0f, x < 0.0f, -1.0f, 0.0f) *
+            Halide::max(Halide::abs(x) - 1.0f / r, 0.0f);
     } else if (k == "group_norm1") {
       Halide::Expr g = Halide::sqrt(group_sum_squares(u, t.axes, i));
       out = Halide::select(g == 0.0f, 0.0f, x * Halide::max(0.0f, 1.0f - 1.0f / (r * g)));
@@ -83,8 +86,9 @@ inline Val Graph::value(const Term& t, const Val& v0, const Val& inf_val, double
     f = Halide::select(Halide::minimum(x) > f64(-slack), f64(0), inf);
   } else if (k == "box") {
     Halide::Expr lo = Halide::cast<double>(at(t.lower, i)), hi = Halide::cast<double>(at(t.upper, i));
-    f = Halide::select(Halide::maximum(Halide::select(x <= lo - f64(slack) || x >= hi + f64(slack), 1, 0)) == 0,
-                       f64(0), inf);
+    f = Halide::select(
+        Halide::maximum(Halide::select(x <= lo - f64(slack) || x >= hi + f64(slack), 1, 0)) == 0, f64(0),
+        inf);
   } else if (k == "poisson_norm") {
     Halide::Expr cv = Halide::cast<double>(at(t.counts, i));
     f = Halide::select(Halide::minimum(x) < f64(-slack), inf,
@@ -126,10 +130,12 @@ inline Halide::Expr Graph::group_sum_squares(const Val& u, const std::vector<int
     return total;
   }
   Halide::Region ranges;
-  for (auto it = axes.rbegin(); it != axes.rend(); ++it) ranges.push_back(Halide::Range(0, u.ext[static_cast<size_t>(*it)]));
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it)
+    ranges.push_back(Halide::Range(0, u.ext[static_cast<size_t>(*it)]));
   Halide::RDom r(ranges);
   Coords src = i;
-  for (size_t k = 0; k < axes.size(); ++k) src[static_cast<size_t>(axes[k])] = r[static_cast<int>(axes.size() - 1 - k)];
+  for (size_t k = 0; k < axes.size(); ++k)
+    src[static_cast<size_t>(axes[k])] = r[static_cast<int>(axes.size() - 1 - k)];
   Halide::Expr e = call(u, src);
   return Halide::sum(e * e);
 }

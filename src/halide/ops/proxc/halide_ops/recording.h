@@ -1,6 +1,6 @@
 /// \file
-/// proxc::halide_ops::Graph: recording each call as a line of C++ (the cache key and the printed generator). Part of the Halide-op library
-/// (proxc/halide_ops.h includes every part).
+/// proxc::halide_ops::Graph: recording each call as a line of C++ (the cache key and the printed generator).
+/// Part of the Halide-op library (proxc/halide_ops.h includes every part).
 #pragma once
 
 #include "proxc/halide_ops/graph.h"

@@ -28,7 +28,9 @@ inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, 
     if (kind == "max_abs") return Halide::abs(x);
     return x * Halide::cast<double>(call(b0, i));
   };
-  auto combine = [&](Halide::Expr acc, Halide::Expr v) { return kind == "max_abs" ? Halide::max(acc, v) : acc + v; };
+  auto combine = [&](Halide::Expr acc, Halide::Expr v) {
+    return kind == "max_abs" ? Halide::max(acc, v) : acc + v;
+  };
   // Gated: the first extent is 0 when the gate is 0.
   Halide::Expr on = gate.defined() ? gate.f.value() != 0 : Halide::Expr();
   if (on.defined()) {
@@ -55,13 +57,16 @@ inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, 
   return v;
 }
 
-inline Val Graph::circulant_solve(const Val& rhs0, int spectrum, int kr, const Val& a0, const Val& c0, const Ext& ext) {
+inline Val Graph::circulant_solve(const Val& rhs0, int spectrum, int kr, const Val& a0, const Val& c0,
+                                  const Ext& ext) {
   Val rhs = rhs0;
   schedule_at_root(rhs);
   if (rhs.is_buffer) rhs.f.compute_root();  // an extern stage reads a buffer of its own
   auto it = spectra_.find(spectrum);
   if (it == spectra_.end()) {
-    it = spectra_.emplace(spectrum, Halide::ImageParam(Halide::Float(32), kr, "spectrum" + std::to_string(spectrum)))
+    it = spectra_
+             .emplace(spectrum,
+                      Halide::ImageParam(Halide::Float(32), kr, "spectrum" + std::to_string(spectrum)))
              .first;
   }
   spectrum_ext_[spectrum] = Ext(ext.begin(), ext.begin() + kr);
@@ -70,16 +75,16 @@ inline Val Graph::circulant_solve(const Val& rhs0, int spectrum, int kr, const V
   out.ext = extents(ext);
   // a and c reach the extern stage as Exprs: their definitions, which must
   // not call Funcs (an extern's Expr arguments cannot).
-  std::vector<Halide::ExternFuncArgument> args = {rhs.f, it->second, scalar_definition(a0), scalar_definition(c0),
-                                                  Halide::Expr(kr)};
+  std::vector<Halide::ExternFuncArgument> args = {rhs.f, it->second, scalar_definition(a0),
+                                                  scalar_definition(c0), Halide::Expr(kr)};
   out.f.define_extern("proxc_circulant_solve", args, Halide::Float(32), static_cast<int>(ext.size()));
   if (schedule_ == Schedule::Default) out.f.compute_root();
   return rec(out, "circulant_solve", rhs0, spectrum, kr, a0, c0, ext);
 }
 
 template <typename Element, typename Combine>
-inline Val Graph::parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine, Halide::Expr on,
-                    RowSums* row_sums) {
+inline Val Graph::parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine,
+                                  Halide::Expr on, RowSums* row_sums) {
   constexpr int kLanes = kVectorLanes;
   constexpr int kChunk = 16384;
   const int rank = a.rank();
@@ -105,7 +110,9 @@ inline Val Graph::parallel_reduce(const std::string& kind, const Val& a, Element
   // kLanes before the row's end and counts only its lanes past the whole
   // groups. Otherwise a scalar tail loop takes them.
   const bool shifted = !chunked && min_extent_ >= kLanes;
-  Halide::Expr groups = chunked ? Halide::Expr(kChunk / kLanes) : shifted ? (n + kLanes - 1) / kLanes : n / kLanes;
+  Halide::Expr groups = chunked   ? Halide::Expr(kChunk / kLanes)
+                        : shifted ? (n + kLanes - 1) / kLanes
+                                  : n / kLanes;
   if (on.defined()) rows = Halide::select(on, rows, 0);  // gated off: no rows
   // The value at lane-axis position `pos` (and the other axes at i).
   auto value_at = [&](Coords i, Halide::Expr pos) {
@@ -131,7 +138,8 @@ inline Val Graph::parallel_reduce(const std::string& kind, const Val& a, Element
     return i;
   };
   auto middle_ranges = [&](Halide::Region* ranges) {
-    for (int ax = lane_axis - 1; ax >= 1; --ax) ranges->push_back(Halide::Range(0, a.ext[static_cast<size_t>(ax)]));
+    for (int ax = lane_axis - 1; ax >= 1; --ax)
+      ranges->push_back(Halide::Range(0, a.ext[static_cast<size_t>(ax)]));
   };
   Halide::Region main_ranges = {Halide::Range(0, groups)};
   middle_ranges(&main_ranges);
@@ -183,7 +191,8 @@ inline Halide::RDom Graph::shared_domain(const Halide::Region& ranges) {
   auto same = [](const Halide::Region& a, const Halide::Region& b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i) {
-      if (!Halide::Internal::equal(a[i].min, b[i].min) || !Halide::Internal::equal(a[i].extent, b[i].extent)) return false;
+      if (!Halide::Internal::equal(a[i].min, b[i].min) || !Halide::Internal::equal(a[i].extent, b[i].extent))
+        return false;
     }
     return true;
   };

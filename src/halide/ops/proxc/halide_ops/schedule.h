@@ -1,6 +1,7 @@
 /// \file
-/// proxc::halide_ops::Graph: outputs, the default schedule's fusion of outputs and reductions, autoscheduling, the pipeline and its arguments. Part of the Halide-op library
-/// (proxc/halide_ops.h includes every part).
+/// proxc::halide_ops::Graph: outputs, the default schedule's fusion of outputs and reductions,
+/// autoscheduling, the pipeline and its arguments. Part of the Halide-op library (proxc/halide_ops.h includes
+/// every part).
 #pragma once
 
 #include "proxc/halide_ops/graph.h"
@@ -20,8 +21,10 @@ inline Halide::Func Graph::output(const std::string& name, const Val& v, const E
   Halide::Func f(name + "_out");
   std::vector<Halide::Var> vars = make_vars(v.rank());
   Coords c(vars.begin(), vars.end());
-  if (vars.empty()) f() = call(v, {});
-  else f(reversed(c)) = call(v, c);
+  if (vars.empty())
+    f() = call(v, {});
+  else
+    f(reversed(c)) = call(v, c);
   if (schedule_ == Schedule::Default) schedule_root(f, vars, v.ext, v.small_inner);
   outputs_.push_back(f);
   output_ext_.push_back(ext);
@@ -33,7 +36,8 @@ inline bool Graph::fuse_outputs(int a, int b) {
   if (record_) *record_ << "  g.fuse_outputs(" << args(a, b) << ");\n";
   if (schedule_ != Schedule::Default) return false;
   const size_t ia = static_cast<size_t>(a), ib = static_cast<size_t>(b);
-  if (ia >= outputs_.size() || ib >= outputs_.size() || ia == ib) fail("fuse_outputs: no such pair of outputs");
+  if (ia >= outputs_.size() || ib >= outputs_.size() || ia == ib)
+    fail("fuse_outputs: no such pair of outputs");
   if (merged_.count(a) || merged_.count(b)) return false;
   Halide::Func fa = outputs_[ia], fb = outputs_[ib];
   auto fusable = [&](const Halide::Func& f, const Ext& ext) {
@@ -73,7 +77,7 @@ inline std::vector<Halide::Expr> Graph::definition_exprs(const Halide::Internal:
 }
 
 inline bool Graph::any_call_through(const std::vector<Halide::Expr>& exprs, const FunctionTest& inlined,
-                             const FunctionTest& visit) {
+                                    const FunctionTest& visit) {
   std::set<std::string> seen;
   std::function<bool(const std::vector<Halide::Expr>&)> go = [&](const std::vector<Halide::Expr>& es) {
     for (const Halide::Internal::Function& g : direct_calls(es)) {
@@ -99,7 +103,8 @@ inline bool Graph::pair_outputs(int a, int b) {
   if (ib != ia + 1 || ib >= outputs_.size() || merged_.count(a) || merged_.count(b)) return false;
   Halide::Func fa = outputs_[ia], fb = outputs_[ib];
   auto pure = [](const Halide::Func& f) {
-    return f.defined() && !f.is_extern() && f.num_update_definitions() == 0 && f.outputs() == 1 && f.args().size() >= 2;
+    return f.defined() && !f.is_extern() && f.num_update_definitions() == 0 && f.outputs() == 1 &&
+           f.args().size() >= 2;
   };
   // (Run-time extents are the caller's to compare: each is a parameter of its own.)
   const Ext &ea = output_ext_[ia], &eb = output_ext_[ib];
@@ -160,10 +165,12 @@ inline bool Graph::fuse_reductions(const Val& a, const Val& b) {
   return true;
 }
 
-inline void Graph::set_estimates(const std::vector<int64_t>& extent_values, const std::vector<double>& scalar_values) {
+inline void Graph::set_estimates(const std::vector<int64_t>& extent_values,
+                                 const std::vector<double>& scalar_values) {
   auto value = [&](int slot) -> int {
     if (slot < 0) return -slot;
-    if (static_cast<size_t>(slot) >= extent_values.size()) fail("set_estimates: no value for extent slot " + std::to_string(slot));
+    if (static_cast<size_t>(slot) >= extent_values.size())
+      fail("set_estimates: no value for extent slot " + std::to_string(slot));
     return static_cast<int>(extent_values[static_cast<size_t>(slot)]);
   };
   auto region = [&](const Ext& e) {
@@ -195,7 +202,8 @@ inline void Graph::set_estimates(const std::vector<int64_t>& extent_values, cons
   }
 }
 
-inline Halide::AutoSchedulerResults Graph::auto_schedule(const std::string& plugin, const std::string& name, const Halide::Target& t) {
+inline Halide::AutoSchedulerResults Graph::auto_schedule(const std::string& plugin, const std::string& name,
+                                                         const Halide::Target& t) {
   Halide::load_plugin(plugin);
   Halide::Pipeline p = pipeline();
   Halide::AutoSchedulerResults r = p.auto_schedule(name, t, Halide::MachineParams::generic());

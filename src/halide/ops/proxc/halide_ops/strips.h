@@ -1,6 +1,6 @@
 /// \file
-/// proxc::halide_ops::Graph: the default schedule's placement: root values, vectors, row strips and the row sums of reductions. Part of the Halide-op library
-/// (proxc/halide_ops.h includes every part).
+/// proxc::halide_ops::Graph: the default schedule's placement: root values, vectors, row strips and the row
+/// sums of reductions. Part of the Halide-op library (proxc/halide_ops.h includes every part).
 #pragma once
 
 #include "proxc/halide_ops/graph.h"
@@ -8,9 +8,12 @@
 namespace proxc::halide_ops {
 
 inline bool Graph::reads_inline_reduction(const Halide::Internal::Function& f) const {
-  auto inner = [&](const Halide::Internal::Function& g) { return g.name() != f.name() && !computed_at_root(g); };
-  return any_call_through(definition_exprs(f), inner,
-                          [&](const Halide::Internal::Function& g) { return inner(g) && g.has_update_definition(); });
+  auto inner = [&](const Halide::Internal::Function& g) {
+    return g.name() != f.name() && !computed_at_root(g);
+  };
+  return any_call_through(definition_exprs(f), inner, [&](const Halide::Internal::Function& g) {
+    return inner(g) && g.has_update_definition();
+  });
 }
 
 inline void Graph::split_partial_rows() {
@@ -47,8 +50,9 @@ inline std::map<std::string, Graph::RowSums*> Graph::partials_by_name() {
   return by_name;
 }
 
-inline void Graph::schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,
-                   bool small_inner, int unroll_from, int lanes) {
+inline void Graph::schedule_root(Halide::Func f, const std::vector<Halide::Var>& vars,
+                                 const std::vector<Halide::Expr>& ext, bool small_inner, int unroll_from,
+                                 int lanes) {
   f.compute_root();
   if (vars.empty()) return;
   schedule_vectors(f, vars, ext, small_inner, unroll_from, lanes);
@@ -69,15 +73,17 @@ inline void Graph::split_row_strips() {
     const bool shift = min_extent_ >= kRowsPerTask && !gated_ && (!rows_const || *rows_const >= kRowsPerTask);
     Halide::Var rows(row_tasks_.at(f.name()));
     Halide::Var row(rows.name() + "_in_strip");
-    f.split(rows, rows, row, kRowsPerTask, shift ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf)
+    f.split(rows, rows, row, kRowsPerTask,
+            shift ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf)
         .parallel(rows);
   }
   row_splits_.clear();
   strips_split_ = true;
 }
 
-inline void Graph::schedule_vectors(Halide::Func f, const std::vector<Halide::Var>& vars, const std::vector<Halide::Expr>& ext,
-                      bool small_inner, int unroll_from, int lanes) const {
+inline void Graph::schedule_vectors(Halide::Func f, const std::vector<Halide::Var>& vars,
+                                    const std::vector<Halide::Expr>& ext, bool small_inner, int unroll_from,
+                                    int lanes) const {
   // Vectorize along the image rows. Arrays of rank 3 and more are images
   // with short trailing axes (grad components, colour channels):
   // vectorizing those would waste most lanes, so the vectors run along
@@ -102,7 +108,8 @@ inline void Graph::schedule_vectors(Halide::Func f, const std::vector<Halide::Va
     if (vars.size() >= 3) f.reorder(order);
     f.vectorize(vars[1], lanes, vector_tail(lanes));
     for (size_t i = 2; i < vars.size(); ++i) {
-      if (unrolled[i]) f.bound(vars[i], 0, static_cast<int>(*Halide::Internal::as_const_int(ext[i]))).unroll(vars[i]);
+      if (unrolled[i])
+        f.bound(vars[i], 0, static_cast<int>(*Halide::Internal::as_const_int(ext[i]))).unroll(vars[i]);
     }
   } else {
     f.vectorize(vars.back(), lanes, vector_tail(lanes));
@@ -111,8 +118,8 @@ inline void Graph::schedule_vectors(Halide::Func f, const std::vector<Halide::Va
 
 inline void Graph::schedule_at_root(const Val& v) {
   if (schedule_ != Schedule::Default) return;
-  if (v.is_buffer) return;                         // already a buffer
-  if (v.vars.empty() && !v.ext.empty()) return;    // an extern stage: already at root
+  if (v.is_buffer) return;                       // already a buffer
+  if (v.vars.empty() && !v.ext.empty()) return;  // an extern stage: already at root
   // (A strip candidate, already in materialized_, is at root after all.)
   if (strip_candidates_.erase(v.f.name()) == 0 && !materialized_.insert(v.f.name()).second) return;
   schedule_root(v.f, v.vars, v.ext, v.small_inner, v.unroll_from, v.lanes > 0 ? v.lanes : kVectorLanes);
@@ -143,7 +150,9 @@ inline void Graph::root_candidates_read_by(const Halide::Internal::Function& f) 
   std::vector<Val> read;
   any_call_through(
       definition_exprs(f),
-      [&](const Halide::Internal::Function& g) { return !strip_candidates_.count(g.name()) && !computed_at_root(g); },
+      [&](const Halide::Internal::Function& g) {
+        return !strip_candidates_.count(g.name()) && !computed_at_root(g);
+      },
       [&](const Halide::Internal::Function& g) {
         auto it = strip_candidates_.find(g.name());
         if (it != strip_candidates_.end()) read.push_back(it->second);
@@ -230,7 +239,8 @@ inline void Graph::fuse_partials_into_outputs() {
   for (size_t k = 0; k < outputs_.size(); ++k) {
     if (merged_.count(static_cast<int>(k))) continue;
     const Halide::Func& f = outputs_[k];
-    if (!f.defined() || f.is_extern() || f.num_update_definitions() != 0 || !row_tasks_.count(f.name())) continue;
+    if (!f.defined() || f.is_extern() || f.num_update_definitions() != 0 || !row_tasks_.count(f.name()))
+      continue;
     if (outs.emplace(f.name(), f.function()).second) out_order.push_back(f.name());
   }
   auto rows_of = [&](const std::string& name) -> Halide::Expr {
@@ -254,7 +264,8 @@ inline void Graph::fuse_partials_into_outputs() {
         using Halide::Internal::IRVisitor::visit;
         void visit(const Halide::Internal::Call* op) override {
           if (op->call_type == Halide::Internal::Call::Image) names->insert(op->name);
-          if (op->call_type == Halide::Internal::Call::Halide && op->func.defined()) funcs.emplace_back(op->func);
+          if (op->call_type == Halide::Internal::Call::Halide && op->func.defined())
+            funcs.emplace_back(op->func);
           Halide::Internal::IRVisitor::visit(op);
         }
       } v;
@@ -330,8 +341,9 @@ inline void Graph::fuse_partials_into_outputs() {
   }
 }
 
-inline bool Graph::members_to_inline(const Halide::Internal::Function& pf, const std::vector<Halide::Internal::Function>& loop,
-                       std::map<std::string, Halide::Internal::Function>* out) const {
+inline bool Graph::members_to_inline(const Halide::Internal::Function& pf,
+                                     const std::vector<Halide::Internal::Function>& loop,
+                                     std::map<std::string, Halide::Internal::Function>* out) const {
   std::set<std::string> names;
   for (const Halide::Internal::Function& m : loop) names.insert(m.name());
   for (const Halide::Internal::Function& c : direct_calls(definition_exprs(pf))) {
@@ -349,7 +361,8 @@ inline bool Graph::members_to_inline(const Halide::Internal::Function& pf, const
   return !out->empty();
 }
 
-inline void Graph::inline_calls(Halide::Internal::Function f, const std::map<std::string, Halide::Internal::Function>& targets) {
+inline void Graph::inline_calls(Halide::Internal::Function f,
+                                const std::map<std::string, Halide::Internal::Function>& targets) {
   struct Inline : Halide::Internal::IRMutator {
     const std::map<std::string, Halide::Internal::Function>* targets;
     using Halide::Internal::IRMutator::visit;
