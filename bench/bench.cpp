@@ -28,7 +28,7 @@
 #include "frontend/parser.h"
 #include "halide/halide_backend.h"
 #include "io/npy.h"
-#include "passes/pass_manager.h"
+#include "pipeline/pipeline.h"
 #include "solvers/solver.h"
 #include "support/file_util.h"
 

@@ -15,7 +15,7 @@
 
 #include "frontend/load.h"
 #include "halide/halide_backend.h"
-#include "passes/pass_manager.h"
+#include "pipeline/pipeline.h"
 #include "solvers/solver.h"
 
 using Clock = std::chrono::steady_clock;

@@ -13,7 +13,7 @@
 #include "io/npy.h"
 #include "io/png.h"
 #include "io/tiff.h"
-#include "ir/json.h"
+#include "frontend/json.h"
 #include "ir/printer.h"
 #include "support/array.h"
 #include "support/error.h"

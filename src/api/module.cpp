@@ -5,7 +5,7 @@
 
 #include "api/access.h"
 #include "halide/halide_backend.h"
-#include "passes/pass_manager.h"
+#include "pipeline/pipeline.h"
 #include "solvers/solver.h"
 #include "step/step.h"
 #include "support/error.h"

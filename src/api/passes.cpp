@@ -4,7 +4,7 @@
 #include "emulate/emulate_backend.h"
 #include "halide/halide_backend.h"
 #include "ir/expr.h"
-#include "passes/pass_manager.h"
+#include "pipeline/pipeline.h"
 #include "support/error.h"
 
 namespace proxc {

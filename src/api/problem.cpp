@@ -13,7 +13,7 @@
 #include "frontend/parser.h"
 #include "io/array_io.h"
 #include "ir/dot.h"
-#include "ir/json.h"
+#include "frontend/json.h"
 #include "ir/latex.h"
 #include "ir/printer.h"
 #include "support/error.h"

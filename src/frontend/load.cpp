@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "frontend/parser.h"
-#include "ir/json.h"
+#include "frontend/json.h"
 #include "support/file_util.h"
 
 namespace proxc::internal {

@@ -10,7 +10,7 @@
 
 #include "frontend/lexer.h"
 #include "frontend/parser.h"
-#include "ir/constant_io.h"
+#include "frontend/constant_io.h"
 #include "support/error.h"
 #include "support/file_util.h"
 #include "support/format.h"

@@ -1,7 +1,7 @@
 #include "module/module.h"
 
 #include "emulate/emulate_backend.h"
-#include "passes/pass_manager.h"
+#include "pipeline/pipeline.h"
 
 namespace proxc::internal {
 

@@ -4,6 +4,7 @@
 /// and lives in its own file with a comment saying what it guarantees.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct PassOptions {
   /// ProxImaL's est_CompGraph_norm with scipy's eigs; the name is the
   /// option's since the first release).
   std::string norm = "bound";
+  /// The scale pass's operator-norm oracle: ||K|| of the stacked psi
+  /// operator, by the method `norm` names. The passes depend on the IR alone,
+  /// so whoever runs them gives it (src/pipeline: operator_norm_oracle).
+  std::function<double(const Expr& k)> operator_norm;
 };
 
 /// absorb: moves offsets, scalar scales and positive elementwise weights into

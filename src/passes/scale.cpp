@@ -14,8 +14,6 @@
 
 #include <cmath>
 
-#include "check/check.h"
-#include "emulate/emulate_backend.h"
 #include "passes/pass.h"
 #include "support/error.h"
 
@@ -43,13 +41,8 @@ Problem scale_pass(const Problem& p, const PassOptions& o) {
   double knorm = 1;
   if (!psi.empty()) {
     Expr k = psi.size() == 1 ? psi[0] : make_vstack(psi);
-    if (o.norm == "power") {
-      auto backend = make_emulate_backend();
-      knorm = estimate_norm(*backend, k).value;
-    } else {
-      user_assert(o.norm == "bound") << "scale: unknown norm method '" << o.norm << "' (bound or power)";
-      knorm = norm_bound(k);
-    }
+    internal_assert(o.operator_norm) << "scale: no operator-norm oracle (PassOptions::operator_norm)";
+    knorm = o.operator_norm(k);
     user_assert(std::isfinite(knorm) && knorm > 0) << "scale: ||K|| is " << knorm << "; nothing to normalise by";
   }
   const double root = std::sqrt(knorm);

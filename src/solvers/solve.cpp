@@ -10,7 +10,7 @@
 #include "check/check.h"
 #include "emulate/emulate_backend.h"
 #include "ir/printer.h"
-#include "passes/pass_manager.h"
+#include "pipeline/pipeline.h"
 #include "solvers/algorithm.h"
 #include "solvers/cg.h"
 #include "solvers/checkpoint.h"

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/parser.h"
-#include "ir/json.h"
+#include "frontend/json.h"
 #include "ir/printer.h"
 #include "support/file_util.h"
 #include "test_util.h"

@@ -9,7 +9,7 @@
 
 #include "frontend/parser.h"
 #include "ir/printer.h"
-#include "passes/pass_manager.h"
+#include "pipeline/pipeline.h"
 #include "support/file_util.h"
 #include "test_util.h"
 

@@ -25,7 +25,7 @@
 #include "support/file_util.h"
 #include "frontend/parser.h"
 #include "io/npy.h"
-#include "passes/pass_manager.h"
+#include "pipeline/pipeline.h"
 #include "solvers/solver.h"
 #include "test_black_boxes.h"
 #include "test_util.h"

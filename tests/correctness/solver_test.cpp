@@ -20,7 +20,7 @@
 #include "frontend/parser.h"
 #include "halide/halide_backend.h"
 #include "io/npy.h"
-#include "passes/pass_manager.h"
+#include "pipeline/pipeline.h"
 #include "solvers/solver.h"
 #include "test_util.h"
 

@@ -10,7 +10,7 @@
 #include "frontend/load.h"
 #include "frontend/parser.h"
 #include "io/npy.h"
-#include "ir/json.h"
+#include "frontend/json.h"
 #include "ir/printer.h"
 #include "support/array.h"
 #include "support/file_util.h"

@@ -11,7 +11,7 @@
 
 #include "frontend/load.h"
 #include "frontend/parser.h"
-#include "ir/json.h"
+#include "frontend/json.h"
 #include "ir/printer.h"
 #include "proxc/black_box.h"
 #include "support/file_util.h"

@@ -22,17 +22,24 @@ expect() {  # expect yes|no LIBS... -- HEADER
   if compiles "$@"; then got=yes; fi
   if [ "$got" != "$want" ]; then echo "expected '${*: -1}' to compile: $want, got $got (roots: ${*%% --*})"; status=1; fi
 }
-# ir: support, io, blackbox below it.
-expect yes ir support io blackbox -- ir/problem.h
-expect no ir support io blackbox -- passes/pass.h
-expect no ir support io blackbox -- frontend/parser.h
-expect no ir support io blackbox -- solvers/solver.h
+# ir: support and blackbox below it; it reads no file (JSON and data files are the frontend's).
+expect yes ir support blackbox -- ir/problem.h
+expect no ir support blackbox -- passes/pass.h
+expect no ir support blackbox -- frontend/parser.h
+expect no ir support blackbox -- frontend/json.h
+expect no ir support blackbox -- io/array_io.h
+expect no ir support blackbox -- solvers/solver.h
+# passes: the IR alone (the norm oracle and the instrumentation come from src/pipeline).
+expect yes passes ir support blackbox -- passes/pass_manager.h
+expect no passes ir support blackbox -- check/check.h
+expect no passes ir support blackbox -- emulate/emulate_backend.h
+expect no passes ir support blackbox -- pipeline/pipeline.h
 # support is the bottom: nothing above it.
 expect yes support -- support/array.h
 expect no support -- ir/expr.h
 expect no support -- io/npy.h
 # step sees ir, not the solvers or the Halide backend.
-expect yes step ir support io blackbox -- step/step.h
-expect no step ir support io blackbox -- halide/halide_backend.h
+expect yes step ir support blackbox -- step/step.h
+expect no step ir support blackbox -- halide/halide_backend.h
 [ "$status" = 0 ] && echo "layers: ok"
 exit "$status"

@@ -3,7 +3,7 @@
 
 #include "frontend/parser.h"
 #include "ir/dot.h"
-#include "ir/json.h"
+#include "frontend/json.h"
 #include "ir/latex.h"
 #include "ir/printer.h"
 #include "test_black_boxes.h"

@@ -1,10 +1,10 @@
-#include "ir/json.h"
+#include "frontend/json.h"
 
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "ir/constant_io.h"
+#include "frontend/constant_io.h"
 #include "ir/printer.h"
 #include "support/error.h"
 

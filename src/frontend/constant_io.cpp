@@ -1,4 +1,4 @@
-#include "ir/constant_io.h"
+#include "frontend/constant_io.h"
 
 #include <filesystem>
 

@@ -1,0 +1,143 @@
+// Running the passes with their instrumentation and norm oracle (pipeline.h).
+#include "pipeline/pipeline.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <random>
+
+#include "check/check.h"
+#include "emulate/emulate_backend.h"
+#include "emulate/linop.h"
+#include "emulate/prox.h"
+#include "frontend/json.h"
+#include "ir/printer.h"
+#include "support/error.h"
+#include "support/file_util.h"
+
+namespace proxc::internal {
+
+namespace {
+
+double objective_at(const Problem& p, const std::map<const ExprNode*, emulate::Tensor>& x, double scale,
+                    double* magnitude) {
+  std::map<const ExprNode*, emulate::Tensor> s;
+  std::map<const ExprNode*, const emulate::Tensor*> vars;
+  for (const auto& [v, t] : x) {
+    emulate::Tensor u = t;
+    for (double& e : u.data) e *= scale;
+    s[v] = std::move(u);
+  }
+  for (const auto& [v, t] : s) vars[v] = &t;
+  double total = 0;
+  for (const FunctionTerm& t : p.terms) {
+    std::map<const ExprNode*, const emulate::Tensor*> used;
+    for (const Expr& v : linop_variables(t.arg)) used[v.get()] = vars.at(v.get());
+    double f = emulate::value(t, emulate::forward(t.arg, used, true));
+    total += f;
+    *magnitude += std::fabs(f);
+  }
+  return total;
+}
+
+}  // namespace
+
+double objective_difference(const Problem& before, const Problem& after, int points, uint64_t seed) {
+  std::vector<Expr> vb = before.variables(), va = after.variables();
+  internal_assert(vb.size() == va.size()) << "a pass changed the number of variables";
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  double worst = 0;
+  for (int k = 0; k < points; ++k) {
+    std::map<const ExprNode*, emulate::Tensor> xb, xa;
+    for (size_t i = 0; i < vb.size(); ++i) {
+      internal_assert(vb[i]->shape == va[i]->shape) << "a pass changed a variable's shape";
+      emulate::Tensor t(vb[i]->shape);
+      for (double& e : t.data) e = u(rng);
+      xb[vb[i].get()] = t;
+      xa[va[i].get()] = t;
+    }
+    double mag = 0;
+    double fb = objective_at(before, xb, before.variable_scale(), &mag);
+    double fa = objective_at(after, xa, after.variable_scale(), &mag);
+    if (std::isinf(fb) || std::isinf(fa)) {
+      if (fb != fa) return INFINITY;
+      continue;
+    }
+    worst = std::max(worst, std::fabs(fa - fb) / (1 + mag));
+  }
+  return worst;
+}
+
+std::function<double(const Expr& k)> operator_norm_oracle(const std::string& norm) {
+  if (norm == "power") {
+    return [](const Expr& k) {
+      auto backend = make_emulate_backend();
+      return estimate_norm(*backend, k).value;
+    };
+  }
+  user_assert(norm == "bound") << "scale: unknown norm method '" << norm << "' (bound or power)";
+  return [](const Expr& k) { return norm_bound(k); };
+}
+
+namespace {
+
+std::string numbered(const PassRecord& r) {
+  char num[24];
+  std::snprintf(num, sizeof num, "%02d", r.number);
+  return std::string(num) + "_" + r.name;
+}
+
+}  // namespace
+
+void DumpPasses::before_pipeline(const Problem&) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  user_assert(!ec) << dir_ << ": cannot create the dump folder: " << ec.message();
+}
+
+void DumpPasses::after_pass(const Problem&, const Problem& after, PassRecord* record) {
+  const std::string stem = (std::filesystem::path(dir_) / numbered(*record)).string();
+  write_file_atomic(stem + ".prox", print_text(after, {dir_}));
+  JsonPrintOptions jo;
+  jo.base_dir = dir_;
+  write_file_atomic(stem + ".json", print_json(after, jo));
+}
+
+void VerifyPasses::after_pass(const Problem& before, const Problem& after, PassRecord* record) {
+  verify_passes_invariants(after);
+  record->objective_error = objective_difference(before, after);
+  internal_assert(record->objective_error <= kObjectiveTolerance)
+      << "pass " << record->name << " changed the objective: relative difference " << record->objective_error
+      << " > " << kObjectiveTolerance;
+}
+
+void ReportPasses::after_pass(const Problem&, const Problem& after, PassRecord* record) {
+  if (!log_) return;
+  if (print_) *log_ << "# after " << numbered(*record) << "\n" << print_text(after) << "\n";
+  if (time_) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "pass %-8s %9.3f ms%s\n", record->name.c_str(), record->seconds * 1e3,
+                  record->changed ? "" : "  (no change)");
+    *log_ << buf;
+  }
+}
+
+Problem run_passes(const Problem& p, const PassManagerOptions& o, std::vector<PassRecord>* records) {
+  PassOptions pass = o.pass;
+  if (!pass.operator_norm) pass.operator_norm = operator_norm_oracle(pass.norm);
+  // In the order the pass manager always ran them: verify, dump, report.
+  VerifyPasses verify;
+  DumpPasses dump(o.dump_dir);
+  ReportPasses report(o.log, o.print_after_all, o.time_passes);
+  std::vector<PassInstrumentation*> in;
+  if (o.verify_each) in.push_back(&verify);
+  if (!o.dump_dir.empty()) in.push_back(&dump);
+  if (o.log && (o.print_after_all || o.time_passes)) in.push_back(&report);
+  in.insert(in.end(), o.instrumentations.begin(), o.instrumentations.end());
+  return run_pipeline(p, o.pipeline, pass, in, records);
+}
+
+}  // namespace proxc::internal
