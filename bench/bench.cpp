@@ -29,7 +29,7 @@
 #include "halide/halide_backend.h"
 #include "io/npy.h"
 #include "pipeline/pipeline.h"
-#include "solvers/solver.h"
+#include "pipeline/solve.h"
 #include "support/file_util.h"
 
 using namespace proxc::internal;

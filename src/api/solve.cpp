@@ -7,7 +7,7 @@
 #include "api/access.h"
 #include "emulate/emulate_backend.h"
 #include "halide/halide_backend.h"
-#include "solvers/solver.h"
+#include "pipeline/solve.h"
 #include "support/error.h"
 
 namespace proxc {

@@ -11,11 +11,13 @@ namespace proxc::internal {
 
 const std::vector<PassInfo>& all_passes() {
   static const std::vector<PassInfo> passes = {
-      {"absorb", "move offsets, scalar scales and positive weights into function parameters; mark direct least squares",
+      {"absorb",
+       "move offsets, scalar scales and positive weights into function parameters; mark direct least squares",
        absorb_pass},
       {"merge", "fold a plain quadratic into another term on the same operand", merge_pass},
       {"split", "assign each term to omega (x-update) or psi (dual split) for the chosen solver", split_pass},
-      {"scale", "normalise the stacked psi operator by ||K|| (ProxImaL's bound, or a Lanczos estimate)", scale_pass},
+      {"scale", "normalise the stacked psi operator by ||K|| (ProxImaL's bound, or a Lanczos estimate)",
+       scale_pass},
   };
   return passes;
 }
@@ -61,8 +63,9 @@ void verify_passes_invariants(const Problem& p) {
   internal_assert(scaled == (p.knorm > 0)) << "knorm is recorded exactly when the problem is scaled";
 }
 
-Problem run_pipeline(const Problem& p, const std::vector<std::string>& pipeline_in, const PassOptions& options,
-                     const std::vector<PassInstrumentation*>& instrumentations, std::vector<PassRecord>* records) {
+Problem run_pipeline(const Problem& p, const std::vector<std::string>& pipeline_in,
+                     const PassOptions& options, const std::vector<PassInstrumentation*>& instrumentations,
+                     std::vector<PassRecord>* records) {
   std::vector<std::string> pipeline = pipeline_in.empty() ? default_pipeline() : pipeline_in;
   for (const std::string& name : pipeline) find_pass(name);
   // The problem's record must be a prefix of the pipeline.

@@ -1,16 +1,14 @@
-// The generic host loop of every solver: the passes, the compile of the
-// algorithm's programs, the state, the iterations with a convergence check
-// every check_every, checkpoints, and the result in the user's units with
-// its objective. What differs between the algorithms is theirs
-// (algorithm.h, one file each).
+// The generic host loop of every solver over a split, scaled problem: the
+// compile of the algorithm's programs (and the caller's objective program),
+// the state, the iterations with a convergence check every check_every,
+// checkpoints, and the result in the user's units. What differs between the
+// algorithms is theirs (algorithm.h, one file each); the passes and the
+// objective are the caller's (src/pipeline/solve.h).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
-#include "check/check.h"
-#include "emulate/emulate_backend.h"
 #include "ir/printer.h"
-#include "pipeline/pipeline.h"
 #include "solvers/algorithm.h"
 #include "solvers/cg.h"
 #include "solvers/checkpoint.h"
@@ -57,8 +55,11 @@ Kind kind_of(const std::string& name) {
 // One solve, phase by phase.
 class HostLoop {
  public:
-  HostLoop(const Problem& problem, const SolverOptions& o, Backend& backend, SolveResult* result)
-      : problem_(problem),
+  HostLoop(const Problem& user, const Problem& p, const SolverOptions& o, Backend& backend,
+           const ObjectiveHooks& objective, SolveResult* result)
+      : problem_(user),
+        p_(p),
+        objective_hooks_(objective),
         o_(o),
         backend_(backend),
         result_(*result),
@@ -74,27 +75,13 @@ class HostLoop {
   }
 
  private:
-  // Passes: continue the default pipeline, split for this solver; refuse a
-  // state that would not fit before allocating it.
+  // The summary's kinds, the layout; refuse a state that would not fit
+  // before allocating it.
   void prepare() {
     sum_.solver = algorithm_->kind();
     sum_.backend_requested = kind_of<BackendKind>(backend_.name());
     sum_.backend_used = sum_.backend_requested;
     sum_.schedule_requested = kind_of<ScheduleKind>(backend_.schedule_requested());
-    const auto t0 = Clock::now();
-    user_assert(problem_.solver.empty() || problem_.solver == o_.solver)
-        << "the problem was split for the solver '" << problem_.solver << "'; solve it with --solver "
-        << problem_.solver << " or start from a dump taken before the split pass";
-    PassManagerOptions po;
-    po.pass.solver = o_.solver;
-    p_ = run_passes(problem_, po);
-    try {
-      verify_passes_invariants(p_);
-    } catch (const InternalError& e) {
-      // A hand-edited or corrupt dump, not a bug of the passes that made it.
-      user_error << "the problem's record of passes is inconsistent (" << e.what() << ")";
-    }
-    sum_.passes_s = since(t0);
     sum_.knorm = p_.variable_scale() * p_.variable_scale();
     l_ = layout_of(p_);
     user_assert(!l_.vars.empty()) << "the problem has no variable";
@@ -109,21 +96,16 @@ class HostLoop {
   }
 
   // The iteration program, the CG programs where the x-update needs them and
-  // the user's objective, at once. The objective runs on the solve's backend
-  // (on the emulator, a 2048² deconvolution's objective took longer than its
-  // 40 iterations on Halide) with its default schedule; with an autoscheduler
-  // requested, on the emulator: an autoscheduler's fallback on it would make
-  // the whole solve report the default schedule.
+  // the caller's objective programs, at once (Backend::compile_many).
   void compile() {
     const auto t0 = Clock::now();
     std::vector<StepProgram> programs = {iteration_program(p_, o_)};
     const std::vector<StepProgram> cg = cg_step_programs(p_, o_);
     programs.insert(programs.end(), cg.begin(), cg.end());
-    const bool objective_on_backend = backend_.schedule_requested() == "default";
-    if (objective_on_backend) programs.push_back(objective_program(problem_));
+    programs.insert(programs.end(), objective_hooks_.programs.begin(), objective_hooks_.programs.end());
     compiled_ = compile_hoisted(backend_, programs);
     for (size_t i = 0; i < 1 + cg.size(); ++i) compiled_[i]->profile_into(&sum_.programs);
-    if (objective_on_backend) objective_ = compiled_.back().get();
+    for (size_t i = 1 + cg.size(); i < compiled_.size(); ++i) objective_runs_.push_back(compiled_[i].get());
     if (!cg.empty())
       cg_ = std::make_unique<CgXUpdate>(l_, o_, compiled_[1].get(), compiled_[2].get(), compiled_[3].get());
     sum_.compile_s = since(t0);
@@ -291,28 +273,25 @@ class HostLoop {
       result_.variables.emplace_back(l_.vars[v], name);
       xs[l_.vars[v].get()] = &result_.x.at(name);
     }
-    ObjectiveReport obj;
-    if (objective_) {
-      obj = evaluate_objective([&](const StepInputs& in) { return objective_->run(in); }, problem_, xs);
-    } else {
-      auto emulator = make_emulate_backend();
-      obj = evaluate_objective(*emulator, problem_, xs);
+    if (objective_hooks_.evaluate) {
+      std::vector<std::function<StepOutputs(const StepInputs&)>> runs;
+      for (InvariantStep* step : objective_runs_)
+        runs.push_back([step](const StepInputs& in) { return step->run(in); });
+      objective_hooks_.evaluate(xs, runs, &sum_);
     }
-    sum_.objective = obj.total;
-    sum_.has_projection = obj.has_projection;
-    sum_.objective_at_projection = obj.total_at_projection;
   }
 
-  const Problem& problem_;
+  const Problem& problem_;  // the user's: it names the variables
+  const Problem& p_;        // split and scaled
+  const ObjectiveHooks& objective_hooks_;
   const SolverOptions& o_;
   Backend& backend_;
   SolveResult& result_;
   SolverSummary& sum_;
   std::unique_ptr<Algorithm> algorithm_;
-  Problem p_;  // split and scaled
   Layout l_;
   std::vector<std::unique_ptr<InvariantStep>> compiled_;  // the iteration, the CG programs, the objective
-  InvariantStep* objective_ = nullptr;
+  std::vector<InvariantStep*> objective_runs_;            // the objective hooks' programs, compiled
   std::unique_ptr<CgXUpdate> cg_;
   std::map<std::string, Array> state_;
   std::vector<double> levels_;  // the penalty per level (one level but for hqs)
@@ -331,10 +310,11 @@ class HostLoop {
 
 }  // namespace
 
-SolveResult solve(const Problem& problem, const SolverOptions& options, Backend& backend) {
+SolveResult run_solver(const Problem& user, const Problem& p, const SolverOptions& options, Backend& backend,
+                       const ObjectiveHooks& objective) {
   options.validate();
   SolveResult result;
-  HostLoop(problem, options, backend, &result).run();
+  HostLoop(user, p, options, backend, objective, &result).run();
   return result;
 }
 

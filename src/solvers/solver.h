@@ -76,9 +76,24 @@ struct SolveResult {
   std::vector<IterationInfo> history;
 };
 
-/// Solves `problem`: runs the rewriting passes it has not run yet (the
-/// default pipeline, split for options.solver), then iterates on `backend`.
-SolveResult solve(const Problem& problem, const SolverOptions& options, Backend& backend);
+/// The user's objective at a solve's result, which the solvers leave to their
+/// caller (src/pipeline/solve.h): programs compiled with the solver's, at
+/// once, and a function that gets the result (user units, by variable node)
+/// and those programs' runs, and fills the summary's objective.
+struct ObjectiveHooks {
+  std::vector<StepProgram> programs;
+  std::function<void(const std::map<const ExprNode*, const Array*>& x,
+                     const std::vector<std::function<StepOutputs(const StepInputs&)>>& runs,
+                     SolverSummary* summary)>
+      evaluate;
+};
+
+/// Iterates options.solver on the split, scaled problem `p` (the passes'
+/// result for `user`, whose variable nodes it keeps and whose printed names
+/// name the results and x0) on `backend`. `passes_s` is the caller's to set.
+/// The solve of a problem as a user gives it is pipeline/solve.h's solve().
+SolveResult run_solver(const Problem& user, const Problem& p, const SolverOptions& options, Backend& backend,
+                       const ObjectiveHooks& objective = {});
 
 /// The step program of one iteration (for printing and `proxc compile`).
 StepProgram iteration_program(const Problem& split_scaled_problem, const SolverOptions& options);

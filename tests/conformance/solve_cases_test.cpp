@@ -14,7 +14,7 @@
 #include "frontend/parser.h"
 #include "halide/halide_backend.h"
 #include "io/npy.h"
-#include "solvers/solver.h"
+#include "pipeline/solve.h"
 #include "support/file_util.h"
 #include "test_util.h"
 

@@ -26,7 +26,7 @@
 #include "frontend/parser.h"
 #include "io/npy.h"
 #include "pipeline/pipeline.h"
-#include "solvers/solver.h"
+#include "pipeline/solve.h"
 #include "test_black_boxes.h"
 #include "test_util.h"
 

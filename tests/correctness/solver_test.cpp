@@ -21,7 +21,7 @@
 #include "halide/halide_backend.h"
 #include "io/npy.h"
 #include "pipeline/pipeline.h"
-#include "solvers/solver.h"
+#include "pipeline/solve.h"
 #include "test_util.h"
 
 namespace proxc::internal {

@@ -38,6 +38,12 @@ expect no passes ir support blackbox -- pipeline/pipeline.h
 expect yes support -- support/array.h
 expect no support -- ir/expr.h
 expect no support -- io/npy.h
+# solvers: step programs and the Backend interface (the passes and the objective are pipeline's).
+expect yes solvers step ir support blackbox -- solvers/algorithm.h
+expect no solvers step ir support blackbox -- pipeline/pipeline.h
+expect no solvers step ir support blackbox -- passes/pass.h
+expect no solvers step ir support blackbox -- check/check.h
+expect no solvers step ir support blackbox -- emulate/emulate_backend.h
 # step sees ir, not the solvers or the Halide backend.
 expect yes step ir support blackbox -- step/step.h
 expect no step ir support blackbox -- halide/halide_backend.h

@@ -1,0 +1,57 @@
+// A solve as the tools run it (solve.h): passes, iterations, objective.
+#include "pipeline/solve.h"
+
+#include <chrono>
+
+#include "check/check.h"
+#include "emulate/emulate_backend.h"
+#include "pipeline/pipeline.h"
+#include "support/error.h"
+
+namespace proxc::internal {
+
+SolveResult solve(const Problem& problem, const SolverOptions& options, Backend& backend) {
+  options.validate();
+  // Passes: continue the default pipeline, split for this solver.
+  const auto t0 = std::chrono::steady_clock::now();
+  user_assert(problem.solver.empty() || problem.solver == options.solver)
+      << "the problem was split for the solver '" << problem.solver << "'; solve it with --solver "
+      << problem.solver << " or start from a dump taken before the split pass";
+  PassManagerOptions po;
+  po.pass.solver = options.solver;
+  const Problem p = run_passes(problem, po);
+  try {
+    verify_passes_invariants(p);
+  } catch (const InternalError& e) {
+    // A hand-edited or corrupt dump, not a bug of the passes that made it.
+    user_error << "the problem's record of passes is inconsistent (" << e.what() << ")";
+  }
+  const double passes_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // The user's objective at the result, on the solve's backend (on the
+  // emulator, a 2048² deconvolution's objective took longer than its 40
+  // iterations on Halide) with its default schedule. With an autoscheduler
+  // requested, on the emulator: an autoscheduler's fallback on it would make
+  // the whole solve report the default schedule.
+  ObjectiveHooks objective;
+  const bool on_backend = backend.schedule_requested() == "default";
+  if (on_backend) objective.programs.push_back(objective_program(problem));
+  objective.evaluate = [&](const std::map<const ExprNode*, const Array*>& x,
+                           const std::vector<std::function<StepOutputs(const StepInputs&)>>& runs,
+                           SolverSummary* sum) {
+    ObjectiveReport obj;
+    if (on_backend) {
+      obj = evaluate_objective(runs.at(0), problem, x);
+    } else {
+      auto emulator = make_emulate_backend();
+      obj = evaluate_objective(*emulator, problem, x);
+    }
+    sum->objective = obj.total;
+    sum->has_projection = obj.has_projection;
+    sum->objective_at_projection = obj.total_at_projection;
+  };
+  SolveResult result = run_solver(problem, p, options, backend, objective);
+  result.summary.passes_s = passes_s;
+  return result;
+}
+
+}  // namespace proxc::internal
