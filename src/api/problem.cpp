@@ -16,6 +16,7 @@
 #include "frontend/json.h"
 #include "ir/latex.h"
 #include "ir/printer.h"
+#include "ir/traverse.h"
 #include "support/error.h"
 #include "support/file_util.h"
 
@@ -370,28 +371,6 @@ bool Problem::has_value(const Expr& variable) const {
 
 namespace {
 
-// The problem with `from` replaced by `to` everywhere (the terms re-checked).
-ir::Problem rebind(const ir::Problem& p, const ir::Expr& from, const ir::Expr& to) {
-  std::unordered_map<const ir::ExprNode*, ir::Expr> memo;
-  std::function<ir::Expr(const ir::Expr&)> go = [&](const ir::Expr& e) -> ir::Expr {
-    if (!e) return e;
-    if (e == from) return to;
-    auto it = memo.find(e.get());
-    if (it != memo.end()) return it->second;
-    std::vector<ir::Expr> args;
-    for (const auto& a : e->args) args.push_back(go(a));
-    return memo[e.get()] = ir::with_args(e, args);
-  };
-  ir::Problem q = p;
-  for (auto& t : q.terms) {
-    t.arg = go(t.arg);
-    for (ir::Param* prm : {&t.b, &t.c, &t.lower, &t.upper}) prm->array = go(prm->array);
-    t.counts = go(t.counts);
-    t = ir::make_term(t);  // the new data must satisfy the term's rules too (counts >= 0, ...)
-  }
-  return q;
-}
-
 // The constant the printed problem names `name`.
 ir::Expr named_constant(const ir::Problem& p, const std::string& name, const char* what) {
   ir::PrintPlan plan(p);
@@ -430,7 +409,7 @@ void Problem::set_constant(const std::string& name, const Array& data) {
   user_assert(data.shape() == old->shape)
       << "set_constant " << name << ": the data has shape " << shape_to_string(data.shape())
       << ", the constant has " << shape_to_string(old->shape);
-  impl().problem = rebind(impl().problem, old, replaced_constant(old, data));
+  impl().problem = ir::replace_node(impl().problem, old, replaced_constant(old, data));
   impl().values.clear();
 }
 
@@ -440,7 +419,7 @@ void Problem::set_constant(const std::string& name, const std::string& path) {
   user_assert(data.shape() == old->shape)
       << "set_constant " << name << ": " << path << " holds shape " << shape_to_string(data.shape())
       << ", the constant has " << shape_to_string(old->shape);
-  impl().problem = rebind(impl().problem, old, replaced_constant(old, data));
+  impl().problem = ir::replace_node(impl().problem, old, replaced_constant(old, data));
   impl().values.clear();
 }
 

@@ -14,19 +14,24 @@
 
 #include <cmath>
 
+#include "ir/traverse.h"
 #include "passes/pass.h"
 #include "support/error.h"
 
 namespace proxc::internal {
 
 namespace {
-// True when a constant enters `e` as an offset of a sum (an affine, not linear, operand).
+// True when a constant enters `e` as an offset of a sum (an affine, not linear,
+// operand): a sum or difference that depends on a variable (or is `e`) with a
+// constant operand.
 bool has_offset(const Expr& e) {
-  for (const Expr& a : e->args) {
-    if ((e->kind == ExprKind::Add || e->kind == ExprKind::Sub) && !a->has_variable) return true;
-    if (a->has_variable && has_offset(a)) return true;
-  }
-  return false;
+  bool found = false;
+  for_each_node({e}, [&](const Expr& n) {
+    if ((n == e || n->has_variable) && (n->kind == ExprKind::Add || n->kind == ExprKind::Sub)) {
+      for (const Expr& a : n->args) found = found || !a->has_variable;
+    }
+  });
+  return found;
 }
 }  // namespace
 

@@ -1,0 +1,70 @@
+// The IR's DAG walks (traverse.h).
+#include "ir/traverse.h"
+
+#include <utility>
+
+namespace proxc::internal {
+
+void for_each_node(const std::vector<Expr>& roots, const std::function<void(const Expr&)>& visit,
+                   std::unordered_set<const ExprNode*>* seen_in) {
+  std::unordered_set<const ExprNode*> own;
+  std::unordered_set<const ExprNode*>& seen = seen_in ? *seen_in : own;
+  for (const Expr& root : roots) {
+    if (!root || !seen.insert(root.get()).second) continue;
+    std::vector<std::pair<Expr, size_t>> stack = {{root, 0}};
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->args.size()) {
+        Expr child = n->args[next++];
+        if (seen.insert(child.get()).second) stack.push_back({child, 0});
+      } else {
+        Expr done = n;
+        stack.pop_back();
+        visit(done);
+      }
+    }
+  }
+}
+
+std::vector<Expr> problem_roots(const Problem& p) {
+  std::vector<Expr> roots;
+  for (const FunctionTerm& t : p.terms) {
+    roots.push_back(t.arg);
+    for (const Param* q : {&t.b, &t.c, &t.lower, &t.upper}) roots.push_back(q->array);
+    roots.push_back(t.counts);
+  }
+  return roots;
+}
+
+Expr ExprMutator::operator()(const Expr& root) {
+  if (!root) return root;
+  for_each_node(
+      {root},
+      [&](const Expr& e) {
+        std::vector<Expr> args;
+        args.reserve(e->args.size());
+        for (const Expr& a : e->args) args.push_back(memo_.at(a.get()));
+        memo_[e.get()] = rewrite_ ? rewrite_(e, std::move(args)) : with_args(e, std::move(args));
+      },
+      &seen_);
+  return memo_.at(root.get());
+}
+
+Problem ExprMutator::operator()(const Problem& p) {
+  Problem q = p;
+  for (FunctionTerm& t : q.terms) {
+    t.arg = (*this)(t.arg);
+    for (Param* prm : {&t.b, &t.c, &t.lower, &t.upper}) prm->array = (*this)(prm->array);
+    t.counts = (*this)(t.counts);
+    t = make_term(t);
+  }
+  return q;
+}
+
+Problem replace_node(const Problem& p, const Expr& from, const Expr& to) {
+  ExprMutator m(
+      [&](const Expr& e, std::vector<Expr> args) { return e == from ? to : with_args(e, std::move(args)); });
+  return m(p);
+}
+
+}  // namespace proxc::internal
