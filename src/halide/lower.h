@@ -1,6 +1,6 @@
 /// \file
 /// Lowering of a step program to ONE Halide pipeline with all its outputs,
-/// through proxc's Halide-op library (include/proxc/halide_ops.h). Besides
+/// through proxc's Halide-op library (src/halide/ops/proxc/halide_ops.h). Besides
 /// the backend, the only code that includes Halide.h.
 ///
 /// Every shape is symbolic: extents are run-time slots, so a pipeline
