@@ -343,4 +343,56 @@ TEST(ApiModule, CompiledRunEqualsEmulatedRun) {
   EXPECT_FALSE(moved.name().empty());
 }
 
+TEST(ApiBlackBox, APluginsOperatorSolvesLikeTheSameConvolution) {
+  const std::vector<std::string> names = proxc::load_plugin(PROXC_TEST_PLUGIN);
+  EXPECT_NE(std::find(names.begin(), names.end(), "shift_blur"), names.end());
+  EXPECT_THAT(error_of([] { proxc::load_plugin("no_such_plugin.so"); }), HasSubstr("no_such_plugin.so"));
+  proxc::Array b = proxc::load_array(example("data/noisy.npy"));
+  // shift_blur is conv with this kernel (tests/plugin/test_black_boxes.cpp).
+  proxc::Array k({3, 3}, {0, 0, 0, 0, 0.5f, 0.2f, 0, 0.3f, 0});
+  // The conv form's data term is absorbed into a direct FFT solve, the black
+  // box's is split off: different iterates, the same optimum.
+  proxc::SolverOptions o;
+  o.max_iters = 3000;
+  o.eps_abs = 1e-6;
+  o.eps_rel = 1e-6;
+  o.cache_dir = "off";
+  std::vector<proxc::Array> results;
+  std::vector<double> objectives;
+  for (bool black_box : {true, false}) {
+    proxc::Problem p;
+    proxc::Expr x = p.variable(b.shape(), "x");
+    proxc::Expr blur = black_box ? proxc::black_box("shift_blur", x) : proxc::conv(k, x);
+    p.minimize(proxc::sum_squares(blur - b) + 0.01 * proxc::norm1(proxc::grad(x)));
+    EXPECT_TRUE(proxc::check(p).passed);
+    objectives.push_back(proxc::solve(p, o).objective);
+    results.push_back(p.value(x));
+  }
+  double max_diff = 0;
+  for (int64_t i = 0; i < b.size(); ++i)
+    max_diff = std::max(max_diff, std::fabs(double(results[0][i]) - results[1][i]));
+  std::printf("black box vs conv: objectives %.9g %.9g, max |x diff| %.3g\n", objectives[0], objectives[1],
+              max_diff);
+  EXPECT_NEAR(objectives[0], objectives[1], 1e-6 * std::fabs(objectives[1]));  // measured: 2.4e-8
+  EXPECT_LT(max_diff, 1e-3);                                                   // measured: 1.6e-4
+  // A wrong adjoint fails the dot test.
+  proxc::Problem bad;
+  proxc::Expr y = bad.variable(b.shape(), "y");
+  bad.minimize(proxc::sum_squares(proxc::black_box("bad_adjoint", y) - b));
+  EXPECT_FALSE(proxc::check(bad).passed);
+}
+
+TEST(ApiModule, CompilesAheadOfTime) {
+  std::string dir = temp_dir();
+  proxc::Problem p = proxc::load_problem(example("deconv_tv.prox"));
+  proxc::CompileOptions o;
+  o.cache_dir = "off";
+  proxc::AotArtifacts a = proxc::compile(p, o).compile_aot(dir + "/aot", "deconv_step");
+  for (const std::string& f : {a.library, a.header, a.wrapper, a.manifest})
+    EXPECT_TRUE(std::filesystem::exists(f)) << f;
+  EXPECT_TRUE(a.needs_fft_runtime);  // deconv_tv's least squares is an FFT solve
+  EXPECT_THAT(error_of([&] { proxc::compile(p, o).compile_aot(dir + "/aot", "not a name"); }),
+              HasSubstr("identifier"));
+}
+
 }  // namespace
