@@ -38,16 +38,21 @@ std::vector<Expr> problem_roots(const Problem& p) {
 
 Expr ExprMutator::operator()(const Expr& root) {
   if (!root) return root;
+  // Nodes rebuilt by an earlier call are not walked again. (The walk's own
+  // set: a rewrite that throws leaves memo_ as it was, consistent.)
+  std::unordered_set<const ExprNode*> seen;
+  for (const auto& entry : memo_) seen.insert(entry.first);
   for_each_node(
       {root},
       [&](const Expr& e) {
         std::vector<Expr> args;
         args.reserve(e->args.size());
-        for (const Expr& a : e->args) args.push_back(memo_.at(a.get()));
-        memo_[e.get()] = rewrite_ ? rewrite_(e, std::move(args)) : with_args(e, std::move(args));
+        for (const Expr& a : e->args) args.push_back(memo_.at(a.get()).second);
+        Expr out = rewrite_ ? rewrite_(e, std::move(args)) : with_args(e, std::move(args));
+        memo_.emplace(e.get(), std::make_pair(e, std::move(out)));
       },
-      &seen_);
-  return memo_.at(root.get());
+      &seen);
+  return memo_.at(root.get()).second;
 }
 
 Problem ExprMutator::operator()(const Problem& p) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "ir/problem.h"
@@ -26,7 +27,8 @@ void for_each_node(const std::vector<Expr>& roots, const std::function<void(cons
 /// parameter constants (b, c, lower, upper) and its counts.
 std::vector<Expr> problem_roots(const Problem& p);
 
-/// Rebuilds DAGs bottom-up, each node once (memoized by identity).
+/// Rebuilds DAGs bottom-up, each node once (memoized by identity; the
+/// originals are kept, so an address is never reused for another node).
 /// rewrite(e, args) gives a node's replacement from its operands' ones; the
 /// default is `e` over the new operands (with_args: `e` itself when none
 /// changed).
@@ -44,8 +46,8 @@ class ExprMutator {
 
  private:
   Rewrite rewrite_;
-  std::unordered_map<const ExprNode*, Expr> memo_;
-  std::unordered_set<const ExprNode*> seen_;  // the nodes memo_ has
+  // Each visited node (kept alive) and its replacement.
+  std::unordered_map<const ExprNode*, std::pair<Expr, Expr>> memo_;
 };
 
 /// `p` with the node `from` replaced by `to` everywhere.

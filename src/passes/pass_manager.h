@@ -42,7 +42,7 @@ struct PassRecord {
 class PassInstrumentation {
  public:
   virtual ~PassInstrumentation() = default;
-  /// Before the first pass that runs.
+  /// Before the passes, once the pipeline is checked (also when none is left to run).
   virtual void before_pipeline(const Problem& p) {}
   /// After a pass turned `before` into `after`; it may add to *record.
   virtual void after_pass(const Problem& before, const Problem& after, PassRecord* record) {}

@@ -127,7 +127,11 @@ void ReportPasses::after_pass(const Problem&, const Problem& after, PassRecord* 
 
 Problem run_passes(const Problem& p, const PassManagerOptions& o, std::vector<PassRecord>* records) {
   PassOptions pass = o.pass;
-  if (!pass.operator_norm) pass.operator_norm = operator_norm_oracle(pass.norm);
+  // The oracle is made when the scale pass asks (an unknown method is its
+  // error, as before: none when no scale runs).
+  if (!pass.operator_norm) {
+    pass.operator_norm = [norm = pass.norm](const Expr& k) { return operator_norm_oracle(norm)(k); };
+  }
   // In the order the pass manager always ran them: verify, dump, report.
   VerifyPasses verify;
   DumpPasses dump(o.dump_dir);

@@ -313,6 +313,9 @@ class HostLoop {
 SolveResult run_solver(const Problem& user, const Problem& p, const SolverOptions& options, Backend& backend,
                        const ObjectiveHooks& objective) {
   options.validate();
+  internal_assert(p.solver == options.solver && p.knorm > 0)
+      << "run_solver: the problem must be split for " << options.solver
+      << " and scaled (pipeline/solve.h runs the passes first)";
   SolveResult result;
   HostLoop(user, p, options, backend, objective, &result).run();
   return result;

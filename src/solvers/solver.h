@@ -90,7 +90,8 @@ struct ObjectiveHooks {
 
 /// Iterates options.solver on the split, scaled problem `p` (the passes'
 /// result for `user`, whose variable nodes it keeps and whose printed names
-/// name the results and x0) on `backend`. `passes_s` is the caller's to set.
+/// name the results and x0) on `backend`. `passes_s` is the caller's to set,
+/// and so is the objective (0 without `objective.evaluate`).
 /// The solve of a problem as a user gives it is pipeline/solve.h's solve().
 SolveResult run_solver(const Problem& user, const Problem& p, const SolverOptions& options, Backend& backend,
                        const ObjectiveHooks& objective = {});

@@ -7,6 +7,7 @@
 #include "ir/expr.h"
 #include "ir/function.h"
 #include "ir/problem.h"
+#include "ir/traverse.h"
 #include "test_util.h"
 
 namespace proxc::internal {
@@ -150,6 +151,40 @@ TEST(Problem, ExpressionDepthIsBounded) {
   EXPECT_EQ(e->depth, kMaxExprDepth);
   EXPECT_THAT(test::user_error_of([&] { make_neg(e); }),
               HasSubstr("nests " + std::to_string(kMaxExprDepth + 1) + " operators deep"));
+}
+
+TEST(Traverse, VisitsEachNodeOnceOperandsFirstAndRebuildsSharedNodesOnce) {
+  Expr x = make_variable({4, 5}, "x");
+  Expr g = make_grad(x);
+  Expr sum = make_add(make_scale(2, x), x);  // x used twice
+  std::vector<const ExprNode*> order;
+  for_each_node({sum, g, nullptr}, [&](const Expr& e) { order.push_back(e.get()); });
+  ASSERT_EQ(order.size(), 4u);  // x, 2 * x, the sum, grad: each once
+  EXPECT_EQ(order[0], x.get());
+  EXPECT_EQ(order[2], sum.get());
+  EXPECT_EQ(order[3], g.get());
+  // Replacing x rebuilds its users once, over the same new node.
+  Expr y = make_variable({4, 5}, "y");
+  int rebuilt = 0;
+  ExprMutator m([&](const Expr& e, std::vector<Expr> args) {
+    ++rebuilt;
+    return e == x ? y : with_args(e, std::move(args));
+  });
+  Expr sum2 = m(sum), g2 = m(g);
+  EXPECT_EQ(rebuilt, 4);
+  EXPECT_EQ(sum2->args[1], y);
+  EXPECT_EQ(sum2->args[0]->args[0], y);
+  EXPECT_EQ(g2->args[0], y);
+  EXPECT_EQ(m(sum), sum2);  // memoized across calls
+  // A rewrite that throws leaves the mutator usable.
+  bool fail = true;
+  ExprMutator flaky([&](const Expr& e, std::vector<Expr> args) {
+    if (fail && e == g) throw UserError("no");
+    return with_args(e, std::move(args));
+  });
+  EXPECT_THROW(flaky(g), UserError);
+  fail = false;
+  EXPECT_EQ(flaky(g), g);
 }
 
 }  // namespace
