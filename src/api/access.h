@@ -19,8 +19,9 @@ namespace proxc {
 struct Array::Impl {
   Impl() { array.shape = {0}; }  // an empty array: shape (0,)
   internal::Array array;
-  /// The file load_array read it from, and its content hash ("" otherwise).
-  std::string path, hash;
+  /// Where the values came from: the file load_array read (its path and
+  /// content hash), or inline data; what a constant made of it records.
+  internal::ConstantSource source;
   /// The constant node made of it (unnamed), so that an array used twice is
   /// one constant; dropped when the elements are written.
   std::shared_ptr<const internal::ExprNode> node;
@@ -53,7 +54,7 @@ struct Access {
   // Where an Array keeps the constant node it became (null for an empty
   // handle): the one part of an Array that a const use may set.
   static proxc::Array::Impl* node_cache(const proxc::Array& a) { return a.impl_.get(); }
-  static proxc::Array make_array(internal::Array a, std::string path = "", std::string hash = "");
+  static proxc::Array make_array(internal::Array a, internal::ConstantSource source = {});
 
   static const internal::Expr& node(const proxc::Expr& e) { return e.node_; }
   static proxc::Expr make_expr(internal::Expr e) {

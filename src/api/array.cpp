@@ -58,22 +58,24 @@ int64_t Array::size() const { return impl().array.size(); }
 const float* Array::data() const { return impl().array.data.data(); }
 float* Array::data() {
   Impl& i = impl();
-  i.path.clear();
-  i.hash.clear();
+  i.source = internal::ConstantSource{};
   i.node.reset();
   return i.array.data.data();
 }
 std::vector<float> Array::to_vector() const { return {impl().array.data.begin(), impl().array.data.end()}; }
-const std::string& Array::source_path() const { return impl().path; }
+const std::string& Array::source_path() const { return impl().source.resolved_path; }
 
 std::string shape_to_string(const Shape& shape) { return internal::shape_to_string(shape); }
 
 Array load_array(const std::string& path) {
   internal::Array a = internal::io::load_array(path);
+  internal::ConstantSource source;
+  source.type = internal::ConstantSource::Type::File;
   std::error_code ec;
-  std::string absolute = std::filesystem::absolute(path, ec).lexically_normal().string();
-  return internal::Access::make_array(std::move(a), ec ? path : absolute,
-                                      internal::content_hash(internal::read_file(path)));
+  const std::string absolute = std::filesystem::absolute(path, ec).lexically_normal().string();
+  source.path = source.resolved_path = ec ? path : absolute;
+  source.hash = internal::content_hash(internal::read_file(path));
+  return internal::Access::make_array(std::move(a), std::move(source));
 }
 
 void save_array(const std::string& path, const Array& a) {
@@ -101,12 +103,11 @@ Array montage(const std::vector<Array>& images, const std::vector<std::string>& 
 
 namespace internal {
 
-proxc::Array Access::make_array(internal::Array a, std::string path, std::string hash) {
+proxc::Array Access::make_array(internal::Array a, internal::ConstantSource source) {
   proxc::Array out;
   proxc::Array::Impl& i = out.impl();
   i.array = std::move(a);
-  i.path = std::move(path);
-  i.hash = std::move(hash);
+  i.source = std::move(source);
   return out;
 }
 

@@ -6,14 +6,13 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
-#include <unordered_map>
 
 #include "api/access.h"
+#include "frontend/json.h"
 #include "frontend/load.h"
 #include "frontend/parser.h"
 #include "io/array_io.h"
 #include "ir/dot.h"
-#include "frontend/json.h"
 #include "ir/latex.h"
 #include "ir/printer.h"
 #include "ir/traverse.h"
@@ -47,8 +46,16 @@ bool is_identifier(const std::string& s) {
 }
 Expr wrap(ir::Expr e) { return Access::make_expr(std::move(e)); }
 
-// A constant node holding the array's values: a file constant when the array
-// was read by load_array, inline data otherwise.
+// The data of a constant holding the array's values: a file constant when
+// the array was read by load_array, inline data otherwise.
+std::shared_ptr<ir::ConstantData> constant_data(const Array& a) {
+  auto data = std::make_shared<ir::ConstantData>();
+  data->array = Access::impl(a).array;
+  data->source = Access::impl(a).source;
+  return data;
+}
+
+// A constant node holding the array's values.
 ir::Expr constant_node(const Array& a, const std::string& name) {
   const Array::Impl& impl = Access::impl(a);
   // An unnamed Array used twice is one constant: the node it became is kept
@@ -58,22 +65,12 @@ ir::Expr constant_node(const Array& a, const std::string& name) {
       std::equal(impl.array.data.begin(), impl.array.data.end(), cache->node->constant->array.data.begin())) {
     return cache->node;
   }
-  auto data = std::make_shared<ir::ConstantData>();
-  data->array = impl.array;
-  if (!impl.path.empty()) {
-    data->source.type = ir::ConstantSource::Type::File;
-    data->source.path = impl.path;
-    data->source.resolved_path = impl.path;
-    data->source.hash = impl.hash;
-  } else {
-    data->source.type = ir::ConstantSource::Type::Inline;
-  }
   std::string hint = name;
-  if (hint.empty() && !impl.path.empty()) {
-    std::string stem = std::filesystem::path(impl.path).stem().string();
+  if (hint.empty() && !a.source_path().empty()) {
+    std::string stem = std::filesystem::path(a.source_path()).stem().string();
     if (is_identifier(stem)) hint = stem;
   }
-  ir::Expr e = ir::make_constant(data, hint);
+  ir::Expr e = ir::make_constant(constant_data(a), hint);
   if (cache) cache->node = e;
   return e;
 }
@@ -383,33 +380,13 @@ ir::Expr named_constant(const ir::Problem& p, const std::string& name, const cha
 
 }  // namespace
 
-namespace {
-
-// The constant `old` with new data (of its shape, checked by the caller),
-// from a file when `a` was read by load_array.
-ir::Expr replaced_constant(const ir::Expr& old, const Array& a) {
-  auto d = std::make_shared<ir::ConstantData>(*old->constant);
-  const Array::Impl& impl = Access::impl(a);
-  d->array = impl.array;
-  if (!impl.path.empty()) {
-    d->source.type = ir::ConstantSource::Type::File;
-    d->source.path = impl.path;
-    d->source.resolved_path = impl.path;
-    d->source.hash = impl.hash;
-  } else {
-    d->source = ir::ConstantSource{};
-  }
-  return ir::make_constant(d, old->name_hint);
-}
-
-}  // namespace
-
 void Problem::set_constant(const std::string& name, const Array& data) {
   ir::Expr old = named_constant(impl().problem, name, "set_constant");
   user_assert(data.shape() == old->shape)
       << "set_constant " << name << ": the data has shape " << shape_to_string(data.shape())
       << ", the constant has " << shape_to_string(old->shape);
-  impl().problem = ir::replace_node(impl().problem, old, replaced_constant(old, data));
+  impl().problem =
+      ir::replace_node(impl().problem, old, ir::make_constant(constant_data(data), old->name_hint));
   impl().values.clear();
 }
 
@@ -419,7 +396,8 @@ void Problem::set_constant(const std::string& name, const std::string& path) {
   user_assert(data.shape() == old->shape)
       << "set_constant " << name << ": " << path << " holds shape " << shape_to_string(data.shape())
       << ", the constant has " << shape_to_string(old->shape);
-  impl().problem = ir::replace_node(impl().problem, old, replaced_constant(old, data));
+  impl().problem =
+      ir::replace_node(impl().problem, old, ir::make_constant(constant_data(data), old->name_hint));
   impl().values.clear();
 }
 

@@ -1,56 +1,26 @@
-// solve() and SolverOptions::validate of the public API (proxc/solver.h):
-// the options checked and spelled as the user wrote them, the backend made,
-// the internal solver run, the solution kept on the problem.
+// solve() and SolverOptions::validate of the public API (proxc/solver.h): the
+// options checked (the rules shared with the solvers: solvers/options.h, and
+// the backend's), the backend made, the internal solver run, the solution
+// kept on the problem.
+#include "pipeline/solve.h"
+
 #include <cmath>
 #include <memory>
 
 #include "api/access.h"
 #include "emulate/emulate_backend.h"
 #include "halide/halide_backend.h"
-#include "pipeline/solve.h"
+#include "solvers/options.h"
 #include "support/error.h"
 
 namespace proxc {
 
 using internal::Access;
 
-namespace {
-
-// An option's name in messages: the field, or the command's flag with the field.
-struct OptionNames {
-  OptionSpelling spelling;
-  std::string operator()(const char* field, const char* flag = nullptr) const {
-    if (spelling == OptionSpelling::CommandLine && flag) return std::string(flag) + ": " + field;
-    return std::string("SolverOptions.") + field;
-  }
-};
-
-}  // namespace
-
 void SolverOptions::validate(OptionSpelling spelling) const {
-  const OptionNames name{spelling};
+  internal::check_solver_options(*this, solver, spelling);  // the rules the solvers share
+  const internal::OptionNames name{spelling};
   const bool cli = spelling == OptionSpelling::CommandLine;
-  user_assert(max_iters >= 1) << name("max_iters", "--iters") << " must be >= 1, got " << max_iters;
-  user_assert(eps_abs >= 0 && std::isfinite(eps_abs))
-      << name("eps_abs", "--eps-abs") << " must be finite and >= 0";
-  user_assert(eps_rel >= 0 && std::isfinite(eps_rel))
-      << name("eps_rel", "--eps-rel") << " must be finite and >= 0";
-  user_assert(time_limit_s >= 0 && !std::isnan(time_limit_s))
-      << name("time_limit_s", "--time-limit") << " must be >= 0";
-  user_assert(fuse >= 1 && fuse <= 64) << name("fuse", "--fuse") << " must be in 1..64, got " << fuse;
-  user_assert(fuse == 1 || solver == SolverKind::PockChambolle || solver == SolverKind::LinearizedADMM)
-      << (cli ? "--fuse" : "SolverOptions.fuse") << ": only pc and ladmm unroll iterations ("
-      << to_string(solver) << " takes fuse = 1)";
-  user_assert(check_every >= 1) << name("check_every", "--check-every") << " must be >= 1, got "
-                                << check_every;
-  user_assert(cg_max_iters >= 1) << name("cg_max_iters") << " must be >= 1";
-  user_assert(cg_tol > 0) << name("cg_tol") << " must be > 0";
-  user_assert(checkpoint_every >= 0) << name("checkpoint_every", "--checkpoint-every") << " must be >= 0";
-  user_assert(checkpoint_every == 0 || !checkpoint_path.empty())
-      << (cli ? "--checkpoint-every needs --checkpoint"
-              : "SolverOptions.checkpoint_every needs checkpoint_path");
-  user_assert(hqs_rho_max >= 1 && std::isfinite(hqs_rho_max))
-      << name("hqs_rho_max", "--hqs-rho-max") << " must be finite and >= 1";
   user_assert(schedule == ScheduleKind::Default || backend == BackendKind::Halide)
       << (cli ? "--schedule needs --backend halide"
               : "SolverOptions.schedule needs backend = BackendKind::Halide");

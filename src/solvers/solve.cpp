@@ -20,25 +20,6 @@
 
 namespace proxc::internal {
 
-void SolverOptions::validate() const {
-  const std::unique_ptr<Algorithm> algorithm = Algorithm::create(solver);
-  user_assert(max_iters >= 1) << "SolverOptions.max_iters must be >= 1, got " << max_iters;
-  user_assert(eps_abs >= 0 && std::isfinite(eps_abs)) << "SolverOptions.eps_abs must be finite and >= 0";
-  user_assert(eps_rel >= 0 && std::isfinite(eps_rel)) << "SolverOptions.eps_rel must be finite and >= 0";
-  user_assert(time_limit_s >= 0) << "SolverOptions.time_limit_s must be >= 0";
-  user_assert(fuse >= 1 && fuse <= 64) << "SolverOptions.fuse must be in 1..64, got " << fuse;
-  user_assert(fuse == 1 || algorithm->unrolls())
-      << "SolverOptions.fuse: only pc and ladmm unroll iterations (" << solver << " takes fuse = 1)";
-  user_assert(check_every >= 1) << "SolverOptions.check_every must be >= 1, got " << check_every;
-  user_assert(cg_max_iters >= 1) << "SolverOptions.cg_max_iters must be >= 1";
-  user_assert(cg_tol > 0) << "SolverOptions.cg_tol must be > 0";
-  user_assert(checkpoint_every >= 0) << "SolverOptions.checkpoint_every must be >= 0";
-  user_assert(checkpoint_every == 0 || !checkpoint_path.empty())
-      << "SolverOptions.checkpoint_every needs checkpoint_path";
-  user_assert(hqs_rho_max >= 1 && std::isfinite(hqs_rho_max))
-      << "SolverOptions.hqs_rho_max must be finite and >= 1";
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;

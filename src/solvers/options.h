@@ -1,0 +1,56 @@
+/// \file
+/// The rules of a solve's options, written once for the public
+/// proxc::SolverOptions (proxc/solver.h) and the internal SolverOptions, whose
+/// fields have the same names: a UserError names the first option that breaks
+/// its rule, as a field ("SolverOptions.max_iters") or as the command's flag
+/// ("--iters: max_iters").
+#pragma once
+
+#include <cmath>
+#include <string>
+
+#include "proxc/solver.h"
+#include "solvers/algorithm.h"
+#include "support/error.h"
+
+namespace proxc::internal {
+
+/// An option's name in messages: the field, or the command's flag with the field.
+struct OptionNames {
+  OptionSpelling spelling;
+  std::string operator()(const char* field, const char* flag = nullptr) const {
+    if (spelling == OptionSpelling::CommandLine && flag) return std::string(flag) + ": " + field;
+    return std::string("SolverOptions.") + field;
+  }
+};
+
+/// Checks the options of a solve with `solver` (the fields of either
+/// SolverOptions).
+template <typename Options>
+void check_solver_options(const Options& o, SolverKind solver, OptionSpelling spelling) {
+  const OptionNames name{spelling};
+  const bool cli = spelling == OptionSpelling::CommandLine;
+  user_assert(o.max_iters >= 1) << name("max_iters", "--iters") << " must be >= 1, got " << o.max_iters;
+  user_assert(o.eps_abs >= 0 && std::isfinite(o.eps_abs))
+      << name("eps_abs", "--eps-abs") << " must be finite and >= 0";
+  user_assert(o.eps_rel >= 0 && std::isfinite(o.eps_rel))
+      << name("eps_rel", "--eps-rel") << " must be finite and >= 0";
+  user_assert(o.time_limit_s >= 0 && !std::isnan(o.time_limit_s))
+      << name("time_limit_s", "--time-limit") << " must be >= 0";
+  user_assert(o.fuse >= 1 && o.fuse <= 64) << name("fuse", "--fuse") << " must be in 1..64, got " << o.fuse;
+  user_assert(o.fuse == 1 || Algorithm::create(solver)->unrolls())
+      << (cli ? "--fuse" : "SolverOptions.fuse") << ": only pc and ladmm unroll iterations ("
+      << to_string(solver) << " takes fuse = 1)";
+  user_assert(o.check_every >= 1) << name("check_every", "--check-every") << " must be >= 1, got "
+                                  << o.check_every;
+  user_assert(o.cg_max_iters >= 1) << name("cg_max_iters") << " must be >= 1";
+  user_assert(o.cg_tol > 0) << name("cg_tol") << " must be > 0";
+  user_assert(o.checkpoint_every >= 0) << name("checkpoint_every", "--checkpoint-every") << " must be >= 0";
+  user_assert(o.checkpoint_every == 0 || !o.checkpoint_path.empty())
+      << (cli ? "--checkpoint-every needs --checkpoint"
+              : "SolverOptions.checkpoint_every needs checkpoint_path");
+  user_assert(o.hqs_rho_max >= 1 && std::isfinite(o.hqs_rho_max))
+      << name("hqs_rho_max", "--hqs-rho-max") << " must be finite and >= 1";
+}
+
+}  // namespace proxc::internal
