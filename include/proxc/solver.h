@@ -40,6 +40,26 @@ struct IterationInfo {
 /// struct ("max_iters") or as the proxc command's flag ("--iters").
 enum class OptionSpelling { Api, CommandLine };
 
+/// The step sizes of the algorithms. They act on the scaled problem, whose
+/// ||K|| is at most 1 (the scale pass), so the defaults are valid for every
+/// problem; validate() checks each solver's convergence condition.
+/// - Pock–Chambolle (ProxImaL's pock_chambolle: tau, sigma, theta):
+///     y⁺ = prox_{σf*}(y + σ K x̄),  x⁺ = prox_{τg}(x − τ Kᵀ y⁺),  x̄⁺ = x⁺ + θ (x⁺ − x);
+///   needs τ, σ > 0 with τ·σ ≤ 1 and 0 ≤ θ ≤ 1.
+/// - Linearized ADMM (ProxImaL's linearized_admm: lmb, mu):
+///     x⁺ = prox_{μg}(x − (μ/λ) Kᵀ(K x − z + u)),  z⁺ = prox_{λf}(K x⁺ + u),  u⁺ = u + K x⁺ − z⁺;
+///   needs 0 < μ ≤ λ.
+/// - ADMM (ProxImaL's admm: rho): the penalty ρ > 0 of the augmented Lagrangian.
+/// HQS's penalties are its continuation (SolverOptions::hqs_rho_max).
+struct StepSizes {
+  double pc_tau = 1;
+  double pc_sigma = 1;
+  double pc_theta = 1;
+  double ladmm_lambda = 1;
+  double ladmm_mu = 1;
+  double admm_rho = 1;
+};
+
 /// Every setting of a solve. Each field has a default (ProxImaL's where it
 /// has one); validate() names the first option that breaks its rule.
 struct SolverOptions {
@@ -73,6 +93,8 @@ struct SolverOptions {
   double cg_tol = 1e-6;
   /// HQS continuation ends at this rho (--hqs-rho-max).
   double hqs_rho_max = 256;
+  /// The algorithms' step sizes (see StepSizes).
+  StepSizes steps;
   /// Start from these values (by variable name as Problem::name_of gives
   /// it, user units); zeros otherwise (--x0). An unknown name is a UserError.
   std::map<std::string, Array> x0;

@@ -43,6 +43,7 @@ SolverOptions solver_options(const proxc::SolverOptions& o) {
   s.cg_max_iters = o.cg_max_iters;
   s.cg_tol = o.cg_tol;
   s.hqs_rho_max = o.hqs_rho_max;
+  s.steps = o.steps;
   for (const auto& [name, a] : o.x0) s.x0[name] = Access::array(a);
   s.callback = o.callback;
   s.interrupt = o.interrupt;

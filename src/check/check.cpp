@@ -12,6 +12,7 @@
 #include "emulate/linop.h"
 #include "fft/fft.h"
 #include "ir/printer.h"
+#include "ir/traverse.h"
 #include "support/error.h"
 
 namespace proxc::internal {
@@ -38,19 +39,8 @@ std::vector<Step> variable_inputs(const std::vector<Expr>& vars) {
 
 std::vector<Expr> operators_of(const Expr& k) {
   std::vector<Expr> out;
-  std::unordered_set<const ExprNode*> seen;
-  std::vector<std::pair<Expr, size_t>> stack = {{k, 0}};
-  seen.insert(k.get());
-  while (!stack.empty()) {
-    auto& [n, next] = stack.back();
-    if (next < n->args.size()) {
-      Expr c = n->args[next++];
-      if (c->has_variable && seen.insert(c.get()).second) stack.push_back({c, 0});
-    } else {
-      if (!n->is_variable()) out.push_back(n);
-      stack.pop_back();
-    }
-  }
+  for_each_node({k}, [&](const Expr& e) { if (!e->is_variable()) out.push_back(e); }, nullptr,
+                [](const ExprNode& n) { return n.has_variable; });
   return out;
 }
 

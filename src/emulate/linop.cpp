@@ -3,6 +3,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "ir/adjoint.h"
 #include "proxc/black_box.h"
 #include "support/error.h"
 
@@ -223,28 +224,6 @@ Tensor warp_apply(const Tensor& in, const Array& h, bool adjoint) {
   return out;
 }
 
-// Nodes of K that depend on a variable, operands first.
-std::vector<const ExprNode*> linear_order(const Expr& k) {
-  std::vector<const ExprNode*> out;
-  std::unordered_map<const ExprNode*, bool> seen;
-  std::vector<std::pair<const ExprNode*, size_t>> stack = {{k.get(), 0}};
-  seen[k.get()] = true;
-  while (!stack.empty()) {
-    auto& [n, next] = stack.back();
-    if (next < n->args.size()) {
-      const ExprNode* c = n->args[next++].get();
-      if (c->has_variable && !seen[c]) {
-        seen[c] = true;
-        stack.push_back({c, 0});
-      }
-    } else {
-      out.push_back(n);
-      stack.pop_back();
-    }
-  }
-  return out;
-}
-
 Tensor broadcast_to(const Tensor& t, const Shape& s) {
   if (t.shape == s) return t;
   internal_assert(t.shape.empty()) << "broadcast of a non-scalar";
@@ -260,6 +239,70 @@ void axpy(double a, const Tensor& x, Tensor* y) {
   }
   internal_assert(x.data.size() == y->data.size()) << "axpy size mismatch";
   for (size_t i = 0; i < x.data.size(); ++i) y->data[i] += a * x.data[i];
+}
+
+// The adjoint of one operator node applied to g: its operands' shares.
+void node_adjoint_of(const ExprNode* n, Tensor g, const ConstantLookup& data,
+                     const std::function<void(const Expr&, Tensor)>& push) {
+  const auto& a = n->args;
+  switch (n->kind) {
+    case ExprKind::Variable:
+    case ExprKind::Constant: break;
+    case ExprKind::Grad: push(a[0], grad_adj(g, a[0]->shape, n->ints[0])); break;
+    case ExprKind::Conv: push(a[1], conv_apply(data(a[0].get()), g, true)); break;
+    case ExprKind::MulElemwise: {
+      const Array& w = data(a[0].get());
+      for (size_t i = 0; i < g.size(); ++i) g.data[i] *= w.data[i];
+      push(a[1], std::move(g));
+      break;
+    }
+    case ExprKind::Subsample: push(a[0], subsample_apply(g, n->shape, a[0]->shape, n->ints, true)); break;
+    case ExprKind::Scale:
+      for (double& v : g.data) v *= n->scalar;
+      push(a[0], std::move(g));
+      break;
+    case ExprKind::Add:
+    case ExprKind::Sub: {
+      if (a[1]->has_variable) {
+        Tensor g2 = g;
+        if (n->kind == ExprKind::Sub) {
+          for (double& v : g2.data) v = -v;
+        }
+        push(a[1], std::move(g2));
+      }
+      push(a[0], std::move(g));
+      break;
+    }
+    case ExprKind::Neg:
+      for (double& v : g.data) v = -v;
+      push(a[0], std::move(g));
+      break;
+    case ExprKind::VStack: {
+      size_t off = 0;
+      for (const Expr& p : a) {
+        Tensor t(p->shape);
+        std::copy(g.data.begin() + static_cast<long>(off), g.data.begin() + static_cast<long>(off + t.size()),
+                  t.data.begin());
+        off += t.size();
+        push(p, std::move(t));
+      }
+      break;
+    }
+    case ExprKind::Reshape:
+      g.shape = a[0]->shape;
+      push(a[0], std::move(g));
+      break;
+    case ExprKind::Transpose: push(a[0], transpose_apply(g, n->ints, true, a[0]->shape, n->shape)); break;
+    case ExprKind::Crop: push(a[0], crop_apply(g, n->ints, a[0]->shape, n->shape, true)); break;
+    case ExprKind::MulColor: {
+      double m[9];
+      color_matrix(n, data, m);
+      push(a[0], color_apply(g, m, true));
+      break;
+    }
+    case ExprKind::Warp: push(a[0], warp_apply(g, data(a[1].get()), true)); break;
+    case ExprKind::BlackBox: push(a[0], black_box_apply(n, g, a[0]->shape, true)); break;
+  }
 }
 
 }  // namespace
@@ -343,90 +386,21 @@ std::map<const ExprNode*, Tensor> adjoint(const Expr& k, const Tensor& y, const 
                                           const EmulateDebug& debug) {
   internal_assert(y.shape == k->shape) << "adjoint: y shape " << shape_to_string(y.shape) << " vs "
                                        << shape_to_string(k->shape);
-  std::vector<const ExprNode*> order = linear_order(k);
-  std::unordered_map<const ExprNode*, Tensor> bar;
-  bar[k.get()] = y;
-  auto add_to = [&](const Expr& e, Tensor t) {
-    if (!e->has_variable) return;
-    auto it = bar.find(e.get());
-    if (it == bar.end()) {
-      bar.emplace(e.get(), std::move(t));
-    } else {
-      axpy(1.0, t, &it->second);
-    }
+  auto sum = [](std::vector<Tensor> parts, const ExprNode*) {
+    Tensor total = std::move(parts[0]);
+    for (size_t i = 1; i < parts.size(); ++i) axpy(1.0, parts[i], &total);
+    return total;
   };
-  std::map<const ExprNode*, Tensor> out;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const ExprNode* n = *it;
-    auto found = bar.find(n);
-    if (found == bar.end()) continue;  // nothing flows back through this node
-    Tensor g = std::move(found->second);
-    bar.erase(found);
+  auto node_adjoint = [&](const ExprNode* n, Tensor g, const std::function<void(const Expr&, Tensor)>& push) {
     if (debug.break_adjoint && n->kind == debug.broken_kind) {
       for (double& v : g.data) v *= 1.001;
     }
-    const auto& a = n->args;
-    switch (n->kind) {
-      case ExprKind::Variable: out[n] = std::move(g); break;
-      case ExprKind::Constant: break;
-      case ExprKind::Grad: add_to(a[0], grad_adj(g, a[0]->shape, n->ints[0])); break;
-      case ExprKind::Conv: add_to(a[1], conv_apply(data(a[0].get()), g, true)); break;
-      case ExprKind::MulElemwise: {
-        const Array& w = data(a[0].get());
-        for (size_t i = 0; i < g.size(); ++i) g.data[i] *= w.data[i];
-        add_to(a[1], std::move(g));
-        break;
-      }
-      case ExprKind::Subsample: add_to(a[0], subsample_apply(g, n->shape, a[0]->shape, n->ints, true)); break;
-      case ExprKind::Scale:
-        for (double& v : g.data) v *= n->scalar;
-        add_to(a[0], std::move(g));
-        break;
-      case ExprKind::Add:
-      case ExprKind::Sub: {
-        if (a[1]->has_variable) {
-          Tensor g2 = g;
-          if (n->kind == ExprKind::Sub) {
-            for (double& v : g2.data) v = -v;
-          }
-          add_to(a[1], std::move(g2));
-        }
-        add_to(a[0], std::move(g));
-        break;
-      }
-      case ExprKind::Neg:
-        for (double& v : g.data) v = -v;
-        add_to(a[0], std::move(g));
-        break;
-      case ExprKind::VStack: {
-        size_t off = 0;
-        for (const Expr& p : a) {
-          Tensor t(p->shape);
-          std::copy(g.data.begin() + static_cast<long>(off), g.data.begin() + static_cast<long>(off + t.size()),
-                    t.data.begin());
-          off += t.size();
-          add_to(p, std::move(t));
-        }
-        break;
-      }
-      case ExprKind::Reshape:
-        g.shape = a[0]->shape;
-        add_to(a[0], std::move(g));
-        break;
-      case ExprKind::Transpose: add_to(a[0], transpose_apply(g, n->ints, true, a[0]->shape, n->shape)); break;
-      case ExprKind::Crop: add_to(a[0], crop_apply(g, n->ints, a[0]->shape, n->shape, true)); break;
-      case ExprKind::MulColor: {
-        double m[9];
-        color_matrix(n, data, m);
-        add_to(a[0], color_apply(g, m, true));
-        break;
-      }
-      case ExprKind::Warp: add_to(a[0], warp_apply(g, data(a[1].get()), true)); break;
-      case ExprKind::BlackBox: add_to(a[0], black_box_apply(n, g, a[0]->shape, true)); break;
-    }
-  }
+    node_adjoint_of(n, std::move(g), data, push);
+  };
+  auto reached = reverse_mode<Tensor>(k, y, node_adjoint, sum);
+  std::map<const ExprNode*, Tensor> out(reached.begin(), reached.end());
   // Variables of K that nothing reached (cannot happen for a connected K) get zeros.
-  for (const ExprNode* n : order) {
+  for (const ExprNode* n : linear_order(k)) {
     if (n->is_variable() && !out.count(n)) out[n] = Tensor(n->shape);
   }
   return out;

@@ -1,6 +1,7 @@
 // The built-in functions of the .prox language: constructors, linear
 // operators, term roles and prox functions (docs/language.md).
 #include "frontend/parser_impl.h"
+#include "ir/operators.h"
 
 namespace proxc::internal::parsing {
 
@@ -87,113 +88,71 @@ bool Parser::constructor(Args& a, Value* out) {
   return false;
 }
 
-// The linear operators. False when `a` calls none of them.
+// The linear operators, read slot by slot as the operator table says
+// (ir/operators.h). False when `a` calls none of them.
 bool Parser::linear_operator(Args& a, Value* out) {
+  const OperatorInfo* op = find_operator(a.fn());
+  if (!op || op->syntax != OperatorSyntax::Call) return false;
   const std::string& fn = a.fn();
-  auto wrap = [&](auto&& f) { return make_expr_value(located(a.loc(), f)); };
-  if (fn == "grad") {
-    a.arity(1, 1, "grad(x) or grad(x, dims=2)");
-    const Value* dims = a.take_kw("dims");
-    a.done({"dims"});
-    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
-    int64_t d = dims ? a.integer(*dims, "dims") : -1;
-    if (dims && d < 1) fail(dims->loc, "grad: dims must be >= 1, got " + std::to_string(d));
-    *out = wrap([&] { return make_grad(x, d); });
-    return true;
-  }
-  if (fn == "conv") {
-    a.arity(2, 2, "conv(kernel, x)");
-    a.done({});
-    proxc::internal::Expr k = a.constant(a.pos[0], "kernel (first argument)");
-    proxc::internal::Expr x = a.expr(a.pos[1], "operand");
-    *out = wrap([&] { return make_conv(k, x); });
-    return true;
-  }
-  if (fn == "mul_elemwise") {
-    a.arity(2, 2, "mul_elemwise(w, x)");
-    a.done({});
-    proxc::internal::Expr w = a.constant(a.pos[0], "weight (first argument)");
-    proxc::internal::Expr x = a.expr(a.pos[1], "operand");
-    *out = wrap([&] { return make_mul_elemwise(w, x); });
-    return true;
-  }
-  if (fn == "subsample") {
-    a.arity(2, 2, "subsample(x, [s0, s1])");
-    a.done({});
-    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
-    auto steps = a.ints(a.pos[1], "the steps");
-    *out = wrap([&] { return make_subsample(x, steps); });
-    return true;
-  }
-  if (fn == "vstack") {
-    a.done({});
-    std::vector<Value> items =
-        a.pos.size() == 1 && a.pos[0].type == Value::Type::List ? a.pos[0].list : a.pos;
-    if (items.empty()) fail(a.loc(), "vstack needs at least one expression: vstack([a, b])");
-    std::vector<proxc::internal::Expr> parts;
-    for (const Value& v : items) parts.push_back(a.expr(v, "operand"));
-    *out = wrap([&] { return make_vstack(parts); });
-    return true;
-  }
-  if (fn == "reshape") {
-    a.arity(2, 2, "reshape(x, [h, w])");
-    a.done({});
-    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
-    Shape s = a.ints(a.pos[1], "the shape");
-    *out = wrap([&] { return make_reshape(x, s); });
-    return true;
-  }
-  if (fn == "transpose") {
-    a.arity(1, 2, "transpose(x) or transpose(x, [1, 0])");
-    a.done({});
-    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
-    std::vector<int64_t> axes = a.pos.size() > 1 ? a.ints(a.pos[1], "the axes") : std::vector<int64_t>{};
-    *out = wrap([&] { return make_transpose(x, axes); });
-    return true;
-  }
-  if (fn == "crop") {
-    a.arity(3, 3, "crop(x, [top, left], [h, w])");
-    a.done({});
-    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
-    auto begin = a.ints(a.pos[1], "the begin offsets");
-    auto extent = a.ints(a.pos[2], "the extent");
-    *out = wrap([&] { return make_crop(x, begin, extent); });
-    return true;
-  }
-  if (fn == "mul_color") {
-    a.arity(2, 2, "mul_color(x, M) or mul_color(x, \"yuv\")");
-    a.done({});
-    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
-    if (a.pos[1].type == Value::Type::String) {
-      std::string named = a.pos[1].str;
-      *out = wrap([&] { return make_mul_color(x, nullptr, named); });
-      return true;
+  // Positional slots: every slot but a keyword (Dims); OptionalInts may be left out.
+  size_t lo = 0, hi = 0;
+  bool list = false;
+  std::vector<std::string> keywords;
+  for (const Slot& slot : op->slots) {
+    if (slot.role == SlotRole::Dims) {
+      keywords.push_back(slot.key);
+    } else if (slot.role == SlotRole::Operands) {
+      list = true;
+    } else {
+      lo += slot.role == SlotRole::OptionalInts ? 0 : 1;
+      ++hi;
     }
-    proxc::internal::Expr m = a.constant(a.pos[1], "colour matrix");
-    *out = wrap([&] { return make_mul_color(x, m); });
-    return true;
   }
-  if (fn == "warp") {
-    a.arity(2, 2, "warp(x, H)");
-    a.done({});
-    proxc::internal::Expr x = a.expr(a.pos[0], "operand");
-    proxc::internal::Expr h = a.constant(a.pos[1], "homography");
-    *out = wrap([&] { return make_warp(x, h); });
-    return true;
-  }
-  if (fn == "black_box") {
-    a.arity(2, 2, "black_box(\"name\", x)");
-    a.done({});
-    if (a.pos[0].type != Value::Type::String) {
-      fail(a.pos[0].loc,
-           "black_box: the first argument is the operator's registered name, a string in double quotes");
+  if (!list) a.arity(lo, hi, op->spelling);
+  std::vector<const Value*> kw_values;
+  for (const std::string& k : keywords) kw_values.push_back(a.take_kw(k));
+  a.done(keywords);
+  OperatorArgs args;
+  size_t pos = 0, kw = 0;
+  for (const Slot& slot : op->slots) {
+    switch (slot.role) {
+      case SlotRole::Operand: args.operands.push_back(a.expr(a.pos[pos++], slot.what)); break;
+      case SlotRole::Constant: args.operands.push_back(a.constant(a.pos[pos++], slot.what)); break;
+      case SlotRole::Operands: {
+        // vstack([a, b]) or vstack(a, b)
+        std::vector<Value> items = a.pos.size() == 1 && a.pos[0].type == Value::Type::List ? a.pos[0].list : a.pos;
+        if (items.empty()) fail(a.loc(), fn + " needs at least one expression: " + op->spelling);
+        for (const Value& v : items) args.operands.push_back(a.expr(v, slot.what));
+        break;
+      }
+      case SlotRole::Ints:
+      case SlotRole::Shape: args.lists.push_back(a.ints(a.pos[pos++], slot.what)); break;
+      case SlotRole::OptionalInts:
+        args.lists.push_back(pos < a.pos.size() ? a.ints(a.pos[pos++], slot.what) : std::vector<int64_t>{});
+        break;
+      case SlotRole::Dims: {
+        const Value* v = kw_values[kw++];
+        int64_t d = v ? a.integer(*v, slot.key) : -1;
+        if (v && d < 1) fail(v->loc, fn + ": " + slot.key + " must be >= 1, got " + std::to_string(d));
+        args.lists.push_back(v ? std::vector<int64_t>{d} : std::vector<int64_t>{});
+        break;
+      }
+      case SlotRole::Factor: args.factor = a.scalar(a.pos[pos++], slot.what); break;
+      case SlotRole::Name:
+        if (a.pos[pos].type != Value::Type::String) fail(a.pos[pos].loc, fn + ": " + slot.what);
+        args.name = a.pos[pos++].str;
+        break;
+      case SlotRole::ConstantOrName: {
+        const Value& v = a.pos[pos++];
+        if (v.type == Value::Type::String) args.name = v.str;
+        else args.operands.push_back(a.constant(v, slot.what));
+        break;
+      }
     }
-    std::string name = a.pos[0].str;
-    proxc::internal::Expr x = a.expr(a.pos[1], "operand");
-    *out = wrap([&] { return make_black_box(name, x); });
-    return true;
   }
-  return false;
+  ExprKind kind = op->kind;
+  *out = make_expr_value(located(a.loc(), [&] { return make_operator(kind, args); }));
+  return true;
 }
 
 // omega(term), psi(term): the roles the split pass sets, as dumps write
@@ -220,34 +179,25 @@ bool Parser::prox_function(Args& a, Value* out) {
   const std::string& fn = a.fn();
   FunctionKind kind;
   if (function_kind_from_string(fn, &kind)) {
+    const FunctionInfo& info = function_info(kind);
     FunctionTerm t;
     t.kind = kind;
     std::vector<std::string> allowed = {"alpha", "beta", "b", "c", "gamma", "d"};
-    switch (kind) {
-      case FunctionKind::GroupNorm1: {
-        a.arity(1, 2, "group_norm1(x, [axes])");
-        const Value* axes = a.pos.size() > 1 ? &a.pos[1] : a.take_kw("axes");
-        allowed.push_back("axes");
-        if (!axes) fail(a.loc(), "group_norm1 needs the group axes: group_norm1(grad(x), [2])");
-        if (a.pos.size() > 1 && a.take_kw("axes")) fail(a.loc(), "group_norm1: axes given twice");
-        t.axes = a.ints(*axes, "the axes");
-        break;
-      }
-      case FunctionKind::PoissonNorm: {
-        a.arity(1, 2, "poisson_norm(x, counts)");
-        const Value* counts = a.pos.size() > 1 ? &a.pos[1] : a.take_kw("counts");
-        allowed.push_back("counts");
-        if (!counts) fail(a.loc(), "poisson_norm needs the counts: poisson_norm(x, counts)");
-        t.counts = a.constant(*counts, "counts");
-        break;
-      }
-      case FunctionKind::Box:
-        a.arity(1, 1, "box(x, lower=0, upper=1)");
-        allowed.push_back("lower");
-        allowed.push_back("upper");
-        break;
-      default:
-        a.arity(1, 1, (fn + "(x, alpha=..., beta=..., b=..., c=..., gamma=..., d=...)").c_str());
+    size_t positional = 1;
+    for (const TermSlot& slot : info.slots) positional += slot.positional() ? 1 : 0;
+    std::string usage = *info.usage ? info.usage : fn + "(x, alpha=..., beta=..., b=..., c=..., gamma=..., d=...)";
+    a.arity(1, positional, usage.c_str());
+    // The slots written after the operand or by keyword (group axes, counts).
+    size_t pos = 1;
+    for (const TermSlot& slot : info.slots) {
+      allowed.push_back(slot.key);
+      if (!slot.positional()) continue;
+      bool at_pos = a.pos.size() > pos;
+      const Value* v = at_pos ? &a.pos[pos++] : a.take_kw(slot.key);
+      if (!v) fail(a.loc(), slot.missing);
+      if (at_pos && a.take_kw(slot.key)) fail(a.loc(), fn + ": " + slot.key + " given twice");
+      if (slot.role == TermSlotRole::Axes) t.axes = a.ints(*v, slot.what);
+      else t.counts = a.constant(*v, slot.what);
     }
     t.arg = a.expr(a.pos[0], "operand");
     auto param = [&](const char* name, Param* out) {
@@ -270,9 +220,8 @@ bool Parser::prox_function(Args& a, Value* out) {
     param("c", &t.c);
     number("gamma", &t.gamma);
     number("d", &t.d);
-    if (kind == FunctionKind::Box) {
-      param("lower", &t.lower);
-      param("upper", &t.upper);
+    for (const TermSlot& slot : info.slots) {
+      if (!slot.positional()) param(slot.key, &bound_param(t, slot));
     }
     a.done(allowed);
     Value v;

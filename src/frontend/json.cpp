@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/constant_io.h"
+#include "ir/operators.h"
 #include "ir/printer.h"
 #include "support/error.h"
 
@@ -61,23 +62,25 @@ class JsonWriter {
       for (const Expr& a : n->args) args.push_back(id(a));
       j["args"] = std::move(args);
     }
-    switch (n->kind) {
-      case ExprKind::Grad: j["dims"] = n->ints[0]; break;
-      case ExprKind::Subsample: j["steps"] = n->ints; break;
-      case ExprKind::Scale: j["factor"] = n->scalar; break;
-      case ExprKind::Transpose: j["axes"] = n->ints; break;
-      case ExprKind::Crop: {
-        size_t r = n->ints.size() / 2;
-        j["begin"] = std::vector<int64_t>(n->ints.begin(), n->ints.begin() + static_cast<long>(r));
-        j["extent"] = std::vector<int64_t>(n->ints.begin() + static_cast<long>(r), n->ints.end());
-        break;
+    if (n->is_constant()) j["source"] = source(n);
+    // The attributes, one field per slot that is not an operand (the table's keys).
+    const OperatorInfo& op = operator_info(n->kind);
+    for (size_t i = 0; i < op.slots.size(); ++i) {
+      const Slot& slot = op.slots[i];
+      switch (slot.role) {
+        case SlotRole::Ints:
+        case SlotRole::OptionalInts: j[slot.key] = slot_ints(*n, i); break;
+        case SlotRole::Dims: j[slot.key] = n->ints[0]; break;
+        case SlotRole::Factor: j[slot.key] = n->scalar; break;
+        case SlotRole::Name: j[slot.key] = n->str; break;
+        case SlotRole::ConstantOrName:
+          if (!n->str.empty()) j[slot.key] = n->str;
+          break;
+        case SlotRole::Shape:  // the node's "shape"
+        case SlotRole::Operand:
+        case SlotRole::Constant:
+        case SlotRole::Operands: break;
       }
-      case ExprKind::MulColor:
-        if (!n->str.empty()) j["matrix"] = n->str;
-        break;
-      case ExprKind::Constant: j["source"] = source(n); break;
-      case ExprKind::BlackBox: j["operator"] = n->str; break;
-      default: break;
     }
     return j;
   }
@@ -128,11 +131,13 @@ class JsonWriter {
     j["c"] = param(t.c);
     j["gamma"] = t.gamma;
     j["d"] = t.d;
-    if (t.kind == FunctionKind::GroupNorm1) j["axes"] = t.axes;
-    if (t.kind == FunctionKind::PoissonNorm) j["counts"] = id(t.counts);
-    if (t.kind == FunctionKind::Box) {
-      j["lower"] = param(t.lower);
-      j["upper"] = param(t.upper);
+    for (const TermSlot& slot : function_info(t.kind).slots) {
+      switch (slot.role) {
+        case TermSlotRole::Axes: j[slot.key] = t.axes; break;
+        case TermSlotRole::Counts: j[slot.key] = id(t.counts); break;
+        case TermSlotRole::Lower:
+        case TermSlotRole::Upper: j[slot.key] = param(bound_param(t, slot)); break;
+      }
     }
     j["role"] = to_string(t.role);
     return j;
@@ -271,44 +276,50 @@ class JsonReader {
       user_assert(a.is_array()) << "field \"args\" must be a list of node ids";
       for (const Json& e : a) args.push_back(ref(e));
     }
-    auto nargs = [&](size_t n) {
-      user_assert(args.size() == n) << k << " takes " << n << " operands, got " << args.size();
-    };
     Expr e;
-    switch (kind) {
-      case ExprKind::Variable: nargs(0); e = make_variable(shape, name); break;
-      case ExprKind::Constant: nargs(0); e = constant(j, ctx, shape, name); break;
-      case ExprKind::Grad: nargs(1); e = make_grad(args[0], integer(j, "dims", ctx)); break;
-      case ExprKind::Conv: nargs(2); e = make_conv(args[0], args[1]); break;
-      case ExprKind::MulElemwise: nargs(2); e = make_mul_elemwise(args[0], args[1]); break;
-      case ExprKind::Subsample: nargs(1); e = make_subsample(args[0], ints(j, "steps", ctx)); break;
-      case ExprKind::Scale: nargs(1); e = make_scale(number(j, "factor", ctx), args[0]); break;
-      case ExprKind::Add: nargs(2); e = make_add(args[0], args[1]); break;
-      case ExprKind::Sub: nargs(2); e = make_sub(args[0], args[1]); break;
-      case ExprKind::Neg: nargs(1); e = make_neg(args[0]); break;
-      case ExprKind::VStack:
-        user_assert(!args.empty()) << "vstack needs operands";
-        e = make_vstack(args);
-        break;
-      case ExprKind::Reshape: nargs(1); e = make_reshape(args[0], shape); break;
-      case ExprKind::Transpose: nargs(1); e = make_transpose(args[0], ints(j, "axes", ctx)); break;
-      case ExprKind::Crop: nargs(1); e = make_crop(args[0], ints(j, "begin", ctx), ints(j, "extent", ctx)); break;
-      case ExprKind::MulColor:
-        if (j.contains("matrix")) {
-          nargs(1);
-          e = make_mul_color(args[0], nullptr, string(j, "matrix", ctx));
-        } else {
-          nargs(2);
-          e = make_mul_color(args[0], args[1]);
-        }
-        break;
-      case ExprKind::Warp: nargs(2); e = make_warp(args[0], args[1]); break;
-      case ExprKind::BlackBox: nargs(1); e = make_black_box(string(j, "operator", ctx), args[0]); break;
+    if (kind == ExprKind::Variable || kind == ExprKind::Constant) {
+      user_assert(args.empty()) << k << " takes 0 operands, got " << args.size();
+      e = kind == ExprKind::Variable ? make_variable(shape, name) : constant(j, ctx, shape, name);
+    } else {
+      e = make_operator(kind, operator_args(j, ctx, kind, shape, std::move(args)));
     }
     user_assert(e->shape == shape) << k << ": recorded shape " << shape_to_string(shape)
                                    << " differs from the inferred shape " << shape_to_string(e->shape);
     if (!name.empty() && e->name_hint != name) e = with_name_hint(e, name);
     return e;
+  }
+
+  // The arguments of an operator node from its fields, slot by slot.
+  OperatorArgs operator_args(const Json& j, const std::string& ctx, ExprKind kind, const Shape& shape,
+                             std::vector<Expr> args) {
+    const OperatorInfo& op = operator_info(kind);
+    OperatorArgs out;
+    size_t want = 0;
+    bool list = false;
+    for (const Slot& slot : op.slots) {
+      switch (slot.role) {
+        case SlotRole::Operand:
+        case SlotRole::Constant: ++want; break;
+        case SlotRole::Operands: list = true; break;
+        case SlotRole::ConstantOrName:
+          if (j.contains(slot.key)) out.name = string(j, slot.key, ctx);
+          else ++want;
+          break;
+        case SlotRole::Ints:
+        case SlotRole::OptionalInts: out.lists.push_back(ints(j, slot.key, ctx)); break;
+        case SlotRole::Shape: out.lists.push_back(shape); break;
+        case SlotRole::Dims: out.lists.push_back({integer(j, slot.key, ctx)}); break;
+        case SlotRole::Factor: out.factor = number(j, slot.key, ctx); break;
+        case SlotRole::Name: out.name = string(j, slot.key, ctx); break;
+      }
+    }
+    if (list) {
+      user_assert(!args.empty()) << op.keyword << " needs operands";
+    } else {
+      user_assert(args.size() == want) << op.keyword << " takes " << want << " operands, got " << args.size();
+    }
+    out.operands = std::move(args);
+    return out;
   }
 
   Expr constant(const Json& j, const std::string& ctx, const Shape& shape, const std::string& name) {
@@ -369,11 +380,13 @@ class JsonReader {
     t.c = param(field(j, "c", ctx));
     t.gamma = number(j, "gamma", ctx);
     t.d = number(j, "d", ctx);
-    if (t.kind == FunctionKind::GroupNorm1) t.axes = ints(j, "axes", ctx);
-    if (t.kind == FunctionKind::PoissonNorm) t.counts = ref(field(j, "counts", ctx));
-    if (t.kind == FunctionKind::Box) {
-      t.lower = param(field(j, "lower", ctx));
-      t.upper = param(field(j, "upper", ctx));
+    for (const TermSlot& slot : function_info(t.kind).slots) {
+      switch (slot.role) {
+        case TermSlotRole::Axes: t.axes = ints(j, slot.key, ctx); break;
+        case TermSlotRole::Counts: t.counts = ref(field(j, slot.key, ctx)); break;
+        case TermSlotRole::Lower:
+        case TermSlotRole::Upper: bound_param(t, slot) = param(field(j, slot.key, ctx)); break;
+      }
     }
     if (j.contains("role")) {
       std::string role = string(j, "role", ctx);

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "fft/fft.h"
+#include "ir/adjoint.h"
 #include "ir/function.h"
 #include "step/partition.h"
 #include "support/error.h"
@@ -411,48 +412,20 @@ class Lowerer {
     return graph_->color_slots(x, first, adjoint, ext);
   }
 
-  // Kᵀ y for variable `var`; contributions are summed per node in reverse order.
+  // Kᵀ y for variable `var` (ir/adjoint.h: the driver the emulator uses too).
   Val adjoint(const IrExpr& k, const Val& y, const ExprNode* var) {
-    // Linear nodes of K, operands first.
-    std::vector<const ExprNode*> order;
-    std::unordered_map<const ExprNode*, bool> seen;
-    std::function<void(const ExprNode*)> visit = [&](const ExprNode* n) {
-      if (seen[n]) return;
-      seen[n] = true;
-      for (const IrExpr& a : n->args) {
-        if (a->has_variable) visit(a.get());
-      }
-      order.push_back(n);
+    auto sum = [&](std::vector<Val> parts, const ExprNode* n) { return graph_->sum(parts, extents(n->shape)); };
+    auto node = [&](const ExprNode* n, Val g, const std::function<void(const IrExpr&, Val)>& push) {
+      adjoint_node(n, g, push);
     };
-    visit(k.get());
-    std::unordered_map<const ExprNode*, std::vector<Val>> bar;
-    bar[k.get()].push_back(y);
-    Val result;
-    bool found = false;
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      const ExprNode* n = *it;
-      auto b = bar.find(n);
-      if (b == bar.end()) continue;
-      Val g = b->second.size() == 1 ? b->second[0] : graph_->sum(b->second, extents(n->shape));
-      bar.erase(b);
-      if (n->is_variable()) {
-        if (n == var) {
-          result = g;
-          found = true;
-        }
-        continue;
-      }
-      adjoint_node(n, g, &bar);
-    }
-    if (!found) return graph_->zeros(extents(var->shape));
-    return result;
+    auto reached = reverse_mode<Val>(k, y, node, sum);
+    auto it = reached.find(var);
+    return it == reached.end() ? graph_->zeros(extents(var->shape)) : it->second;
   }
 
-  void adjoint_node(const ExprNode* n, const Val& g, std::unordered_map<const ExprNode*, std::vector<Val>>* bar) {
+  // The adjoint of one operator node applied to g: push(operand, share) per operand.
+  void adjoint_node(const ExprNode* n, const Val& g, const std::function<void(const IrExpr&, Val)>& push) {
     const auto& a = n->args;
-    auto push = [&](const IrExpr& e, const Val& v) {
-      if (e->has_variable) (*bar)[e.get()].push_back(v);
-    };
     switch (n->kind) {
       case ExprKind::Variable:
       case ExprKind::Constant: return;

@@ -3,6 +3,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "ir/operators.h"
 #include "ir/printer.h"
 #include "support/format.h"
 
@@ -12,17 +13,16 @@ namespace {
 std::string node_label(const ExprNode* n, const PrintPlan& plan) {
   std::string label;
   if (plan.is_bound(n)) label = plan.name(n) + " = ";
-  switch (n->kind) {
-    case ExprKind::Constant:
-      if (n->constant->source.type == ConstantSource::Type::Scalar) {
-        label += format_double(n->constant->source.scalar);
-      } else {
-        label += "constant";
-      }
-      break;
-    case ExprKind::Scale: label += "scale " + format_double(n->scalar); break;
-    case ExprKind::BlackBox: label += "black_box " + n->str; break;
-    default: label += to_string(n->kind); break;
+  if (n->is_constant()) {
+    label += n->constant->source.type == ConstantSource::Type::Scalar ? format_double(n->constant->source.scalar)
+                                                                      : "constant";
+  } else {
+    // The keyword, then the factor or name the table gives the node.
+    label += to_string(n->kind);
+    for (const Slot& slot : operator_info(n->kind).slots) {
+      if (slot.role == SlotRole::Factor) label += " " + format_double(n->scalar);
+      if (slot.role == SlotRole::Name) label += " " + n->str;
+    }
   }
   return label + "\\n" + shape_to_string(n->shape);
 }
@@ -48,14 +48,18 @@ std::string print_dot(const Problem& p) {
     if (term.alpha != 1) label = format_double(term.alpha) + " * " + label;
     out << "  t" << t << " [label=" << quote_string(label) << ", shape=box, style=filled, fillcolor=lightgrey];\n";
     out << "  n" << id.at(term.arg.get()) << " -> t" << t << ";\n";
-    for (const auto& [param, name] : {std::pair{&term.b, "b"}, {&term.c, "c"}, {&term.lower, "lower"},
-                                      {&term.upper, "upper"}}) {
-      if (param->array) {
-        out << "  n" << id.at(param->array.get()) << " -> t" << t << " [style=dashed, label=\"" << name
-            << "\"];\n";
+    // Constant parameters as dashed edges: b, c, then the function's own slots (ir/operators.h).
+    auto edge = [&](const Expr& e, const char* name) {
+      if (e) out << "  n" << id.at(e.get()) << " -> t" << t << " [style=dashed, label=\"" << name << "\"];\n";
+    };
+    edge(term.b.array, "b");
+    edge(term.c.array, "c");
+    for (const TermSlot& slot : function_info(term.kind).slots) {
+      if (slot.role == TermSlotRole::Counts) edge(term.counts, slot.key);
+      if (slot.role == TermSlotRole::Lower || slot.role == TermSlotRole::Upper) {
+        edge(bound_param(term, slot).array, slot.key);
       }
     }
-    if (term.counts) out << "  n" << id.at(term.counts.get()) << " -> t" << t << " [style=dashed, label=\"counts\"];\n";
   }
   out << "}\n";
   return out.str();

@@ -10,7 +10,7 @@ namespace proxc::internal {
 
 namespace {
 const char* const kKindNames[] = {
-#define PROXC_X(name, keyword) keyword,
+#define PROXC_X(name, keyword, ...) keyword,
     PROXC_FOR_EACH_EXPR_KIND(PROXC_X)
 #undef PROXC_X
 };
@@ -61,19 +61,6 @@ bool expr_kind_from_string(const std::string& s, ExprKind* kind) {
     }
   }
   return false;
-}
-
-std::vector<Expr> ExprNode::linear_args() const {
-  switch (kind) {
-    case ExprKind::Conv:
-    case ExprKind::MulElemwise:
-      return {args[1]};
-    case ExprKind::MulColor:
-    case ExprKind::Warp:
-      return {args[0]};
-    default:
-      return args;
-  }
 }
 
 Expr make_variable(Shape shape, std::string name_hint) {
@@ -366,41 +353,6 @@ Expr make_black_box(const std::string& name, Expr x) {
   auto n = node(ExprKind::BlackBox, std::move(out), {std::move(x)});
   n->str = name;
   return n;
-}
-
-Expr with_args(const Expr& e, std::vector<Expr> args) {
-  internal_assert(args.size() == e->args.size()) << "with_args: " << args.size() << " operands for "
-                                                 << to_string(e->kind) << " with " << e->args.size();
-  bool same = true;
-  for (size_t i = 0; i < args.size(); ++i) same = same && args[i] == e->args[i];
-  if (same) return e;
-  const auto& ints = e->ints;
-  Expr out;
-  switch (e->kind) {
-    case ExprKind::Variable:
-    case ExprKind::Constant: return e;
-    case ExprKind::Grad: out = make_grad(args[0], ints[0]); break;
-    case ExprKind::Conv: out = make_conv(args[0], args[1]); break;
-    case ExprKind::MulElemwise: out = make_mul_elemwise(args[0], args[1]); break;
-    case ExprKind::Subsample: out = make_subsample(args[0], ints); break;
-    case ExprKind::Scale: out = make_scale(e->scalar, args[0]); break;
-    case ExprKind::Add: out = make_add(args[0], args[1]); break;
-    case ExprKind::Sub: out = make_sub(args[0], args[1]); break;
-    case ExprKind::Neg: out = make_neg(args[0]); break;
-    case ExprKind::VStack: out = make_vstack(args); break;
-    case ExprKind::Reshape: out = make_reshape(args[0], ints); break;
-    case ExprKind::Transpose: out = make_transpose(args[0], ints); break;
-    case ExprKind::Crop: {
-      size_t r = ints.size() / 2;
-      out = make_crop(args[0], std::vector<int64_t>(ints.begin(), ints.begin() + static_cast<long>(r)),
-                      Shape(ints.begin() + static_cast<long>(r), ints.end()));
-      break;
-    }
-    case ExprKind::MulColor: out = make_mul_color(args[0], args.size() > 1 ? args[1] : nullptr, e->str); break;
-    case ExprKind::Warp: out = make_warp(args[0], args[1]); break;
-    case ExprKind::BlackBox: out = make_black_box(e->str, args[0]); break;
-  }
-  return e->name_hint.empty() ? out : with_name_hint(out, e->name_hint);
 }
 
 Expr with_name_hint(const Expr& e, const std::string& hint) {

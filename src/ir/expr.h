@@ -48,29 +48,56 @@
 
 namespace proxc::internal {
 
-/// The one list of linear-expression node kinds: X(EnumName, keyword).
-/// The enum, the keyword tables of the printer, the parser and JSON come from it.
-#define PROXC_FOR_EACH_EXPR_KIND(X) \
-  X(Variable, "variable")           \
-  X(Constant, "constant")           \
-  X(Grad, "grad")                   \
-  X(Conv, "conv")                   \
-  X(MulElemwise, "mul_elemwise")    \
-  X(Subsample, "subsample")         \
-  X(Scale, "scale")                 \
-  X(Add, "add")                     \
-  X(Sub, "sub")                     \
-  X(Neg, "neg")                     \
-  X(VStack, "vstack")               \
-  X(Reshape, "reshape")             \
-  X(Transpose, "transpose")         \
-  X(Crop, "crop")                   \
-  X(MulColor, "mul_color")          \
-  X(Warp, "warp")                   \
-  X(BlackBox, "black_box")
+/// The one table of linear-expression node kinds. Each row is
+///   X(EnumName, keyword, syntax, spelling, latex, slots...)
+/// - syntax: how the text form writes the node (OperatorSyntax in
+///   ir/operators.h): Leaf (variable, constant: written by their own rules),
+///   Call (`keyword(slots...)`), Infix (`a + b`), Prefix (`-a`), Scaling
+///   (`s * a`);
+/// - spelling: the usage shown in a Call's arity error, or the symbol of an
+///   Infix or Prefix node;
+/// - latex: the node's LaTeX form, `#i` the text of slot i and `@i` the same
+///   in parentheses when it is a sum (ir/latex.cpp);
+/// - slots: the arguments in the order the text writes them, each
+///   PROXC_SLOT(role, what, key): its role (SlotRole in ir/operators.h), how
+///   messages name it, and its keyword and JSON field.
+/// The enum, the parser, the printer, JSON, LaTeX, dot and with_args all read
+/// this table (ir/operators.h); a new operator is one row here plus its make
+/// function, its forward and its adjoint.
+#define PROXC_FOR_EACH_EXPR_KIND(X)                                                                           \
+  X(Variable, "variable", Leaf, "", "", )                                                                     \
+  X(Constant, "constant", Leaf, "", "", )                                                                     \
+  X(Grad, "grad", Call, "grad(x) or grad(x, dims=2)", "\\nabla @0", PROXC_SLOT(Operand, "operand", ""),     \
+    PROXC_SLOT(Dims, "dims", "dims"))                                                                        \
+  X(Conv, "conv", Call, "conv(kernel, x)", "@0 \\ast @1", PROXC_SLOT(Constant, "kernel (first argument)", ""), \
+    PROXC_SLOT(Operand, "operand", ""))                                                                      \
+  X(MulElemwise, "mul_elemwise", Call, "mul_elemwise(w, x)", "@0 \\odot @1",                                 \
+    PROXC_SLOT(Constant, "weight (first argument)", ""), PROXC_SLOT(Operand, "operand", ""))                  \
+  X(Subsample, "subsample", Call, "subsample(x, [s0, s1])", "S_{#1}\\,@0", PROXC_SLOT(Operand, "operand", ""), \
+    PROXC_SLOT(Ints, "the steps", "steps"))                                                                  \
+  X(Scale, "scale", Scaling, " * ", "#0\\, @1", PROXC_SLOT(Factor, "factor", "factor"),                        \
+    PROXC_SLOT(Operand, "operand", ""))                                                                      \
+  X(Add, "add", Infix, " + ", "#0 + #1", PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Operand, "operand", "")) \
+  X(Sub, "sub", Infix, " - ", "#0 - @1", PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Operand, "operand", "")) \
+  X(Neg, "neg", Prefix, "-", "-@0", PROXC_SLOT(Operand, "operand", ""))                                       \
+  X(VStack, "vstack", Call, "vstack([a, b])", "#0", PROXC_SLOT(Operands, "operand", ""))                       \
+  X(Reshape, "reshape", Call, "reshape(x, [h, w])", "\\mathrm{reshape}_{#1}(#0)",                            \
+    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Shape, "the shape", "shape"))                             \
+  X(Transpose, "transpose", Call, "transpose(x) or transpose(x, [1, 0])", "\\mathrm{transpose}_{#1}(#0)",    \
+    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(OptionalInts, "the axes", "axes"))                        \
+  X(Crop, "crop", Call, "crop(x, [top, left], [h, w])", "\\mathrm{crop}(#0)", PROXC_SLOT(Operand, "operand", ""), \
+    PROXC_SLOT(Ints, "the begin offsets", "begin"), PROXC_SLOT(Ints, "the extent", "extent"))                \
+  X(MulColor, "mul_color", Call, "mul_color(x, M) or mul_color(x, \"yuv\")", "@1\\, @0",                      \
+    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(ConstantOrName, "colour matrix", "matrix"))                \
+  X(Warp, "warp", Call, "warp(x, H)", "\\mathcal{W}_{#1}(#0)", PROXC_SLOT(Operand, "operand", ""),             \
+    PROXC_SLOT(Constant, "homography", ""))                                                                  \
+  X(BlackBox, "black_box", Call, "black_box(\"name\", x)", "#0(#1)",                                          \
+    PROXC_SLOT(Name, "the first argument is the operator's registered name, a string in double quotes",     \
+               "operator"),                                                                                  \
+    PROXC_SLOT(Operand, "operand", ""))
 
 enum class ExprKind {
-#define PROXC_X(name, keyword) name,
+#define PROXC_X(name, ...) name,
   PROXC_FOR_EACH_EXPR_KIND(PROXC_X)
 #undef PROXC_X
 };

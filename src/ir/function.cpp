@@ -9,7 +9,7 @@ namespace proxc::internal {
 
 namespace {
 const char* const kFunctionNames[] = {
-#define PROXC_X(name, keyword) keyword,
+#define PROXC_X(name, keyword, ...) keyword,
     PROXC_FOR_EACH_FUNCTION_KIND(PROXC_X)
 #undef PROXC_X
 };

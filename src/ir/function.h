@@ -24,19 +24,32 @@
 
 namespace proxc::internal {
 
-/// The one list of prox-function kinds: X(EnumName, keyword).
-#define PROXC_FOR_EACH_FUNCTION_KIND(X) \
-  X(SumSquares, "sum_squares")          \
-  X(Norm1, "norm1")                     \
-  X(GroupNorm1, "group_norm1")          \
-  X(Nonneg, "nonneg")                   \
-  X(PoissonNorm, "poisson_norm")        \
-  X(SumEntries, "sum_entries")          \
-  X(Box, "box")                         \
-  X(LeastSquares, "least_squares")
+/// The one table of prox-function kinds. Each row is
+///   X(EnumName, keyword, usage, latex, slots...)
+/// - usage: shown in an arity error ("" for the common form
+///   `f(x, alpha=..., beta=..., b=..., c=..., gamma=..., d=...)`);
+/// - latex: the function's LaTeX form, `#0` its argument (β·Kx − b) and `#i`
+///   its slot i (ir/latex.cpp);
+/// - slots: the parameters beyond alpha, beta, b, c, gamma and d, each
+///   PROXC_TERM_SLOT(role, key, what, missing): its role (TermSlotRole in
+///   ir/operators.h), its keyword and JSON field, how messages name it, and
+///   the message when a required one is left out.
+/// The enum, the parser, the printer, JSON, LaTeX and dot read this table.
+#define PROXC_FOR_EACH_FUNCTION_KIND(X)                                                                      \
+  X(SumSquares, "sum_squares", "", "\\left\\| #0 \\right\\|_2^2", )                                          \
+  X(Norm1, "norm1", "", "\\left\\| #0 \\right\\|_1", )                                                     \
+  X(GroupNorm1, "group_norm1", "group_norm1(x, [axes])", "\\left\\| #0 \\right\\|_{2,1;\\,[#1]}",             \
+    PROXC_TERM_SLOT(Axes, "axes", "the axes", "group_norm1 needs the group axes: group_norm1(grad(x), [2])")) \
+  X(Nonneg, "nonneg", "", "\\iota_{\\geq 0}\\left(#0\\right)", )                                              \
+  X(PoissonNorm, "poisson_norm", "poisson_norm(x, counts)", "\\mathrm{Poisson}\\left(#0;\\, #1\\right)",       \
+    PROXC_TERM_SLOT(Counts, "counts", "counts", "poisson_norm needs the counts: poisson_norm(x, counts)"))   \
+  X(SumEntries, "sum_entries", "", "\\mathbf{1}^\\top\\left(#0\\right)", )                                   \
+  X(Box, "box", "box(x, lower=0, upper=1)", "\\iota_{[#1,\\, #2]}\\left(#0\\right)",                           \
+    PROXC_TERM_SLOT(Lower, "lower", "lower", ""), PROXC_TERM_SLOT(Upper, "upper", "upper", ""))             \
+  X(LeastSquares, "least_squares", "", "\\left\\| #0 \\right\\|_2^2", )
 
 enum class FunctionKind {
-#define PROXC_X(name, keyword) name,
+#define PROXC_X(name, ...) name,
   PROXC_FOR_EACH_FUNCTION_KIND(PROXC_X)
 #undef PROXC_X
 };

@@ -1,8 +1,10 @@
 #include "ir/latex.h"
 
 #include <cmath>
+#include <functional>
 #include <sstream>
 
+#include "ir/operators.h"
 #include "ir/printer.h"
 #include "support/error.h"
 #include "support/format.h"
@@ -33,6 +35,22 @@ std::string ints(const std::vector<int64_t>& v) {
   return s;
 }
 
+// A template of the tables with `#i` replaced by plain(i) and `@i` by paren(i).
+std::string fill(const char* tmpl, const std::function<std::string(size_t)>& plain,
+                 const std::function<std::string(size_t)>& paren = nullptr) {
+  std::string s;
+  for (const char* t = tmpl; *t; ++t) {
+    if ((*t == '#' || (*t == '@' && paren)) && t[1] >= '0' && t[1] <= '9') {
+      size_t i = static_cast<size_t>(t[1] - '0');
+      s += *t == '#' ? plain(i) : paren(i);
+      ++t;
+    } else {
+      s += *t;
+    }
+  }
+  return s;
+}
+
 class LatexPrinter {
  public:
   explicit LatexPrinter(const Problem& p) : p_(p), plan_(p) {}
@@ -54,38 +72,56 @@ class LatexPrinter {
   std::string e(const Expr& x, bool paren_sum = false) {
     const ExprNode* n = x.get();
     if (plan_.is_bound(n) && (n->is_variable() || n->is_constant())) return tex_name(plan_.name(n));
-    const auto& a = n->args;
-    std::string s;
-    switch (n->kind) {
-      case ExprKind::Variable: return tex_name(plan_.name(n));
-      case ExprKind::Constant:
-        if (n->constant->source.type == ConstantSource::Type::Scalar) return num(n->constant->source.scalar);
-        if (n->constant->source.type == ConstantSource::Type::Gaussian) {
-          return "G_{" + num(n->constant->source.gaussian_sigma) + "}";
-        }
-        return tex_name(plan_.is_bound(n) ? plan_.name(n) : "c");
-      case ExprKind::Grad: return "\\nabla " + e(a[0], true);
-      case ExprKind::Conv: return e(a[0], true) + " \\ast " + e(a[1], true);
-      case ExprKind::MulElemwise: return e(a[0], true) + " \\odot " + e(a[1], true);
-      case ExprKind::Subsample: return "S_{" + ints(n->ints) + "}\\," + e(a[0], true);
-      case ExprKind::Scale: return num(n->scalar) + "\\, " + e(a[0], true);
-      case ExprKind::Add: s = e(a[0]) + " + " + e(a[1]); break;
-      case ExprKind::Sub: s = e(a[0]) + " - " + e(a[1], true); break;
-      case ExprKind::Neg: return "-" + e(a[0], true);
-      case ExprKind::VStack: {
-        s = "\\begin{bmatrix}";
-        for (size_t i = 0; i < a.size(); ++i) s += (i ? " \\\\ " : " ") + e(a[i]);
-        return s + " \\end{bmatrix}";
-      }
-      case ExprKind::Reshape: return "\\mathrm{reshape}_{" + ints(n->ints) + "}(" + e(a[0]) + ")";
-      case ExprKind::Transpose: return "\\mathrm{transpose}_{" + ints(n->ints) + "}(" + e(a[0]) + ")";
-      case ExprKind::Crop: return "\\mathrm{crop}(" + e(a[0]) + ")";
-      case ExprKind::MulColor:
-        return (a.size() > 1 ? e(a[1], true) : "M_{\\mathrm{" + n->str + "}}") + "\\, " + e(a[0], true);
-      case ExprKind::Warp: return "\\mathcal{W}_{" + e(a[1]) + "}(" + e(a[0]) + ")";
-      case ExprKind::BlackBox: return tex_name(n->str) + "(" + e(a[0]) + ")";
+    if (n->is_variable()) return tex_name(plan_.name(n));
+    if (n->is_constant()) {
+      const ConstantSource& src = n->constant->source;
+      if (src.type == ConstantSource::Type::Scalar) return num(src.scalar);
+      if (src.type == ConstantSource::Type::Gaussian) return "G_{" + num(src.gaussian_sigma) + "}";
+      return tex_name("c");
     }
-    return paren_sum ? "\\left(" + s + "\\right)" : s;
+    // The table's template: #i is slot i, @i the same with a sum in parentheses.
+    const OperatorInfo& op = operator_info(n->kind);
+    std::vector<std::pair<std::string, std::string>> slots = slot_texts(n, op);
+    std::string s = fill(op.latex, [&](size_t i) { return slots.at(i).first; },
+                         [&](size_t i) { return slots.at(i).second; });
+    bool sum = op.syntax == OperatorSyntax::Infix;
+    return sum && paren_sum ? "\\left(" + s + "\\right)" : s;
+  }
+
+  // Each slot's LaTeX, plain and parenthesised when it is a sum.
+  std::vector<std::pair<std::string, std::string>> slot_texts(const ExprNode* n, const OperatorInfo& op) {
+    std::vector<std::pair<std::string, std::string>> out;
+    const auto& a = n->args;
+    size_t next = 0;
+    auto operand = [&](const Expr& x) {
+      std::string plain = e(x);
+      bool sum = operator_info(x->kind).syntax == OperatorSyntax::Infix;
+      out.emplace_back(plain, sum ? "\\left(" + plain + "\\right)" : plain);
+    };
+    auto text = [&](const std::string& t) { out.emplace_back(t, t); };
+    for (size_t i = 0; i < op.slots.size(); ++i) {
+      switch (op.slots[i].role) {
+        case SlotRole::Operand:
+        case SlotRole::Constant: operand(a[next++]); break;
+        case SlotRole::Operands: {
+          std::string m = "\\begin{bmatrix}";
+          for (size_t k = 0; k < a.size(); ++k) m += (k ? " \\\\ " : " ") + e(a[k]);
+          text(m + " \\end{bmatrix}");
+          break;
+        }
+        case SlotRole::Ints:
+        case SlotRole::OptionalInts:
+        case SlotRole::Shape:
+        case SlotRole::Dims: text(ints(slot_ints(*n, i))); break;
+        case SlotRole::Factor: text(num(n->scalar)); break;
+        case SlotRole::Name: text(tex_name(n->str)); break;
+        case SlotRole::ConstantOrName:
+          if (next < a.size()) operand(a[next++]);
+          else text("M_{\\mathrm{" + n->str + "}}");
+          break;
+      }
+    }
+    return out;
   }
 
   std::string param(const Param& q) { return q.array ? e(q.array, true) : num(q.scalar); }
@@ -94,19 +130,18 @@ class LatexPrinter {
     std::string arg = e(t.arg);
     if (t.beta != 1) arg = num(t.beta) + "\\left(" + arg + "\\right)";
     if (!t.b.is_scalar(0)) arg += " - " + param(t.b);
-    std::string f;
-    switch (t.kind) {
-      case FunctionKind::SumSquares:
-      case FunctionKind::LeastSquares: f = "\\left\\| " + arg + " \\right\\|_2^2"; break;
-      case FunctionKind::Norm1: f = "\\left\\| " + arg + " \\right\\|_1"; break;
-      case FunctionKind::GroupNorm1: f = "\\left\\| " + arg + " \\right\\|_{2,1;\\,[" + ints(t.axes) + "]}"; break;
-      case FunctionKind::Nonneg: f = "\\iota_{\\geq 0}\\left(" + arg + "\\right)"; break;
-      case FunctionKind::PoissonNorm: f = "\\mathrm{Poisson}\\left(" + arg + ";\\, " + e(t.counts) + "\\right)"; break;
-      case FunctionKind::SumEntries: f = "\\mathbf{1}^\\top\\left(" + arg + "\\right)"; break;
-      case FunctionKind::Box:
-        f = "\\iota_{[" + param(t.lower) + ",\\, " + param(t.upper) + "]}\\left(" + arg + "\\right)";
-        break;
+    // The table's template: #0 the argument, #i slot i.
+    const FunctionInfo& info = function_info(t.kind);
+    std::vector<std::string> slots = {arg};
+    for (const TermSlot& slot : info.slots) {
+      switch (slot.role) {
+        case TermSlotRole::Axes: slots.push_back(ints(t.axes)); break;
+        case TermSlotRole::Counts: slots.push_back(e(t.counts)); break;
+        case TermSlotRole::Lower:
+        case TermSlotRole::Upper: slots.push_back(param(bound_param(t, slot))); break;
+      }
     }
+    std::string f = fill(info.latex, [&](size_t i) { return slots.at(i); });
     std::string s = t.alpha != 1 ? num(t.alpha) + "\\, " + f : f;
     std::string x = e(t.arg, true);
     if (!t.c.is_scalar(0)) s += " + \\langle " + param(t.c) + ", " + x + " \\rangle";

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "ir/operators.h"
 #include "support/error.h"
 #include "support/format.h"
 #include "support/names.h"
@@ -127,22 +128,19 @@ class TextPrinter {
   }
 
   static Level level(const ExprNode* n) {
-    switch (n->kind) {
-      case ExprKind::Add:
-      case ExprKind::Sub:
-        return kAdditive;
-      case ExprKind::Scale:
-        return kMultiplicative;
-      case ExprKind::Neg:
-        return kUnary;
-      case ExprKind::Constant:
+    switch (operator_info(n->kind).syntax) {
+      case OperatorSyntax::Infix: return kAdditive;
+      case OperatorSyntax::Scaling: return kMultiplicative;
+      case OperatorSyntax::Prefix: return kUnary;
+      case OperatorSyntax::Call: return kAtom;
+      case OperatorSyntax::Leaf:
         // A negative scalar prints with a leading minus.
-        return n->constant->source.type == ConstantSource::Type::Scalar && n->constant->source.scalar < 0
+        return n->is_constant() && n->constant->source.type == ConstantSource::Type::Scalar &&
+                       n->constant->source.scalar < 0
                    ? kUnary
                    : kAtom;
-      default:
-        return kAtom;
     }
+    return kAtom;
   }
 
   std::string constant_text(const ExprNode* n) {
@@ -169,59 +167,54 @@ class TextPrinter {
   }
 
   std::string definition(const ExprNode* n) {
+    const OperatorInfo& op = operator_info(n->kind);
     const auto& a = n->args;
-    switch (n->kind) {
-      case ExprKind::Variable: {
+    switch (op.syntax) {
+      case OperatorSyntax::Leaf: {
+        if (n->is_constant()) return constant_text(n);
         std::string s = "variable(";
         for (size_t i = 0; i < n->shape.size(); ++i) s += (i ? ", " : "") + std::to_string(n->shape[i]);
         return s + ")";
       }
-      case ExprKind::Constant:
-        return constant_text(n);
-      case ExprKind::Grad: {
-        std::string s = "grad(" + ref(a[0].get(), kAdditive);
-        if (n->ints[0] != a[0]->rank()) s += ", dims=" + std::to_string(n->ints[0]);
-        return s + ")";
-      }
-      case ExprKind::Conv:
-        return "conv(" + ref(a[0].get(), kAdditive) + ", " + ref(a[1].get(), kAdditive) + ")";
-      case ExprKind::MulElemwise:
-        return "mul_elemwise(" + ref(a[0].get(), kAdditive) + ", " + ref(a[1].get(), kAdditive) + ")";
-      case ExprKind::Subsample:
-        return "subsample(" + ref(a[0].get(), kAdditive) + ", " + format_ints(n->ints) + ")";
-      case ExprKind::Scale:
-        return format_double(n->scalar) + " * " + ref(a[0].get(), kUnary);
-      case ExprKind::Add:
-        return ref(a[0].get(), kAdditive) + " + " + ref(a[1].get(), kMultiplicative);
-      case ExprKind::Sub:
-        return ref(a[0].get(), kAdditive) + " - " + ref(a[1].get(), kMultiplicative);
-      case ExprKind::Neg:
-        return "-" + ref(a[0].get(), kAtom);
-      case ExprKind::VStack: {
-        std::string s = "vstack([";
-        for (size_t i = 0; i < a.size(); ++i) s += (i ? ", " : "") + ref(a[i].get(), kAdditive);
-        return s + "])";
-      }
-      case ExprKind::Reshape:
-        return "reshape(" + ref(a[0].get(), kAdditive) + ", " + format_ints(n->ints) + ")";
-      case ExprKind::Transpose:
-        return "transpose(" + ref(a[0].get(), kAdditive) + ", " + format_ints(n->ints) + ")";
-      case ExprKind::Crop: {
-        size_t r = n->ints.size() / 2;
-        std::vector<int64_t> begin(n->ints.begin(), n->ints.begin() + static_cast<long>(r));
-        std::vector<int64_t> extent(n->ints.begin() + static_cast<long>(r), n->ints.end());
-        return "crop(" + ref(a[0].get(), kAdditive) + ", " + format_ints(begin) + ", " + format_ints(extent) + ")";
-      }
-      case ExprKind::MulColor:
-        return "mul_color(" + ref(a[0].get(), kAdditive) + ", " +
-               (a.size() > 1 ? ref(a[1].get(), kAdditive) : quote_string(n->str)) + ")";
-      case ExprKind::Warp:
-        return "warp(" + ref(a[0].get(), kAdditive) + ", " + ref(a[1].get(), kAdditive) + ")";
-      case ExprKind::BlackBox:
-        return "black_box(" + quote_string(n->str) + ", " + ref(a[0].get(), kAdditive) + ")";
+      case OperatorSyntax::Infix: return ref(a[0].get(), kAdditive) + op.spelling + ref(a[1].get(), kMultiplicative);
+      case OperatorSyntax::Prefix: return op.spelling + ref(a[0].get(), kAtom);
+      case OperatorSyntax::Scaling: return format_double(n->scalar) + op.spelling + ref(a[0].get(), kUnary);
+      case OperatorSyntax::Call: break;
     }
-    internal_error << "unknown expression kind";
-    return "";
+    // keyword(slot, slot, key=slot): each slot as the table says.
+    std::string s = std::string(op.keyword) + "(";
+    size_t next = 0;  // the next operand
+    bool first = true;
+    auto put = [&](const std::string& text) {
+      s += (first ? "" : ", ") + text;
+      first = false;
+    };
+    for (size_t i = 0; i < op.slots.size(); ++i) {
+      const Slot& slot = op.slots[i];
+      switch (slot.role) {
+        case SlotRole::Operand:
+        case SlotRole::Constant: put(ref(a[next++].get(), kAdditive)); break;
+        case SlotRole::Operands: {
+          std::string list = "[";
+          for (; next < a.size(); ++next) list += (list.size() > 1 ? ", " : "") + ref(a[next].get(), kAdditive);
+          put(list + "]");
+          break;
+        }
+        case SlotRole::Ints:
+        case SlotRole::OptionalInts:
+        case SlotRole::Shape: put(format_ints(slot_ints(*n, i))); break;
+        case SlotRole::Dims:
+          // Written only when it differs from its default, the operand's rank.
+          if (n->ints[0] != a[0]->rank()) put(std::string(slot.key) + "=" + std::to_string(n->ints[0]));
+          break;
+        case SlotRole::Factor: put(format_double(n->scalar)); break;
+        case SlotRole::Name: put(quote_string(n->str)); break;
+        case SlotRole::ConstantOrName:
+          put(next < a.size() ? ref(a[next++].get(), kAdditive) : quote_string(n->str));
+          break;
+      }
+    }
+    return s + ")";
   }
 
   std::string param(const Param& q) { return q.array ? ref(q.array.get(), kAdditive) : format_scalar(q.scalar); }
@@ -231,16 +224,20 @@ class TextPrinter {
     if (t.alpha != 1) s += format_double(t.alpha) + " * ";
     s += to_string(t.kind);
     s += "(" + ref(t.arg.get(), kAdditive);
-    if (t.kind == FunctionKind::GroupNorm1) s += ", " + format_ints(t.axes);
-    if (t.kind == FunctionKind::PoissonNorm) s += ", " + ref(t.counts.get(), kAdditive);
+    const FunctionInfo& info = function_info(t.kind);
+    for (const TermSlot& slot : info.slots) {  // the slots written after the operand
+      if (slot.role == TermSlotRole::Axes) s += ", " + format_ints(t.axes);
+      if (slot.role == TermSlotRole::Counts) s += ", " + ref(t.counts.get(), kAdditive);
+    }
     if (t.beta != 1) s += ", beta=" + format_double(t.beta);
     if (!t.b.is_scalar(0)) s += ", b=" + param(t.b);
     if (!t.c.is_scalar(0)) s += ", c=" + param(t.c);
     if (t.gamma != 0) s += ", gamma=" + format_double(t.gamma);
     if (t.d != 0) s += ", d=" + format_double(t.d);
-    if (t.kind == FunctionKind::Box) {
-      if (!t.lower.is_scalar(-INFINITY)) s += ", lower=" + param(t.lower);
-      if (!t.upper.is_scalar(INFINITY)) s += ", upper=" + param(t.upper);
+    for (const TermSlot& slot : info.slots) {  // keyword slots, when not their default
+      if (slot.positional()) continue;
+      const Param& q = bound_param(t, slot);
+      if (!q.is_scalar(bound_default(slot))) s += std::string(", ") + slot.key + "=" + param(q);
     }
     s += ")";
     if (t.role != TermRole::Unassigned) s = std::string(to_string(t.role)) + "(" + s + ")";

@@ -6,7 +6,8 @@
 namespace proxc::internal {
 
 void for_each_node(const std::vector<Expr>& roots, const std::function<void(const Expr&)>& visit,
-                   std::unordered_set<const ExprNode*>* seen_in) {
+                   std::unordered_set<const ExprNode*>* seen_in,
+                   const std::function<bool(const ExprNode&)>& follow) {
   std::unordered_set<const ExprNode*> own;
   std::unordered_set<const ExprNode*>& seen = seen_in ? *seen_in : own;
   for (const Expr& root : roots) {
@@ -16,6 +17,7 @@ void for_each_node(const std::vector<Expr>& roots, const std::function<void(cons
       auto& [n, next] = stack.back();
       if (next < n->args.size()) {
         Expr child = n->args[next++];
+        if (follow && !follow(*child)) continue;
         if (seen.insert(child.get()).second) stack.push_back({child, 0});
       } else {
         Expr done = n;
@@ -24,6 +26,13 @@ void for_each_node(const std::vector<Expr>& roots, const std::function<void(cons
       }
     }
   }
+}
+
+std::vector<const ExprNode*> linear_order(const Expr& k) {
+  std::vector<const ExprNode*> out;
+  for_each_node({k}, [&](const Expr& e) { out.push_back(e.get()); }, nullptr,
+                [](const ExprNode& n) { return n.has_variable; });
+  return out;
 }
 
 std::vector<Expr> problem_roots(const Problem& p) {

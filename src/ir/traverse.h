@@ -19,9 +19,15 @@ namespace proxc::internal {
 
 /// Calls visit(e) once for every node reachable from the roots (null roots
 /// skipped), operands before their users, the roots' DAGs in order. Nodes in
-/// *seen are skipped, and every visited node is added to it.
+/// *seen are skipped, and every visited node is added to it. With `follow`,
+/// only the operands it accepts are entered.
 void for_each_node(const std::vector<Expr>& roots, const std::function<void(const Expr&)>& visit,
-                   std::unordered_set<const ExprNode*>* seen = nullptr);
+                   std::unordered_set<const ExprNode*>* seen = nullptr,
+                   const std::function<bool(const ExprNode&)>& follow = nullptr);
+
+/// The nodes of K that depend on a variable, operands first, each once: the
+/// linear part that a forward or adjoint evaluation walks.
+std::vector<const ExprNode*> linear_order(const Expr& k);
 
 /// The roots of a problem in canonical order: each term's operand, then its
 /// parameter constants (b, c, lower, upper) and its counts.

@@ -1,4 +1,4 @@
-// ADMM with penalty rho = 1 (ProxImaL's admm), and the iteration program it
+// ADMM with penalty rho = steps.admm_rho (ProxImaL's admm), and the iteration program it
 // shares with HQS. The x-update solves (rho·KᵀK + omega's Hessian) x = rhs:
 // directly inside the program when KᵀK is diagonal or circulant (one
 // variable, no omega: DirectGram), else by conjugate gradients on the host
@@ -63,7 +63,7 @@ class Admm : public Algorithm {
  public:
   SolverKind kind() const override { return SolverKind::ADMM; }
 
-  StepProgram iteration(const Layout& l, int fuse) const override {
+  StepProgram iteration(const Layout& l, const SolverOptions&) const override {
     DirectGram gram;
     const bool direct = direct_gram(l, &gram);
     return penalty_iteration(l, name(), /*update_duals=*/true, direct ? &gram : nullptr);
@@ -78,6 +78,7 @@ class Admm : public Algorithm {
     init_split_state(l, state);
   }
   bool takes_rho() const override { return true; }
+  std::vector<double> rho_levels(const SolverOptions& o) const override { return {o.steps.admm_rho}; }
 
   void tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o,
                   IterationInfo* info) const override {

@@ -34,11 +34,11 @@ class Algorithm {
   /// Whether `fuse` iterations can be unrolled into one program.
   virtual bool unrolls() const { return false; }
 
-  /// One run of the iteration program: `fuse` iterations, the last one
-  /// computing the residual norms when kCheckParam is set. Its inputs and
-  /// outputs are the state arrays (state_names), its parameters rho where
-  /// takes_rho().
-  virtual StepProgram iteration(const Layout& l, int fuse) const = 0;
+  /// One run of the iteration program: o.fuse iterations with o.steps's
+  /// step sizes, the last one computing the residual norms when kCheckParam
+  /// is set. Its inputs and outputs are the state arrays (state_names), its
+  /// parameters rho where takes_rho().
+  virtual StepProgram iteration(const Layout& l, const SolverOptions& o) const = 0;
 
   /// Whether the x-update runs as a conjugate-gradient solve on the host
   /// before each iteration program (cg.h).
@@ -51,7 +51,7 @@ class Algorithm {
   /// Whether the iteration program takes the penalty parameter rho.
   virtual bool takes_rho() const { return false; }
   /// The penalty levels run in turn, max_iters spread over them (HQS's
-  /// continuation); one level of 1 otherwise.
+  /// continuation); ADMM's one penalty; one level of 1 otherwise.
   virtual std::vector<double> rho_levels(const SolverOptions& o) const { return {1.0}; }
 
   /// The primal and dual tolerances of a checking run's outputs; m and n are

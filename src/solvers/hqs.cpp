@@ -17,7 +17,7 @@ class Hqs : public Algorithm {
  public:
   SolverKind kind() const override { return SolverKind::HQS; }
 
-  StepProgram iteration(const Layout& l, int fuse) const override {
+  StepProgram iteration(const Layout& l, const SolverOptions&) const override {
     return penalty_iteration(l, name(), /*update_duals=*/false, nullptr);
   }
 

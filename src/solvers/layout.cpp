@@ -41,6 +41,8 @@ std::vector<Expr> psi_args(const Layout& l) {
 Step sum_steps(Step a, const Step& b) { return a ? step_binary(StepKind::Add, a, b) : b; }
 Step scalar(double v) { return step_constant(v); }
 
+Step times(double s, const Step& v) { return s == 1 ? v : step_binary(StepKind::Mul, scalar(s), v); }
+
 Step Builder::K(size_t i, const std::vector<Step>& x) const {
   std::vector<Step> xs;
   for (const Expr& v : linop_variables(l_.psi[i]->arg))

@@ -51,6 +51,8 @@ std::vector<Expr> psi_args(const Layout& l);
 Step sum_steps(Step a, const Step& b);
 /// A scalar constant step.
 Step scalar(double v);
+/// s · v, or v itself when s is 1 (so that default step sizes add no node).
+Step times(double s, const Step& v);
 
 /// Builds the step nodes of one solver iteration.
 class Builder {

@@ -24,6 +24,28 @@ struct OptionNames {
   }
 };
 
+/// The convergence conditions of the step sizes on a scaled problem
+/// (||K|| <= 1): proxc/solver.h, StepSizes.
+inline void check_step_sizes(const StepSizes& s, const OptionNames& name) {
+  auto positive = [&](double v, const char* field) {
+    user_assert(v > 0 && std::isfinite(v)) << name(field) << " must be finite and > 0, got " << v;
+  };
+  positive(s.pc_tau, "steps.pc_tau");
+  positive(s.pc_sigma, "steps.pc_sigma");
+  user_assert(s.pc_tau * s.pc_sigma <= 1)
+      << name("steps.pc_tau") << " * steps.pc_sigma must be <= 1 (Pock-Chambolle converges for tau * sigma * "
+      << "||K||^2 <= 1, and the scaled problem has ||K|| <= 1), got " << s.pc_tau * s.pc_sigma;
+  user_assert(s.pc_theta >= 0 && s.pc_theta <= 1) << name("steps.pc_theta") << " must be in [0, 1], got "
+                                                  << s.pc_theta;
+  positive(s.ladmm_lambda, "steps.ladmm_lambda");
+  positive(s.ladmm_mu, "steps.ladmm_mu");
+  user_assert(s.ladmm_mu <= s.ladmm_lambda)
+      << name("steps.ladmm_mu") << " must be <= steps.ladmm_lambda (linearized ADMM converges for mu <= "
+      << "lambda / ||K||^2, and the scaled problem has ||K|| <= 1), got mu = " << s.ladmm_mu
+      << ", lambda = " << s.ladmm_lambda;
+  positive(s.admm_rho, "steps.admm_rho");
+}
+
 /// Checks the options of a solve with `solver` (the fields of either
 /// SolverOptions).
 template <typename Options>
@@ -51,6 +73,7 @@ void check_solver_options(const Options& o, SolverKind solver, OptionSpelling sp
               : "SolverOptions.checkpoint_every needs checkpoint_path");
   user_assert(o.hqs_rho_max >= 1 && std::isfinite(o.hqs_rho_max))
       << name("hqs_rho_max", "--hqs-rho-max") << " must be finite and >= 1";
+  check_step_sizes(o.steps, name);
 }
 
 }  // namespace proxc::internal

@@ -1,6 +1,8 @@
 // Pock–Chambolle (the primal-dual algorithm of Chambolle and Pock, ProxImaL's
-// pock_chambolle) on a scaled problem: step sizes tau = sigma = 1 and
-// extrapolation theta = 1, valid since ||K|| <= 1 after the scale pass.
+// pock_chambolle) on a scaled problem, with step sizes tau, sigma and
+// extrapolation theta (SolverOptions::steps; 1, 1 and 1 by default, valid
+// since ||K|| <= 1 after the scale pass):
+//   y⁺ = prox_{σf*}(y + σ K x̄),  x⁺ = prox_{τg}(x − τ Kᵀ y⁺),  x̄⁺ = x⁺ + θ (x⁺ − x).
 #include <algorithm>
 #include <cmath>
 
@@ -12,16 +14,14 @@ namespace {
 
 using namespace state_names;
 
-// The extrapolation theta. The step sizes tau and sigma are 1 (||K|| <= 1
-// after scaling), which the updates below assume.
-constexpr double kTheta = 1;
-
 class PockChambolle : public Algorithm {
  public:
   SolverKind kind() const override { return SolverKind::PockChambolle; }
   bool unrolls() const override { return true; }
 
-  StepProgram iteration(const Layout& l, int fuse) const override {
+  StepProgram iteration(const Layout& l, const SolverOptions& o) const override {
+    const int fuse = o.fuse;
+    const double tau = o.steps.pc_tau, sigma = o.steps.pc_sigma, theta = o.steps.pc_theta;
     Builder b(l);
     StepProgram prog;
     prog.name = std::string(name()) + "_iteration";
@@ -32,19 +32,21 @@ class PockChambolle : public Algorithm {
     }
     for (size_t i = 0; i < l.psi.size(); ++i)
       y.push_back(step_input(state_names::y(i), l.psi[i]->arg->shape));
-    const Step one = scalar(1);
+    // The prox weights: sigma for f's prox inside the conjugate's, 1/tau for omega's.
+    const Step f_rho = scalar(sigma), x_rho = scalar(1 / tau);
     for (int f = 0; f < fuse; ++f) {
       std::vector<Step> y1, x1, xb1;
       for (size_t i = 0; i < l.psi.size(); ++i) {
-        // y⁺ = (y + Kx̄) − prox_f(y + Kx̄): the conjugate's prox by Moreau's identity (sigma = 1).
-        Step zi = step_binary(StepKind::Add, y[i], b.K(i, xbar));
-        y1.push_back(step_binary(StepKind::Sub, zi, step_prox(*l.psi[i], zi, one)));
+        // y⁺ = z − σ prox_{f/σ}(z/σ), z = y + σ K x̄: the conjugate's prox by Moreau's identity.
+        Step zi = step_binary(StepKind::Add, y[i], times(sigma, b.K(i, xbar)));
+        y1.push_back(
+            step_binary(StepKind::Sub, zi, times(sigma, step_prox(*l.psi[i], times(1 / sigma, zi), f_rho))));
       }
       for (size_t v = 0; v < l.vars.size(); ++v) {
-        x1.push_back(b.prox_omega(step_binary(StepKind::Sub, x[v], b.KT(v, y1)), one));
-        xb1.push_back(step_axpby(scalar(1 + kTheta), x1[v], scalar(-kTheta), x[v]));
+        x1.push_back(b.prox_omega(step_binary(StepKind::Sub, x[v], times(tau, b.KT(v, y1))), x_rho));
+        xb1.push_back(step_axpby(scalar(1 + theta), x1[v], scalar(-theta), x[v]));
       }
-      if (f + 1 == fuse) residuals(b, x, x1, y, y1, &prog);
+      if (f + 1 == fuse) residuals(b, x, x1, y, y1, tau, sigma, &prog);
       x = x1;
       xbar = xb1;
       y = y1;
@@ -71,18 +73,19 @@ class PockChambolle : public Algorithm {
   }
 
  private:
-  // PDHG residuals: p = (x − x⁺) − Kᵀ(y − y⁺), d = (y − y⁺) − K(x − x⁺), and
+  // PDHG residuals: p = (x − x⁺)/τ − Kᵀ(y − y⁺), d = (y − y⁺)/σ − K(x − x⁺), and
   // the tolerances' scale terms ‖x⁺‖, ‖Kᵀy⁺‖, ‖y⁺‖, ‖Kx⁺‖.
   static void residuals(const Builder& b, const std::vector<Step>& x, const std::vector<Step>& x1,
-                        const std::vector<Step>& y, const std::vector<Step>& y1, StepProgram* prog) {
+                        const std::vector<Step>& y, const std::vector<Step>& y1, double tau, double sigma,
+                        StepProgram* prog) {
     const Layout& l = b.layout();
     std::vector<Step> dx = Builder::diff(x, x1), dy = Builder::diff(y, y1), pr, du, kx1, kty1;
     for (size_t v = 0; v < l.vars.size(); ++v) {
-      pr.push_back(step_binary(StepKind::Sub, dx[v], b.KT(v, dy)));
+      pr.push_back(step_binary(StepKind::Sub, times(1 / tau, dx[v]), b.KT(v, dy)));
       kty1.push_back(b.KT(v, y1));
     }
     for (size_t i = 0; i < l.psi.size(); ++i) {
-      du.push_back(step_binary(StepKind::Sub, dy[i], b.K(i, dx)));
+      du.push_back(step_binary(StepKind::Sub, times(1 / sigma, dy[i]), b.K(i, dx)));
       kx1.push_back(b.K(i, x1));
     }
     prog->outputs.push_back({kR2, Builder::norm2(pr)});

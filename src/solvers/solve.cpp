@@ -303,7 +303,7 @@ SolveResult run_solver(const Problem& user, const Problem& p, const SolverOption
 }
 
 StepProgram iteration_program(const Problem& p, const SolverOptions& o) {
-  return eliminate_common_subexpressions(Algorithm::create(o.solver)->iteration(layout_of(p), o.fuse));
+  return eliminate_common_subexpressions(Algorithm::create(o.solver)->iteration(layout_of(p), o));
 }
 
 std::vector<StepProgram> cg_step_programs(const Problem& p, const SolverOptions& o) {

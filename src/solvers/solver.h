@@ -45,6 +45,8 @@ struct SolverOptions {
   /// HQS continuation: rho = 1, 2√2, 8, ... and finally hqs_rho_max (the
   /// penalised problem's solution approaches the optimum as rho grows).
   double hqs_rho_max = 256;
+  /// The algorithms' step sizes and their rules (proxc/solver.h).
+  StepSizes steps;
   /// Start from these values (by variable name, user units); zeros otherwise.
   std::map<std::string, Array> x0;
   /// Called after every convergence check (see check_every); return false to stop the solve.

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "ir/printer.h"
+#include "ir/traverse.h"
 #include "support/error.h"
 #include "support/format.h"
 #include "support/names.h"
@@ -44,19 +45,10 @@ Shape broadcast(StepKind kind, const Step& a, const Step& b) {
 const char* to_string(StepKind kind) { return kStepNames[static_cast<int>(kind)]; }
 
 std::vector<Expr> linop_variables(const Expr& k) {
-  // Depth first, operands in order (pushed in reverse), each node once.
+  // In the order a depth-first walk first reaches them, operands in order.
   std::vector<Expr> vars;
-  std::unordered_set<const ExprNode*> seen;
-  std::vector<Expr> work = {k};
-  while (!work.empty()) {
-    Expr n = work.back();
-    work.pop_back();
-    if (!seen.insert(n.get()).second) continue;
-    if (n->is_variable()) vars.push_back(n);
-    for (auto it = n->args.rbegin(); it != n->args.rend(); ++it) {
-      if ((*it)->has_variable) work.push_back(*it);
-    }
-  }
+  for_each_node({k}, [&](const Expr& e) { if (e->is_variable()) vars.push_back(e); }, nullptr,
+                [](const ExprNode& n) { return n.has_variable; });
   return vars;
 }
 

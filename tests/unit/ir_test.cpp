@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "ir/adjoint.h"
 #include "ir/expr.h"
 #include "ir/function.h"
 #include "ir/problem.h"
@@ -185,6 +186,43 @@ TEST(Traverse, VisitsEachNodeOnceOperandsFirstAndRebuildsSharedNodesOnce) {
   EXPECT_THROW(flaky(g), UserError);
   fail = false;
   EXPECT_EQ(flaky(g), g);
+}
+
+TEST(Traverse, LinearOrderSkipsConstantsAndReverseModeSumsEverySharePerVariable) {
+  // K = (2 x − (−x)) + c + grad... in scalars: Kᵀ y = 2y + y = 3y for x; z is unreachable.
+  Expr x = make_variable({3}, "x");
+  Expr z = make_variable({3}, "z");
+  Expr c = constant_of({3}, 5.0f);
+  Expr k = make_add(make_sub(make_scale(2, x), make_neg(x)), c);
+  std::vector<const ExprNode*> order = linear_order(k);
+  ASSERT_EQ(order.size(), 5u);  // x, 2x, -x, the difference, the sum: no constant
+  EXPECT_EQ(order.front(), x.get());
+  EXPECT_EQ(order.back(), k.get());
+  std::vector<std::string> visited;
+  int sums = 0;
+  // Value: a number standing for "y times this factor".
+  auto out = reverse_mode<double>(
+      k, 1.0,
+      [&](const ExprNode* n, double g, const std::function<void(const Expr&, double)>& push) {
+        visited.push_back(to_string(n->kind));
+        switch (n->kind) {
+          case ExprKind::Add: push(n->args[0], g); push(n->args[1], g); break;
+          case ExprKind::Sub: push(n->args[0], g); push(n->args[1], -g); break;
+          case ExprKind::Neg: push(n->args[0], -g); break;
+          case ExprKind::Scale: push(n->args[0], n->scalar * g); break;
+          default: ADD_FAILURE() << to_string(n->kind);
+        }
+      },
+      [&](std::vector<double> parts, const ExprNode* n) {
+        ++sums;
+        EXPECT_EQ(n, x.get());
+        return std::accumulate(parts.begin(), parts.end(), 0.0);
+      });
+  EXPECT_EQ(out.size(), 1u);
+  EXPECT_EQ(out.at(x.get()), 3.0);
+  EXPECT_EQ(sums, 1);  // the two shares of x, summed once
+  EXPECT_EQ(visited, (std::vector<std::string>{"add", "sub", "neg", "scale"}));
+  EXPECT_EQ(out.count(z.get()), 0u);
 }
 
 }  // namespace

@@ -391,27 +391,8 @@ struct CheckCommand {
   }
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{
-      "proxc: a compiler for proximal image-optimization problems.\n"
-      "Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug)."};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("proxc ") + proxc::version());
-  CommonOptions common;
-  app.add_option("--max-memory", common.max_memory,
-                 "Refuse any array larger than this (e.g. 4G, 512M); default: the machine's memory");
-  app.add_option(
-         "--allow-path", common.allow_paths,
-         "Let problems read data from this folder too (default: only the problem's own folder); repeatable")
-      ->expected(1);
-  app.add_option(
-         "--plugin", common.plugins,
-         "Load this shared library of black-box operators (see include/proxc/black_box.h); repeatable")
-      ->expected(1);
-
-  ParseCommand parse;
+// The `parse` subcommand and its options.
+CLI::App* add_parse(CLI::App& app, ParseCommand& parse) {
   CLI::App* parse_cmd =
       app.add_subcommand("parse", "Parse a problem (.prox or .json) and print it in a chosen form");
   parse_cmd->fallthrough();
@@ -428,7 +409,11 @@ int main(int argc, char** argv) {
   parse_cmd->add_flag("--inline-constants", parse.inline_constants,
                       "With --emit json: store constants' values inline instead of by path and hash");
 
-  OptCommand opt;
+  return parse_cmd;
+}
+
+// The `opt` subcommand and its options.
+CLI::App* add_opt(CLI::App& app, OptCommand& opt) {
   CLI::App* opt_cmd = app.add_subcommand(
       "opt", "Run rewriting passes (absorb, merge, split, scale) on a problem or continue from a JSON dump");
   opt_cmd->fallthrough();
@@ -452,7 +437,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}));
   opt_cmd->add_option("-o,--output", opt.output, "Write the result here instead of stdout");
 
-  SolveCommand solve;
+  return opt_cmd;
+}
+
+// The `solve` subcommand and its options.
+CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
   CLI::App* solve_cmd = app.add_subcommand("solve", "Solve a problem and write the result");
   solve_cmd->fallthrough();
   solve_cmd->add_option("FILE", solve.file, "Problem file (.prox text or .json dump)")->required();
@@ -491,7 +480,11 @@ int main(int argc, char** argv) {
   solve_cmd->add_flag("--json", solve.json, "Print the summary as one JSON object");
   solve_cmd->add_flag("--full", solve.full, "Print the full report");
 
-  CompileCommand compile;
+  return solve_cmd;
+}
+
+// The `compile` subcommand and its options.
+CLI::App* add_compile(CLI::App& app, CompileCommand& compile) {
   CLI::App* compile_cmd = app.add_subcommand(
       "compile",
       "Lower one solver iteration to a step program and a fused Halide pipeline; JIT-compile or print it");
@@ -518,19 +511,11 @@ int main(int argc, char** argv) {
       "Compile ahead of time into this folder: <name>.a, <name>.h, <name>_call.h, <name>.json");
   compile_cmd->add_option("--name", compile.aot_name, "Function name for --aot (default proxc_step)");
 
-  MetricsCommand metrics;
-  MontageCommand montage;
-  CLI::App* montage_cmd =
-      app.add_subcommand("montage", "Put images side by side (clamped to [0, 1]) in one image");
-  montage_cmd->add_option("IMAGES", montage.images, "Images (.npy, .png, .tif) of the same height")
-      ->required();
-  montage_cmd->add_option("-o,--output", montage.output, "The side-by-side image (.png, .tif, .npy)")
-      ->required();
-  CLI::App* metrics_cmd = app.add_subcommand("metrics", "PSNR and SSIM of an image against a reference");
-  metrics_cmd->add_option("IMAGE", metrics.image, "Image (.npy, .png, .tif)")->required();
-  metrics_cmd->add_option("REFERENCE", metrics.reference, "Ground truth of the same shape")->required();
+  return compile_cmd;
+}
 
-  CheckCommand check;
+// The `check` subcommand and its options.
+CLI::App* add_check(CLI::App& app, CheckCommand& check) {
   CLI::App* check_cmd = app.add_subcommand(
       "check",
       "Dot-test every operator and the whole K of a problem; estimate ||K|| (exit 1 if a check fails)");
@@ -546,6 +531,59 @@ int main(int argc, char** argv) {
       ->add_option("--debug-break-adjoint", check.options.debug_break_adjoint,
                    "For testing the checker: compute this operator kind's adjoint wrongly")
       ->group("");
+
+  return check_cmd;
+}
+
+// The `montage` and `metrics` subcommands.
+std::pair<CLI::App*, CLI::App*> add_image_commands(CLI::App& app, MontageCommand& montage,
+                                                   MetricsCommand& metrics) {
+  CLI::App* montage_cmd =
+      app.add_subcommand("montage", "Put images side by side (clamped to [0, 1]) in one image");
+  montage_cmd->add_option("IMAGES", montage.images, "Images (.npy, .png, .tif) of the same height")
+      ->required();
+  montage_cmd->add_option("-o,--output", montage.output, "The side-by-side image (.png, .tif, .npy)")
+      ->required();
+  CLI::App* metrics_cmd = app.add_subcommand("metrics", "PSNR and SSIM of an image against a reference");
+  metrics_cmd->add_option("IMAGE", metrics.image, "Image (.npy, .png, .tif)")->required();
+  metrics_cmd->add_option("REFERENCE", metrics.reference, "Ground truth of the same shape")->required();
+
+  return {montage_cmd, metrics_cmd};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "proxc: a compiler for proximal image-optimization problems.\n"
+      "Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug)."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("proxc ") + proxc::version());
+  CommonOptions common;
+  app.add_option("--max-memory", common.max_memory,
+                 "Refuse any array larger than this (e.g. 4G, 512M); default: the machine's memory");
+  app.add_option(
+         "--allow-path", common.allow_paths,
+         "Let problems read data from this folder too (default: only the problem's own folder); repeatable")
+      ->expected(1);
+  app.add_option(
+         "--plugin", common.plugins,
+         "Load this shared library of black-box operators (see include/proxc/black_box.h); repeatable")
+      ->expected(1);
+
+  ParseCommand parse;
+  OptCommand opt;
+  SolveCommand solve;
+  CompileCommand compile;
+  MontageCommand montage;
+  MetricsCommand metrics;
+  CheckCommand check;
+  CLI::App* parse_cmd = add_parse(app, parse);
+  CLI::App* opt_cmd = add_opt(app, opt);
+  CLI::App* solve_cmd = add_solve(app, solve);
+  CLI::App* compile_cmd = add_compile(app, compile);
+  auto [montage_cmd, metrics_cmd] = add_image_commands(app, montage, metrics);
+  CLI::App* check_cmd = add_check(app, check);
 
   try {
     app.parse(argc, argv);
