@@ -42,10 +42,11 @@ struct AotArtifacts {
   std::string header;    ///< <name>.h: Halide's declaration of the function
   std::string wrapper;   ///< <name>_call.h: calls it with the program's scalars and sizes
   std::string manifest;  ///< <name>.json: every argument in order
-  /// Link libproxc_runtime.a, -lfftw3f_threads and -lfftw3f too.
+  /// Link proxc's runtime too: the CMake target proxc::runtime
+  /// (libproxc_runtime.a with -lfftw3f_threads -lfftw3f -lpthread -ldl).
   bool needs_fft_runtime = false;
-  /// The black-box operators it calls: link libproxc_runtime.a and
-  /// libproxc_black_box.a, and register each before the first call.
+  /// The black-box operators it calls: link proxc::runtime, and register
+  /// each with proxc_register_black_box before the first call.
   std::vector<std::string> black_boxes;
 };
 

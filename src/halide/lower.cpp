@@ -1,9 +1,12 @@
 #include "halide/lower.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
@@ -582,13 +585,40 @@ Lowered lower(const StepProgram& p, halide_ops::Schedule schedule) {
   return Lowerer(p, schedule, 0).run();
 }
 
+namespace {
+
+// Where a printed generator finds proxc/halide_ops.h and proxc/black_box.h:
+// beside the installed libproxc this code runs in (<prefix>/share/proxc/
+// halide_ops and <prefix>/include, as `cmake --install` lays them out), else
+// the source tree this proxc was built from.
+std::pair<std::string, std::string> generator_include_dirs() {
+  namespace fs = std::filesystem;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&generator_include_dirs), &info) && info.dli_fname) {
+    std::error_code ec;
+    fs::path lib = fs::canonical(info.dli_fname, ec).parent_path();
+    // <prefix>/lib, <prefix>/lib64 or <prefix>/lib/<multiarch>.
+    for (fs::path prefix : {lib.parent_path(), lib.parent_path().parent_path()}) {
+      fs::path ops = prefix / "share/proxc/halide_ops", include = prefix / "include";
+      if (!ec && fs::exists(ops / "proxc/halide_ops.h", ec) && fs::exists(include / "proxc/black_box.h", ec)) {
+        return {ops.string(), include.string()};
+      }
+    }
+  }
+  return {PROXC_OPS_INCLUDE, PROXC_PUBLIC_INCLUDE};
+}
+
+}  // namespace
+
 std::string generator_source(const StepProgram& p, const Lowered& L, const std::string& plugin,
                              const std::string& autoscheduler) {
+  const auto [ops_include, public_include] = generator_include_dirs();
   std::ostringstream o;
   o << "// " << (p.name.empty() ? "step program" : p.name)
     << ": a proxc step program as a standalone Halide generator.\n"
     << "// Build it and run it (writes OUT/NAME.a and OUT/NAME.h):\n"
-    << "//   c++ -std=c++17 -O1 THIS_FILE.cpp -I " PROXC_OPS_INCLUDE " -I " PROXC_PUBLIC_INCLUDE " -I " PROXC_HALIDE_INCLUDE " \\\n"
+    << "//   c++ -std=c++17 -O1 THIS_FILE.cpp -I " << ops_include << " -I " << public_include
+    << " -I " PROXC_HALIDE_INCLUDE " \\\n"
     << "//       " PROXC_HALIDE_LIBRARY " -lpthread -ldl -o generator && ./generator OUT NAME [TARGET]\n"
     << "// The library's arguments, in order: inputs (in_<name>, float32), params (p_<name>,\n"
     << "// double), data (data<i>, the problem's constants), FFT spectra, scalar slots\n"

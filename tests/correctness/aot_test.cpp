@@ -181,7 +181,7 @@ TEST(Aot, BlackBoxPipelineLinksIntoAPlainProgram) {
   StepOutputs jit = make_halide_backend()->compile(p)->run(in);
   AotArtifacts a = halide_compile_aot(p, dir, "proxc_aot_bb");
   EXPECT_EQ(a.black_boxes, std::vector<std::string>({"shift_blur"}));
-  EXPECT_THAT(read_file(a.wrapper), ::testing::HasSubstr("libproxc_black_box.a"));
+  EXPECT_THAT(read_file(a.wrapper), ::testing::HasSubstr("proxc::runtime"));
   EXPECT_THAT(read_file(a.manifest), ::testing::HasSubstr("\"black_boxes\": [\"shift_blur\"]"));
   test::write_text(dir + "/main.cpp", R"(
 #include <cstdio>

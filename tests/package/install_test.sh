@@ -22,6 +22,7 @@ for f in include/proxc/proxc.h include/proxc/problem.h "$libdir/cmake/proxc/prox
   [ -e "$work/prefix/$f" ] || { echo "not installed: $f"; exit 1; }
 done
 ls "$work/prefix/$libdir"/libproxc.so* >/dev/null
+ls "$work/prefix/$libdir/libproxc_runtime.a" "$work/prefix/share/proxc/halide_ops/proxc/halide_ops.h" >/dev/null
 # Nothing internal is installed: only the public headers.
 if ls "$work/prefix/include/proxc" | grep -v -E '^(array|black_box|check|error|kinds|module|passes|problem|proxc|runtime|solver)\.h$'; then
   echo "unexpected headers installed"; exit 1
@@ -52,4 +53,53 @@ if "$work/consumer/denoise" "$work/missing.npy" "$work/x.npy" 2>"$work/err.txt";
 fi
 grep -q "missing.npy" "$work/err.txt"
 [ ! -e "$work/x.npy" ]
-echo "install test: ok (headers, libproxc, proxcConfig; consumer built and equal to proxc solve)"
+# Ahead of time: the installed proxc writes a pipeline library with an FFT
+# solve; a CMake project links it with proxc::runtime alone (no libproxc, no
+# Halide, no LLVM) and calls it: handed null buffers, the pipeline's own
+# argument check answers (so its code and Halide's runtime are linked and run).
+"$work/prefix/bin/proxc" compile "$src/examples/deconv_tv.prox" --solver pc --aot "$work/aot" --name deconv \
+  >"$work/aot.log"
+grep -q "proxc::runtime" "$work/aot.log"
+mkdir -p "$work/aot_consumer"
+cat >"$work/aot_consumer/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.16)
+project(aot_consumer CXX)
+find_package(proxc REQUIRED)
+add_executable(driver main.cpp)
+target_include_directories(driver PRIVATE "$work/aot")
+target_link_libraries(driver PRIVATE "$work/aot/deconv.a" proxc::runtime)
+EOF
+cat >"$work/aot_consumer/main.cpp" <<'EOF'
+#include <cstdio>
+#include "deconv_call.h"
+int main() {
+  // Every buffer null: the pipeline's argument check reports one.
+  int rc = deconv_call(nullptr, nullptr, nullptr, nullptr, 1.0, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  std::printf("deconv returned %d\n", rc);
+  return rc != 0 ? 0 : 1;
+}
+EOF
+cmake -S "$work/aot_consumer" -B "$work/aot_consumer/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  >"$work/aot_configure.log" || { cat "$work/aot_configure.log"; exit 1; }
+cmake --build "$work/aot_consumer/build" >"$work/aot_build.log" || { cat "$work/aot_build.log"; exit 1; }
+if ldd "$work/aot_consumer/build/driver" | grep -E "libproxc|Halide|LLVM"; then
+  echo "the AOT driver links more than proxc::runtime"; exit 1
+fi
+# Halide's runtime reports the null buffer and aborts (its default error handler).
+if "$work/aot_consumer/build/driver" >"$work/aot_run.txt" 2>&1; then cat "$work/aot_run.txt"; exit 1; fi
+grep -q "Buffer argument .* is nullptr" "$work/aot_run.txt" || { cat "$work/aot_run.txt"; exit 1; }
+
+# The generator program Module::source() prints builds with the command in its
+# own header, which names the installed op library (share/proxc/halide_ops).
+"$work/prefix/bin/proxc" compile "$src/examples/denoise_tv_iso.prox" --emit source -o "$work/gen.cpp"
+grep -q -- "-I $work/prefix/share/proxc/halide_ops -I $work/prefix/include " "$work/gen.cpp" ||
+  { echo "the generator's build line does not name the installed headers:"; sed -n 3,4p "$work/gen.cpp"; exit 1; }
+build_line="$(sed -n '3,4p' "$work/gen.cpp" | sed 's|^//||; s|\\$||' | tr '\n' ' ' | sed 's/&&.*//')"
+(cd "$work" && eval "${build_line/THIS_FILE.cpp/gen.cpp}") >"$work/gen_build.log" 2>&1 ||
+  { echo "$build_line"; cat "$work/gen_build.log"; exit 1; }
+(cd "$work" && ./generator "$work/gen_out" denoise) >"$work/gen_run.log" 2>&1 || { cat "$work/gen_run.log"; exit 1; }
+ls "$work/gen_out/denoise.a" "$work/gen_out/denoise.h" >/dev/null
+
+echo "install test: ok (headers, libproxc, proxcConfig; consumer built and equal to proxc solve;" \
+  "an AOT library linked with proxc::runtime; a printed generator built from the installed headers)"

@@ -327,12 +327,12 @@ struct CompileCommand {
                   a.manifest.c_str());
       if (a.needs_fft_runtime)
         std::printf(
-            "the pipeline has FFT solves: link libproxc_runtime.a, -lfftw3f_threads and -lfftw3f too\n");
+            "the pipeline has FFT solves: link proxc::runtime too (libproxc_runtime.a -lfftw3f_threads -lfftw3f)\n");
       if (!a.black_boxes.empty()) {
         std::printf("the pipeline calls black-box operators:");
         for (const std::string& b : a.black_boxes) std::printf(" %s", b.c_str());
         std::printf(
-            "; link libproxc_runtime.a and libproxc_black_box.a, and register them before the first call\n");
+            "; link proxc::runtime (libproxc_runtime.a), and register them before the first call\n");
       }
       return kExitOk;
     }

@@ -4,6 +4,9 @@
 /// every part).
 #pragma once
 
+#include <filesystem>
+#include <system_error>
+
 #include "proxc/halide_ops/graph.h"
 
 namespace proxc::halide_ops {
@@ -262,6 +265,12 @@ inline int Graph::generate(int argc, char** argv) {
     t = Halide::Target(argv[3]);
   }
   t = with_default_features(t);
+  std::error_code ec;
+  std::filesystem::create_directories(argv[1], ec);  // OUT_DIR, made when missing
+  if (ec) {
+    std::fprintf(stderr, "%s: cannot create the folder '%s': %s\n", argv[0], argv[1], ec.message().c_str());
+    return 2;
+  }
   try {
     if (!autoscheduler_.first.empty()) auto_schedule(autoscheduler_.first, autoscheduler_.second, t);
     pipeline().compile_to_static_library(std::string(argv[1]) + "/" + argv[2], arguments(), argv[2], t);
