@@ -244,25 +244,34 @@ class Lowerer {
   // over branches. Operators with extern stages (FFT convolutions, black
   // boxes) are never inlined (kNever); wide direct kernels rarely are, by
   // their tap count.
+  // Bottom-up over K's linear part, each node once: a DAG that shares a node
+  // counts its reads on every path without walking every path.
   static double operator_taps(const IrExpr& k) {
-    std::function<double(const ExprNode*)> go = [&](const ExprNode* n) -> double {
-      if (!n->has_variable) return 0;
-      if (n->is_variable()) return 1;
-      double inner = 0;
-      for (const IrExpr& a : n->linear_args()) inner += go(a.get());
+    std::unordered_map<const ExprNode*, double> taps;
+    for (const ExprNode* n : linear_order(k)) {
+      if (!n->has_variable) continue;
+      double inner = n->is_variable() ? 1 : 0;
+      for (const IrExpr& a : n->linear_args()) {
+        auto it = taps.find(a.get());
+        inner += it == taps.end() ? 0 : it->second;
+      }
+      double t = inner;
       switch (n->kind) {
         case ExprKind::Conv: {
-          const int64_t taps = num_elements(n->args[0]->shape);
-          return taps >= kFftConvTaps ? kNever : static_cast<double>(taps) * inner;
+          const int64_t kernel_taps = num_elements(n->args[0]->shape);
+          t = kernel_taps >= kFftConvTaps ? kNever : static_cast<double>(kernel_taps) * inner;
+          break;
         }
-        case ExprKind::Grad: return 2.0 * inner;
-        case ExprKind::Warp: return 4.0 * inner;
-        case ExprKind::MulColor: return 3.0 * inner;
-        case ExprKind::BlackBox: return kNever;
-        default: return inner;
+        case ExprKind::Grad: t = 2.0 * inner; break;
+        case ExprKind::Warp: t = 4.0 * inner; break;
+        case ExprKind::MulColor: t = 3.0 * inner; break;
+        case ExprKind::BlackBox: t = kNever; break;
+        default: break;
       }
-    };
-    return go(k.get());
+      taps[n] = t;
+    }
+    auto it = taps.find(k.get());
+    return it == taps.end() ? 0 : it->second;
   }
 
   // ---- Slots: run-time scalars, extents and data ----
@@ -323,15 +332,17 @@ class Lowerer {
   // ---- Linear operators (problem expressions) ----
 
   Val forward(const IrExpr& k, const std::unordered_map<const ExprNode*, Val>& vars, bool affine) {
+    // K's linear part bottom-up (ir/traverse.h), each node once; an operand
+    // without a variable (a constant part of a vstack) is built where it is used.
     std::unordered_map<const ExprNode*, Val> memo = vars;
-    std::function<Val(const IrExpr&)> go = [&](const IrExpr& e) -> Val {
+    std::function<Val(const IrExpr&)> value = [&](const IrExpr& e) -> Val {
       auto it = memo.find(e.get());
-      if (it != memo.end()) return it->second;
-      Val v = forward_node(e.get(), go, affine);
-      memo[e.get()] = v;
-      return v;
+      return it != memo.end() ? it->second : forward_node(e.get(), value, affine);
     };
-    return go(k);
+    for (const ExprNode* n : linear_order(k)) {
+      if (!memo.count(n)) memo[n] = forward_node(n, value, affine);
+    }
+    return memo.at(k.get());
   }
 
   Val forward_node(const ExprNode* n, const std::function<Val(const IrExpr&)>& go, bool affine) {

@@ -54,7 +54,9 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
   }
   user_assert(h.value("solver", "") == solver) << path << ": the checkpoint is of the solver '"
                                                << h.value("solver", "") << "', not '" << solver << "'";
-  user_assert(h.value("signature", "") == signature) << path << ": the checkpoint belongs to another problem";
+  user_assert(h.value("signature", "") == signature) << path
+      << ": the checkpoint belongs to another run: the problem, fuse, max_iters, hqs_rho_max and the step sizes "
+         "must be those it was saved with";
   size_t off = 18 + len;
   user_assert(h["arrays"].size() == state->size()) << path << ": the checkpoint holds " << h["arrays"].size()
                                                    << " arrays, the solver state " << state->size();

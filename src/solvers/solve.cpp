@@ -112,8 +112,19 @@ class HostLoop {
     levels_ = algorithm_->rho_levels(o_);
     // A signature of the split, scaled problem and the options that shape
     // the iterates, so a checkpoint only resumes the same run.
+    // Step sizes other than the defaults are part of it (the defaults' signature is the one
+    // checkpoints had before step sizes were options).
+    auto steps_text = [](const StepSizes& st) {
+      std::string t;
+      for (double v : {st.pc_tau, st.pc_sigma, st.pc_theta, st.ladmm_lambda, st.ladmm_mu, st.admm_rho}) {
+        t += "|" + format_double(v);
+      }
+      return t;
+    };
+    const std::string steps = steps_text(o_.steps);
     signature_ = content_hash(print_text(p_) + "|" + o_.solver + "|" + std::to_string(o_.fuse) + "|" +
-                              std::to_string(o_.max_iters) + "|" + format_double(o_.hqs_rho_max));
+                              std::to_string(o_.max_iters) + "|" + format_double(o_.hqs_rho_max) +
+                              (steps == steps_text(StepSizes()) ? "" : steps));
     if (!o_.resume_path.empty()) it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, &state_);
     last_checkpoint_ = ran_ = checked_iteration_ = it_;
     copies_ = o_.check_every > o_.fuse;

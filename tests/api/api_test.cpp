@@ -288,6 +288,22 @@ TEST(ApiSolverOptions, StepSizesChangeTheIteratesNotTheOptimum) {
     // ... and both reach the optimum (relative 1e-6: the emulator in double precision).
     EXPECT_NEAR(run(solver, steps, 4000).first, optimum, 1e-6 * std::fabs(optimum));
   }
+  // A checkpoint saved with other step sizes does not resume with the defaults.
+  {
+    std::string dir = temp_dir();
+    proxc::Problem p = problem;
+    proxc::SolverOptions o;
+    o.backend = proxc::BackendKind::Emulate;
+    o.max_iters = 10;
+    o.steps = pc;
+    o.checkpoint_path = dir + "/state.ckpt";
+    proxc::solve(p, o);
+    o.checkpoint_path.clear();
+    o.resume_path = dir + "/state.ckpt";
+    EXPECT_NO_THROW(proxc::solve(p, o));
+    o.steps = proxc::StepSizes();
+    EXPECT_THAT(error_of([&] { proxc::solve(p, o); }), HasSubstr("the checkpoint belongs to another run"));
+  }
   // The rules name the option.
   proxc::SolverOptions o;
   o.steps.pc_tau = 2;

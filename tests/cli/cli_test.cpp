@@ -487,4 +487,29 @@ TEST(CliSolve, AnAutoschedulersScheduleThatFailsWhenItRunsFallsBack) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/x.npy"));
 }
 
+// A DAG that shares each node twice, 60 levels deep (a_i = a_{i-1} + a_{i-1}),
+// has 2^60 paths: every walk must visit nodes, not paths. The scale pass's
+// offset test and the lowering's stencil-cost estimate once walked paths and
+// hung here; `timeout` turns a hang into a failure.
+TEST(CliSolve, DeeplySharedExpressionsSolveInLinearTime) {
+  std::string dir = test::temp_dir();
+  std::string text = "x = variable(16, 16)\nb = gaussian(16, 3)\na0 = x\n";
+  for (int i = 1; i <= 60; ++i) {
+    std::string a = "a" + std::to_string(i - 1);
+    text += "a" + std::to_string(i) + " = " + a + " + " + a + "\n";
+  }
+  text += "minimize sum_squares(a60 - b) + norm1(grad(a60))\n";
+  test::write_text(dir + "/doubling.prox", text);
+  const std::string proxc_timed = "timeout 60 " + shell_quote(test::proxc_binary());
+  for (const char* solver : {"pc", "ladmm", "admm", "hqs"}) {
+    for (const char* backend : {"halide", "emulate"}) {
+      auto r = test::run_command(proxc_timed + " solve " + shell_quote(dir + "/doubling.prox") + " --solver " +
+                                 solver + " --backend " + backend + " --iters 3 --cache-dir off 2>&1");
+      EXPECT_EQ(r.exit_code, 0) << solver << " " << backend << ": " << r.out;
+    }
+  }
+  auto c = test::run_command(proxc_timed + " check " + shell_quote(dir + "/doubling.prox") + " --backend halide 2>&1");
+  EXPECT_EQ(c.exit_code, 0) << c.out;
+}
+
 }  // namespace proxc::internal
