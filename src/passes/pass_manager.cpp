@@ -68,16 +68,30 @@ Problem run_pipeline(const Problem& p, const std::vector<std::string>& pipeline_
                      std::vector<PassRecord>* records) {
   std::vector<std::string> pipeline = pipeline_in.empty() ? default_pipeline() : pipeline_in;
   for (const std::string& name : pipeline) find_pass(name);
-  // The problem's record must be a prefix of the pipeline.
+  // The pipeline is the whole one, which the problem's record starts, or the
+  // passes that continue the record (`--passes split,scale` after absorb, merge).
   size_t done = p.passes_run.size();
   bool prefix = done <= pipeline.size();
   for (size_t i = 0; prefix && i < done; ++i) prefix = p.passes_run[i] == pipeline[i];
   if (!prefix) {
-    std::string ran, want;
-    for (const auto& s : p.passes_run) ran += (ran.empty() ? "" : ",") + s;
-    for (const auto& s : pipeline) want += (want.empty() ? "" : ",") + s;
-    user_error << "the problem has run the passes [" << ran << "], which do not start the pipeline [" << want
-               << "]; choose a pipeline that continues it with --passes";
+    std::vector<std::string> whole = p.passes_run;
+    whole.insert(whole.end(), pipeline.begin(), pipeline.end());
+    std::string again;  // a pass the continuation would run a second time
+    for (size_t i = done; i < whole.size() && again.empty(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (whole[j] == whole[i]) again = whole[i];
+      }
+    }
+    if (!again.empty()) {
+      std::string ran, want;
+      for (const auto& s : p.passes_run) ran += (ran.empty() ? "" : ",") + s;
+      for (const auto& s : pipeline) want += (want.empty() ? "" : ",") + s;
+      user_error << "the problem has run the passes [" << ran << "], which do not start the pipeline [" << want
+                 << "], and running it after them would run " << again
+                 << " again; choose a pipeline that continues it with --passes (the passes still to run, or "
+                    "the whole pipeline)";
+    }
+    pipeline = whole;
   }
   for (PassInstrumentation* in : instrumentations) in->before_pipeline(p);
   Problem cur = p;

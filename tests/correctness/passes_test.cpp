@@ -173,6 +173,19 @@ TEST(Passes, PipelineMustContinueTheRecord) {
   EXPECT_EQ(q.passes_run, std::vector<std::string>({"absorb", "split"}));
   PassManagerOptions d;  // default pipeline: absorb, merge, ... does not continue [absorb, split]
   EXPECT_THAT(test::user_error_of([&] { run_passes(q, d); }), HasSubstr("do not start the pipeline"));
+  // The passes that continue the record run after it, as a whole pipeline that starts with it does.
+  PassManagerOptions first;
+  first.pipeline = {"absorb", "merge"};
+  Problem half = run_passes(p, first);
+  PassManagerOptions rest, whole;
+  rest.pipeline = {"split", "scale"};
+  whole.pipeline = {"absorb", "merge", "split", "scale"};
+  Problem a = run_passes(half, rest), b = run_passes(half, whole);
+  EXPECT_EQ(a.passes_run, std::vector<std::string>({"absorb", "merge", "split", "scale"}));
+  EXPECT_EQ(print_text(a), print_text(b));
+  PassManagerOptions twice;
+  twice.pipeline = {"merge", "split"};
+  EXPECT_THAT(test::user_error_of([&] { run_passes(half, twice); }), HasSubstr("would run merge again"));
   o.pipeline = {"frobnicate"};
   EXPECT_THAT(test::user_error_of([&] { run_passes(p, o); }), HasSubstr("unknown pass 'frobnicate'"));
   PassManagerOptions s;
