@@ -85,6 +85,11 @@ Array load_array(const std::string& path);
 /// extension or a shape the format cannot hold.
 void save_array(const std::string& path, const Array& a);
 
+/// Throws the UserError save_array would throw for `path` alone: an unknown
+/// extension, a missing or unwritable folder, a folder or a file that is not
+/// writable in its place. Checks an output before a long solve.
+void check_save_path(const std::string& path);
+
 /// True when load_array and save_array handle the extension of `path`.
 bool has_array_extension(const std::string& path);
 

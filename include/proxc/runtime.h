@@ -27,8 +27,15 @@ std::vector<std::string> load_plugin(const std::string& path);
 int64_t parse_byte_size(const std::string& text, const std::string& option = "size");
 
 /// Writes `text` to `path` whole or not at all (a temporary file renamed
-/// over it); a UserError naming the path when it cannot.
+/// over it): a symbolic link stays a link and the file it names is written,
+/// a device or FIFO is written into, an existing file keeps its permissions;
+/// a UserError naming the path when it cannot, the target then as it was.
 void write_file(const std::string& path, const std::string& text);
+
+/// Throws the UserError write_file would throw for `path` before writing: an
+/// empty name, a missing or unwritable folder, a folder or a file that is not
+/// writable in its place.
+void check_writable(const std::string& path);
 
 /// The version of this proxc ("0.1.0").
 const char* version();

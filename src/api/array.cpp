@@ -78,6 +78,8 @@ Array load_array(const std::string& path) {
   return internal::Access::make_array(std::move(a), std::move(source));
 }
 
+void check_save_path(const std::string& path) { internal::io::check_array_output(path); }
+
 void save_array(const std::string& path, const Array& a) {
   internal::io::save_array(path, internal::Access::array(a));
 }

@@ -43,6 +43,8 @@ int64_t parse_byte_size(const std::string& s, const std::string& option) {
 
 void write_file(const std::string& path, const std::string& text) { internal::write_file_atomic(path, text); }
 
+void check_writable(const std::string& path) { internal::check_output_path(path); }
+
 const char* version() { return PROXC_VERSION; }
 
 }  // namespace proxc

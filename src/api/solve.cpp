@@ -12,6 +12,7 @@
 #include "halide/halide_backend.h"
 #include "solvers/options.h"
 #include "support/error.h"
+#include "support/file_util.h"
 
 namespace proxc {
 
@@ -78,6 +79,14 @@ SolverSummary solve(Problem& problem, const SolverOptions& options) {
       for (const Expr& v : problem.variables()) found = found || problem.name_of(v) == name;
       user_assert(found) << "SolverOptions.x0: the problem has no variable named '" << name
                          << "' (its variables: " << names << ")";
+    }
+  }
+  // A checkpoint that could not be written is found now, not after the first stretch of iterations.
+  if (!options.checkpoint_path.empty()) {
+    try {
+      internal::check_output_path(options.checkpoint_path);
+    } catch (const UserError& e) {
+      throw UserError(std::string("SolverOptions.checkpoint_path: ") + e.what());
     }
   }
   std::unique_ptr<internal::Backend> backend =

@@ -4,6 +4,7 @@
 
 #include "frontend/parser.h"
 #include "frontend/json.h"
+#include "support/error.h"
 #include "support/file_util.h"
 
 namespace proxc::internal {
@@ -18,6 +19,8 @@ bool is_json_path(const std::string& path) {
 }
 
 Problem load_problem(const std::string& path) {
+  // A JSON dump may hold its constants inline (up to 1 GiB); a .prox file is
+  // at most 16 MiB (docs/language.md).
   std::string text = read_file(path, kMaxProblemBytes);
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
@@ -25,6 +28,9 @@ Problem load_problem(const std::string& path) {
   if (is_json_path(path) || (first != std::string::npos && text[first] == '{')) {
     return parse_json(text, path, dir);
   }
+  user_assert(static_cast<int64_t>(text.size()) <= kMaxProgramBytes)
+      << path << ": the file has " << text.size() << " bytes; a .prox file is at most "
+      << kMaxProgramBytes << " bytes (16 MiB)";
   return parse_program(text, path, dir).problem;
 }
 

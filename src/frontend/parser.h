@@ -25,4 +25,7 @@ ParsedProgram parse_program(const std::string& text, const std::string& file, co
 /// Reads and parses a .prox file; paths resolve against its folder.
 ParsedProgram parse_program_file(const std::string& path);
 
+/// The largest .prox file accepted (16 MiB).
+constexpr int64_t kMaxProgramBytes = int64_t{16} << 20;
+
 }  // namespace proxc::internal

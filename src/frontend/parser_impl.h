@@ -21,7 +21,7 @@ namespace proxc::internal::parsing {
 /// Deepest nesting of parentheses, brackets and unary operators accepted.
 constexpr int kMaxDepth = 200;
 /// Largest .prox file accepted.
-constexpr int64_t kMaxSourceBytes = 16 << 20;
+constexpr int64_t kMaxSourceBytes = kMaxProgramBytes;
 
 struct Value {
   enum class Type { Scalar, List, String, Expr, Terms };

@@ -9,6 +9,7 @@
 #include "io/png.h"
 #include "io/tiff.h"
 #include "support/error.h"
+#include "support/file_util.h"
 
 namespace proxc::internal::io {
 
@@ -76,6 +77,11 @@ Array load_array(const std::string& path) {
   }
   check_finite(a, path);
   return a;
+}
+
+void check_array_output(const std::string& path) {
+  format_or_error(path);
+  check_output_path(path);
 }
 
 void save_array(const std::string& path, const Array& a) {

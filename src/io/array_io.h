@@ -25,6 +25,10 @@ Array load_array(const std::string& path);
 /// Throws UserError for an unknown extension or a shape the format cannot hold.
 void save_array(const std::string& path, const Array& a);
 
+/// Throws the UserError save_array would throw for `path` alone (an unknown
+/// extension; see check_output_path), before any array exists.
+void check_array_output(const std::string& path);
+
 /// Throws UserError "PATH: entry (i, j, ...) is NaN; data must be finite"
 /// (or Inf, -Inf) for the first entry of `a` in C order that is not finite.
 void check_finite(const Array& a, const std::string& path);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cfloat>
 #include <cmath>
@@ -327,10 +328,9 @@ namespace {
 struct TiffWriteGuard {
   TIFF* tif = nullptr;
   std::string tmp;
-  bool committed = false;
   ~TiffWriteGuard() {
     if (tif) TIFFClose(tif);
-    if (!committed && !tmp.empty()) std::remove(tmp.c_str());
+    if (!tmp.empty()) std::remove(tmp.c_str());
   }
 };
 
@@ -352,10 +352,13 @@ void write_tiff(const std::string& path, const Array& a) {
       << path << ": image of shape " << shape_to_string(a.shape) << " is too large for TIFF";
 
   begin_tiff_call();
-  std::filesystem::path p(path);
-  std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  // libtiff writes a file of its own in the system's temporary folder; its
+  // bytes then go to `path` as every output does (write_file_atomic).
+  static std::atomic<unsigned> counter{0};
   TiffWriteGuard g;
-  g.tmp = (dir / ("." + p.filename().string() + ".tmp-proxc-" + std::to_string(getpid()))).string();
+  g.tmp = (std::filesystem::temp_directory_path() /
+           ("proxc-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".tif"))
+              .string();
   // Classic TIFF addresses at most 4 GiB; switch to BigTIFF well before that.
   const double raw_bytes = static_cast<double>(a.data.size()) * 4.0;
   const char* mode = raw_bytes > 4.0e9 ? "w8" : "w";
@@ -387,11 +390,7 @@ void write_tiff(const std::string& path, const Array& a) {
   TIFFClose(tif);
   g.tif = nullptr;
   user_assert(t_tiff_error.empty()) << path << ": cannot write TIFF: " << t_tiff_error;
-  if (std::rename(g.tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    user_error << path << ": cannot write file: " << std::strerror(err);
-  }
-  g.committed = true;
+  write_file_atomic(path, read_file(g.tmp));
 }
 
 }  // namespace proxc::internal::io

@@ -115,12 +115,18 @@ Expr make_gaussian(Shape size, double sigma) {
   for (int64_t i = 0; i < h; ++i) {
     for (int64_t j = 0; j < w; ++j) {
       double di = static_cast<double>(i - h / 2), dj = static_cast<double>(j - w / 2);
-      double v = std::exp(-(di * di + dj * dj) / (2 * sigma * sigma));
+      // The centre tap is exp(0) = 1 even when 2σ² underflows to 0 (σ = 1e-300:
+      // the limit, a unit impulse); σ² overflowing to inf gives the box.
+      const double r2 = di * di + dj * dj;
+      double v = r2 == 0 ? 1.0 : std::exp(-r2 / (2 * sigma * sigma));
       vals[static_cast<size_t>(i * w + j)] = v;
       sum += v;
     }
   }
-  for (size_t k = 0; k < vals.size(); ++k) a.data[k] = static_cast<float>(vals[k] / sum);
+  for (size_t k = 0; k < vals.size(); ++k) {
+    a.data[k] = static_cast<float>(vals[k] / sum);
+    user_assert(std::isfinite(a.data[k])) << "gaussian: sigma " << sigma << " gives a non-finite tap";
+  }
   data->array = std::move(a);
   return make_constant(std::move(data));
 }

@@ -32,6 +32,18 @@ void verify(const Problem& p) {
     internal_assert(t.arg) << "a term without an operand";
   }
   user_assert(!p.variables().empty()) << "the problem has no variable";
+  bool scaled = false, split = false;
+  for (const std::string& s : p.passes_run) {
+    scaled = scaled || s == "scale";
+    split = split || s == "split";
+  }
+  user_assert(scaled == (p.knorm > 0)) << (scaled ? "the scale pass has run but no knorm is recorded"
+                                                  : "knorm is recorded but the scale pass has not run");
+  user_assert(!scaled || (p.knorm >= kMinKnorm && p.knorm <= kMaxKnorm))
+      << "knorm " << p.knorm << " is outside [" << kMinKnorm << ", " << kMaxKnorm
+      << "]: proxc iterates in float32 and brings results back through 1/sqrt(knorm)";
+  user_assert(split == !p.solver.empty()) << (split ? "the split pass has run but no solver is recorded"
+                                                    : "a solver is recorded but the split pass has not run");
 }
 
 }  // namespace proxc::internal

@@ -34,8 +34,15 @@ struct Problem {
 /// (post-order), parameter constants (b, c, counts, bounds) after the operand.
 std::vector<Expr> topo_order(const Problem& p);
 
+/// The range of ||K|| (knorm) a scaled problem may record: proxc iterates in
+/// float32, and results come back in the user's units through 1/sqrt(knorm).
+constexpr double kMinKnorm = 1e-30;
+constexpr double kMaxKnorm = 1e30;
+
 /// Throws UserError unless the problem is well formed (at least one term,
-/// at least one variable).
+/// at least one variable) and its record is consistent, as a dump that proxc
+/// wrote is: knorm in [kMinKnorm, kMaxKnorm] exactly when "scale" has run, a
+/// solver exactly when "split" has run.
 void verify(const Problem& p);
 
 }  // namespace proxc::internal

@@ -49,6 +49,9 @@ Problem scale_pass(const Problem& p, const PassOptions& o) {
     internal_assert(o.operator_norm) << "scale: no operator-norm oracle (PassOptions::operator_norm)";
     knorm = o.operator_norm(k);
     user_assert(std::isfinite(knorm) && knorm > 0) << "scale: ||K|| is " << knorm << "; nothing to normalise by";
+    user_assert(knorm >= kMinKnorm && knorm <= kMaxKnorm)
+        << "scale: ||K|| is " << knorm << ", outside [" << kMinKnorm << ", " << kMaxKnorm
+        << "], which float32 iterations can carry; rescale the problem's data or operators";
   }
   const double root = std::sqrt(knorm);
   for (FunctionTerm& t : out.terms) {

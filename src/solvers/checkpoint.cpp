@@ -1,6 +1,7 @@
 // Checkpoints of a solve (checkpoint.h).
 #include "solvers/checkpoint.h"
 
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -9,73 +10,124 @@
 
 namespace proxc::internal {
 
+namespace {
+
+constexpr const char* kMagic = "PROXCKPT2\n";  // 10 bytes
+constexpr size_t kMagicBytes = 10;
+
+// The checksum of everything a resume depends on: the header's fields and the
+// arrays' bytes, in header order.
+std::string checksum(const std::string& solver, int64_t iteration, const std::string& signature,
+                     const std::string& arrays_json, const std::string& data) {
+  return content_hash(solver + "|" + std::to_string(iteration) + "|" + signature + "|" + arrays_json + "|" +
+                      data);
+}
+
+}  // namespace
+
 void save_checkpoint(const std::string& path, const std::string& solver, const std::string& signature,
                      int iteration, const std::map<std::string, Array>& state) {
+  nlohmann::ordered_json arrays = nlohmann::ordered_json::array();
+  std::string data;
+  for (const auto& [name, a] : state) {
+    arrays.push_back({{"name", name}, {"shape", a.shape}});
+    data.append(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float));
+  }
   nlohmann::ordered_json h;
   h["solver"] = solver;
   h["iteration"] = iteration;
   h["signature"] = signature;
-  h["arrays"] = nlohmann::ordered_json::array();
-  for (const auto& [name, a] : state) h["arrays"].push_back({{"name", name}, {"shape", a.shape}});
+  h["arrays"] = arrays;
+  h["checksum"] = checksum(solver, iteration, signature, arrays.dump(), data);
   std::string header = h.dump();
-  std::string out = "PROXCKPT1\n";
+  std::string out = kMagic;
   uint64_t len = header.size();
   for (int i = 0; i < 8; ++i) out += static_cast<char>((len >> (8 * i)) & 0xff);
   out += header;
-  for (const auto& [name, a] : state) {
-    out.append(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float));
-  }
+  out += data;
   write_file_atomic(path, out);
 }
 
 int load_checkpoint(const std::string& path, const std::string& solver, const std::string& signature,
-                    std::map<std::string, Array>* state) {
+                    int max_iters, std::map<std::string, Array>* state) {
   std::string bytes = read_file(path);
-  user_assert(bytes.size() >= 18 && bytes.compare(0, 10, "PROXCKPT1\n") == 0)
+  user_assert(bytes.compare(0, 9, "PROXCKPT1") != 0)
+      << path
+      << ": a checkpoint of an older proxc, without a checksum, which cannot be verified; start the "
+         "solve again";
+  user_assert(bytes.size() >= kMagicBytes + 8 && bytes.compare(0, kMagicBytes, kMagic) == 0)
       << path << ": not a proxc checkpoint";
   uint64_t len = 0;
-  for (int i = 0; i < 8; ++i)
-    len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[10 + i])) << (8 * i);
-  user_assert(len <= bytes.size() - 18) << path << ": truncated checkpoint header";
+  for (int i = 0; i < 8; ++i) {
+    len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[kMagicBytes + i])) << (8 * i);
+  }
+  user_assert(len <= bytes.size() - kMagicBytes - 8) << path << ": truncated checkpoint header";
   nlohmann::json h;
   try {
-    h = nlohmann::json::parse(bytes.substr(18, len));
-    user_assert(h.is_object() && h.contains("solver") && h["solver"].is_string() && h.contains("signature") &&
-                h["signature"].is_string() && h.contains("iteration") && h["iteration"].is_number_integer() &&
-                h.contains("arrays") && h["arrays"].is_array())
-        << path << ": corrupt checkpoint header";
-    for (const auto& a : h["arrays"]) {
-      user_assert(a.is_object() && a.contains("name") && a["name"].is_string() && a.contains("shape") &&
-                  a["shape"].is_array())
-          << path << ": corrupt checkpoint header";
-    }
+    h = nlohmann::json::parse(bytes.substr(kMagicBytes + 8, len));
   } catch (const nlohmann::json::exception& e) {
     user_error << path << ": corrupt checkpoint header: " << e.what();
   }
-  user_assert(h.value("solver", "") == solver) << path << ": the checkpoint is of the solver '"
-                                               << h.value("solver", "") << "', not '" << solver << "'";
-  user_assert(h.value("signature", "") == signature) << path
-      << ": the checkpoint belongs to another run: the problem, fuse, max_iters, hqs_rho_max and the step sizes "
+  auto is = [&](const char* key, bool (nlohmann::json::*test)() const) {
+    return h.is_object() && h.contains(key) && (h[key].*test)();
+  };
+  user_assert(is("solver", &nlohmann::json::is_string) && is("signature", &nlohmann::json::is_string) &&
+              is("iteration", &nlohmann::json::is_number_integer) &&
+              is("arrays", &nlohmann::json::is_array) && is("checksum", &nlohmann::json::is_string))
+      << path << ": corrupt checkpoint header";
+  for (const auto& a : h["arrays"]) {
+    user_assert(a.is_object() && a.contains("name") && a["name"].is_string() && a.contains("shape") &&
+                a["shape"].is_array())
+        << path << ": corrupt checkpoint header";
+  }
+  user_assert(h["solver"].get<std::string>() == solver)
+      << path << ": the checkpoint is of the solver '" << h["solver"].get<std::string>() << "', not '"
+      << solver << "'";
+  user_assert(h["signature"].get<std::string>() == signature)
+      << path
+      << ": the checkpoint belongs to another run: the problem, fuse, max_iters, hqs_rho_max and the step "
+         "sizes "
          "must be those it was saved with";
-  size_t off = 18 + len;
+  const double saved_at = h["iteration"].get<double>();  // compared as a double: no integer overflows
+  user_assert(saved_at >= 0 && saved_at <= max_iters)
+      << path << ": the checkpoint's iteration " << h["iteration"].dump() << " is outside 0.." << max_iters;
+  const int64_t iteration = static_cast<int64_t>(saved_at);
+  // Names and shapes, then the bytes: all of them, checked against the checksum before any is used.
+  size_t off = kMagicBytes + 8 + len, need = 0;
   user_assert(h["arrays"].size() == state->size()) << path << ": the checkpoint holds " << h["arrays"].size()
                                                    << " arrays, the solver state " << state->size();
-  for (const auto& a : h.at("arrays")) {
-    std::string name = a.at("name");
+  for (const auto& a : h["arrays"]) {
+    std::string name = a["name"].get<std::string>();
     auto it = state->find(name);
     user_assert(it != state->end()) << path << ": unexpected array '" << name << "'";
-    Shape shape = a.at("shape").get<Shape>();
+    Shape shape;
+    try {
+      shape = a["shape"].get<Shape>();
+    } catch (const nlohmann::json::exception&) {
+      user_error << path << ": array '" << name << "' has a corrupt shape";
+    }
     user_assert(shape == it->second.shape)
-        << path << ": array '" << name << "' has shape " << shape_to_string(shape);
-    size_t n = it->second.data.size() * sizeof(float);
-    user_assert(off + n <= bytes.size()) << path << ": truncated checkpoint data";
-    std::memcpy(it->second.data.data(), bytes.data() + off, n);
-    off += n;
+        << path << ": array '" << name << "' has shape " << shape_to_string(shape) << ", the solver's is "
+        << shape_to_string(it->second.shape);
+    need += it->second.data.size() * sizeof(float);
   }
-  user_assert(off == bytes.size()) << path << ": trailing bytes after the checkpoint data";
-  int iteration = h.at("iteration").get<int>();
-  user_assert(iteration >= 0) << path << ": negative iteration count";
-  return iteration;
+  user_assert(bytes.size() - off == need)
+      << path << ": the checkpoint has " << bytes.size() - off << " bytes of data, its arrays need " << need;
+  const std::string data = bytes.substr(off);
+  user_assert(checksum(h["solver"].get<std::string>(), iteration, h["signature"].get<std::string>(),
+                       h["arrays"].dump(), data) == h["checksum"].get<std::string>())
+      << path << ": the checkpoint is corrupt (its checksum does not match its contents)";
+  size_t at = 0;
+  for (const auto& a : h["arrays"]) {
+    Array& dst = state->at(a["name"].get<std::string>());
+    std::memcpy(dst.data.data(), data.data() + at, dst.data.size() * sizeof(float));
+    at += dst.data.size() * sizeof(float);
+    for (float v : dst.data) {
+      user_assert(std::isfinite(v)) << path << ": the checkpoint's array '" << a["name"].get<std::string>()
+                                    << "' holds NaN or Inf values";
+    }
+  }
+  return static_cast<int>(iteration);
 }
 
 }  // namespace proxc::internal

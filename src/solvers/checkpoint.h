@@ -3,9 +3,12 @@
 /// all, and read back only by the same problem and solver (a signature of
 /// the split, scaled problem and the options that shape the iterates).
 ///
-/// The format: "PROXCKPT1\n", an 8-byte little-endian header length, a JSON
-/// header (solver, iteration, problem signature, arrays: name and shape),
-/// then the arrays' float32 values in header order.
+/// The format: "PROXCKPT2\n", an 8-byte little-endian header length, a JSON
+/// header (solver, iteration, problem signature, arrays: name and shape, and
+/// an XXH3-128 checksum of all of these and the data), then the arrays'
+/// float32 values in header order. A resume checks everything: the checksum,
+/// the solver and signature, names and shapes, the iteration (0..max_iters)
+/// and that every value is finite.
 #pragma once
 
 #include <map>
@@ -22,6 +25,6 @@ void save_checkpoint(const std::string& path, const std::string& solver, const s
 /// and shapes expected) and returns the iteration it was saved at; a
 /// UserError naming the path for anything else.
 int load_checkpoint(const std::string& path, const std::string& solver, const std::string& signature,
-                    std::map<std::string, Array>* state);
+                    int max_iters, std::map<std::string, Array>* state);
 
 }  // namespace proxc::internal

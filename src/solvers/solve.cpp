@@ -125,7 +125,7 @@ class HostLoop {
     signature_ = content_hash(print_text(p_) + "|" + o_.solver + "|" + std::to_string(o_.fuse) + "|" +
                               std::to_string(o_.max_iters) + "|" + format_double(o_.hqs_rho_max) +
                               (steps == steps_text(StepSizes()) ? "" : steps));
-    if (!o_.resume_path.empty()) it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, &state_);
+    if (!o_.resume_path.empty()) it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, o_.max_iters, &state_);
     last_checkpoint_ = ran_ = checked_iteration_ = it_;
     copies_ = o_.check_every > o_.fuse;
     keep_checked();

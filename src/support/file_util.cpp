@@ -1,7 +1,11 @@
 #include "support/file_util.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +24,12 @@ std::string read_file(const std::string& path, int64_t max_bytes) {
   user_assert(!ec && std::filesystem::exists(status))
       << path << ": cannot open file: no such file or directory";
   user_assert(!std::filesystem::is_directory(status)) << path << ": is a directory, not a file";
+  // A FIFO would block forever and a device never end: data and problems are regular files.
+  user_assert(std::filesystem::is_regular_file(status))
+      << path << ": not a regular file (a device, FIFO or socket); proxc reads regular files only";
+  const auto size = std::filesystem::file_size(path, ec);
+  user_assert(ec || static_cast<int64_t>(size) <= max_bytes)
+      << path << ": the file has " << size << " bytes, over the limit of " << max_bytes << " bytes";
   std::ifstream in(path, std::ios::binary);
   user_assert(in.good()) << path << ": cannot open file: " << std::strerror(errno);
   std::string out;
@@ -34,25 +44,116 @@ std::string read_file(const std::string& path, int64_t max_bytes) {
   return out;
 }
 
+namespace {
+
+// Writes every byte to fd; false with errno set on failure.
+bool write_all(int fd, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// The file a path names after its symbolic links (a dangling link names the
+// file it would create); the path itself when it is no link.
+std::string follow_links(const std::string& path) {
+  std::string target = path;
+  for (int hops = 0;; ++hops) {
+    struct stat ls;
+    if (::lstat(target.c_str(), &ls) != 0 || !S_ISLNK(ls.st_mode)) return target;
+    user_assert(hops < 40) << path << ": cannot write file: too many levels of symbolic links";
+    std::vector<char> buf(static_cast<size_t>(ls.st_size > 0 ? ls.st_size : 4096) + 1);
+    ssize_t n = ::readlink(target.c_str(), buf.data(), buf.size() - 1);
+    user_assert(n >= 0) << path << ": cannot write file: " << std::strerror(errno);
+    std::filesystem::path next(std::string(buf.data(), static_cast<size_t>(n)));
+    if (next.is_relative()) next = std::filesystem::path(target).parent_path() / next;
+    target = next.string();
+  }
+}
+
+}  // namespace
+
 void write_file_atomic(const std::string& path, const std::string& contents) {
-  std::filesystem::path p(path);
+  user_assert(!path.empty()) << "cannot write a file with an empty name";
+  // A symbolic link stays a link: the file it names is written.
+  const std::string target = follow_links(path);
+  struct stat st;
+  const bool exists = ::stat(target.c_str(), &st) == 0;
+  user_assert(!exists || !S_ISDIR(st.st_mode)) << path << ": cannot write file: it is a folder";
+  // A file its permissions protect from this process is not replaced either.
+  user_assert(!exists || ::access(target.c_str(), W_OK) == 0)
+      << path << ": cannot write file: " << std::strerror(EACCES) << " (the file is not writable)";
+  if (exists && !S_ISREG(st.st_mode)) {
+    // A device or a FIFO: there is nothing to replace, so the bytes go into it.
+    int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+    user_assert(fd >= 0) << path << ": cannot write file: " << std::strerror(errno);
+    bool ok = write_all(fd, contents);
+    int err = ok ? 0 : errno;
+    if (::close(fd) != 0 && ok) ok = false, err = errno;
+    user_assert(ok) << path << ": write failed: " << std::strerror(err);
+    return;
+  }
+  // A regular file, or none: a temporary file of a name no other process
+  // uses, beside the target, then rename.
+  std::filesystem::path p(target);
   std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
-  std::string tmp = (dir / ("." + p.filename().string() + ".tmp-proxc")).string();
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    user_assert(out.good()) << path << ": cannot write file: " << std::strerror(errno);
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out.good()) {
-      std::remove(tmp.c_str());
-      user_error << path << ": write failed (disk full?)";
+  static std::atomic<unsigned> counter{0};
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0; ++attempt) {
+    tmp = (dir / ("." + p.filename().string() + "." + std::to_string(::getpid()) + "." +
+                  std::to_string(counter++) + ".tmp-proxc"))
+              .string();
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // the umask applies
+    user_assert(fd >= 0 || (errno == EEXIST && attempt < 100))
+        << path << ": cannot write file: " << std::strerror(errno);
+  }
+  bool ok = true;
+  if (exists) {
+    // Keep the target's permissions, and its owner where this process may set it.
+    ok = ::fchmod(fd, st.st_mode & 07777) == 0;
+    if (ok && (st.st_uid != ::geteuid() || st.st_gid != ::getegid())) {
+      if (::fchown(fd, st.st_uid, st.st_gid) != 0) {
+        // Not permitted: the new file is this process's, as a new file would be.
+      }
     }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
+  int err = ok ? 0 : errno;
+  if (ok && !write_all(fd, contents)) ok = false, err = errno;
+  if (::close(fd) != 0 && ok) ok = false, err = errno;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    user_error << path << ": write failed: " << std::strerror(err) << (err == ENOSPC ? " (disk full)" : "");
+  }
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
+    err = errno;
     std::remove(tmp.c_str());
     user_error << path << ": cannot write file: " << std::strerror(err);
   }
+}
+
+void check_output_path(const std::string& path) {
+  user_assert(!path.empty()) << "cannot write a file with an empty name";
+  const std::string target = follow_links(path);
+  struct stat st;
+  if (::stat(target.c_str(), &st) == 0) {
+    user_assert(!S_ISDIR(st.st_mode)) << path << ": cannot write file: it is a folder";
+    user_assert(::access(target.c_str(), W_OK) == 0)
+        << path << ": cannot write file: " << std::strerror(EACCES) << " (the file is not writable)";
+    if (!S_ISREG(st.st_mode)) return;  // a device or a FIFO is written into
+  }
+  std::filesystem::path p(target);
+  std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  struct stat ds;
+  user_assert(::stat(dir.c_str(), &ds) == 0)
+      << path << ": cannot write file: the folder " << dir.string() << " does not exist";
+  user_assert(S_ISDIR(ds.st_mode)) << path << ": cannot write file: " << dir.string() << " is not a folder";
+  user_assert(::access(dir.c_str(), W_OK | X_OK) == 0)
+      << path << ": cannot write file: the folder " << dir.string() << " is not writable";
 }
 
 namespace {

@@ -11,9 +11,18 @@ namespace proxc::internal {
 /// `max_bytes` guards against reading something absurd (a device, a huge file).
 std::string read_file(const std::string& path, int64_t max_bytes = int64_t{1} << 34);
 
-/// Writes `contents` to `path` whole or not at all: a temporary file in the
-/// same folder, then rename. UserError naming the path on failure.
+/// Writes `contents` to `path` whole or not at all: a temporary file of a
+/// name unique to this process and call, beside the target, then rename. A
+/// symbolic link stays a link (the file it names is written); a device or a
+/// FIFO is written into; an existing file keeps its permissions (and owner,
+/// where this process may set it), and one that is not writable is refused.
+/// UserError naming the path on failure; the target is then as it was.
 void write_file_atomic(const std::string& path, const std::string& contents);
+
+/// Throws the UserError write_file_atomic would throw for `path` before
+/// writing a byte: an empty name, a folder or a protected file in its place,
+/// a missing or unwritable folder. For checking outputs before long work.
+void check_output_path(const std::string& path);
 
 /// Where a problem may read data from: its own folder, and the folders
 /// allowed explicitly (--allow-path). Loading a problem never runs code; this

@@ -236,7 +236,7 @@ TEST(CliSolve, SigintStopsAndWritesTheCurrentIterate) {
   auto r = test::run_command("timeout --preserve-status -s INT 2 " + shell_quote(test::proxc_binary()) + " solve " +
                              example("denoise_tv_iso.prox") + " --backend emulate --iters 100000000 --eps-abs 0 " +
                              "--eps-rel 0 --json -o " + shell_quote(dir + "/x.npy") + " 2>&1");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.exit_code, 130) << r.out;  // 128 + SIGINT: stopped, not finished (issue 27)
   EXPECT_THAT(r.out, HasSubstr("\"termination\": \"interrupted\""));
   EXPECT_TRUE(std::filesystem::exists(dir + "/x.npy"));
 }
@@ -508,7 +508,8 @@ TEST(CliSolve, DeeplySharedExpressionsSolveInLinearTime) {
       EXPECT_EQ(r.exit_code, 0) << solver << " " << backend << ": " << r.out;
     }
   }
-  auto c = test::run_command(proxc_timed + " check " + shell_quote(dir + "/doubling.prox") + " --backend halide 2>&1");
+  // (On the emulator: the Halide check compiles a pipeline per operator, 120 here, which is slow but linear.)
+  auto c = test::run_command(proxc_timed + " check " + shell_quote(dir + "/doubling.prox") + " --backend emulate 2>&1");
   EXPECT_EQ(c.exit_code, 0) << c.out;
 }
 

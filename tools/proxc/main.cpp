@@ -9,6 +9,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -30,11 +31,29 @@ struct CommonOptions {
   std::vector<std::string> plugins;
 };
 
+// Flushes standard output; a UserError when what was written did not all
+// arrive (a full disk, a closed descriptor), so that a truncated document
+// never ends with exit 0.
+void flush_stdout() {
+  std::cout.flush();
+  errno = 0;
+  const bool ok = std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good();
+  if (!ok) {
+    const int err = errno;
+    throw proxc::UserError(std::string("standard output: write failed") +
+                           (err ? std::string(": ") + std::strerror(err) : std::string()));
+  }
+}
+
+// An option that names a file or folder: an empty name is refused, not taken as "none".
+const CLI::Validator kPath(
+    [](std::string& s) { return s.empty() ? std::string("the path is empty") : std::string(); }, "PATH");
+
 // Writes `text` to `out` (atomically) or to stdout when `out` is empty.
 void emit(const std::string& text, const std::string& out) {
   if (out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
+    flush_stdout();
   } else {
     proxc::write_file(out, text);
   }
@@ -186,8 +205,14 @@ void add_halide_flags(CLI::App* cmd, HalideFlags* o) {
       "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR or ~/.cache/proxc; off: none)");
 }
 
+// SIGINT, SIGTERM and SIGHUP stop a solve at its next check: the iterate and
+// a final checkpoint are written, and the command exits with 128 + the signal.
 std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) { g_interrupted.store(true); }
+std::atomic<int> g_signal{0};
+extern "C" void on_stop_signal(int sig) {
+  g_signal.store(sig);
+  g_interrupted.store(true);
+}
 
 struct SolveCommand {
   std::string file;
@@ -230,7 +255,19 @@ struct SolveCommand {
     options.target = halide.target;
     options.cache_dir = halide.cache_dir;
     options.validate(proxc::OptionSpelling::CommandLine);
-    std::signal(SIGINT, on_sigint);
+    // Every output is checked before the solve, not found unwritable after it.
+    if (!output.empty()) {
+      for (const std::string& o : output_names(p, vars)) proxc::check_save_path(o);
+    }
+    if (!log.empty()) proxc::check_writable(log);
+    if (!options.checkpoint_path.empty()) {
+      try {
+        proxc::check_writable(options.checkpoint_path);
+      } catch (const proxc::UserError& e) {
+        throw proxc::UserError(std::string("--checkpoint: ") + e.what());
+      }
+    }
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_stop_signal);
     options.interrupt = &g_interrupted;
     if (isatty(STDERR_FILENO) && !json) {
       options.callback =
@@ -281,22 +318,34 @@ struct SolveCommand {
       if (!reference.empty()) std::printf("PSNR %.2f dB, SSIM %.4f against %s\n", ps, ss, reference.c_str());
       if (!output.empty()) std::printf("wrote %s\n", output.c_str());
     }
+    flush_stdout();
+    if (summary.termination == proxc::Termination::Interrupted && g_signal.load() != 0) {
+      return 128 + g_signal.load();  // stopped by a signal, its iterate written: not a finished run
+    }
     return summary.termination == proxc::Termination::Diverged ? kExitCheckFailed : kExitOk;
   }
 
-  // One file, or one per variable named after it (out_x.npy, out_y.npy).
-  void write_outputs(const proxc::Problem& p, const std::vector<proxc::Expr>& vars) const {
-    if (vars.size() == 1) {
-      proxc::save_array(output, p.value(vars[0]));
-      return;
+  // One file, or one per variable named after it (out_x.npy, out_y.npy), in
+  // the order of the variables' names.
+  std::vector<std::string> output_names(const proxc::Problem& p, const std::vector<proxc::Expr>& vars) const {
+    if (vars.size() == 1) return {output};
+    std::map<std::string, std::string> by_name;
+    std::filesystem::path o(output);
+    for (const proxc::Expr& v : vars) {
+      by_name[p.name_of(v)] =
+          (o.parent_path() / (o.stem().string() + "_" + p.name_of(v) + o.extension().string())).string();
     }
+    std::vector<std::string> out;
+    for (const auto& [name, path] : by_name) out.push_back(path);
+    return out;
+  }
+
+  void write_outputs(const proxc::Problem& p, const std::vector<proxc::Expr>& vars) const {
+    std::vector<std::string> names = output_names(p, vars);
     std::map<std::string, proxc::Expr> by_name;
     for (const proxc::Expr& v : vars) by_name.emplace(p.name_of(v), v);
-    std::filesystem::path o(output);
-    for (const auto& [name, v] : by_name) {
-      proxc::save_array(
-          (o.parent_path() / (o.stem().string() + "_" + name + o.extension().string())).string(), p.value(v));
-    }
+    size_t i = 0;
+    for (const auto& [name, v] : by_name) proxc::save_array(names[i++], p.value(v));
   }
 };
 
@@ -327,12 +376,12 @@ struct CompileCommand {
                   a.manifest.c_str());
       if (a.needs_fft_runtime)
         std::printf(
-            "the pipeline has FFT solves: link proxc::runtime too (libproxc_runtime.a -lfftw3f_threads -lfftw3f)\n");
+            "the pipeline has FFT solves: link proxc::runtime too (libproxc_runtime.a -lfftw3f_threads "
+            "-lfftw3f)\n");
       if (!a.black_boxes.empty()) {
         std::printf("the pipeline calls black-box operators:");
         for (const std::string& b : a.black_boxes) std::printf(" %s", b.c_str());
-        std::printf(
-            "; link proxc::runtime (libproxc_runtime.a), and register them before the first call\n");
+        std::printf("; link proxc::runtime (libproxc_runtime.a), and register them before the first call\n");
       }
       return kExitOk;
     }
@@ -402,8 +451,9 @@ CLI::App* add_parse(CLI::App& app, ParseCommand& parse) {
                    "Output form: text (canonical .prox), json, dot (operator DAG for Graphviz), "
                    "latex (the objective as an equation)")
       ->check(one_of<proxc::ProblemFormat>());
-  parse_cmd->add_option("-o,--output", parse.output,
-                        "Write to this file (whole or not at all) instead of stdout");
+  parse_cmd
+      ->add_option("-o,--output", parse.output, "Write to this file (whole or not at all) instead of stdout")
+      ->check(kPath);
   parse_cmd->add_flag("--verify-roundtrip", parse.verify_roundtrip,
                       "Check print -> parse -> print is byte-identical, in text and JSON (exit 1 if not)");
   parse_cmd->add_flag("--inline-constants", parse.inline_constants,
@@ -427,15 +477,16 @@ CLI::App* add_opt(CLI::App& app, OptCommand& opt) {
           "--norm", opt.norm,
           "How the scale pass gets ||K||: bound (ProxImaL's) or power (estimated: Lanczos iteration)")
       ->check(one_of<proxc::NormKind>());
-  opt_cmd->add_option("--dump-ir", opt.dump_dir,
-                      "Write NN_<pass>.prox and NN_<pass>.json here after each pass");
+  opt_cmd
+      ->add_option("--dump-ir", opt.dump_dir, "Write NN_<pass>.prox and NN_<pass>.json here after each pass")
+      ->check(kPath);
   opt_cmd->add_flag("--print-after-all", opt.print_after_all, "Print the problem after each pass (stderr)");
   opt_cmd->add_flag("--verify-each", opt.verify_each,
                     "Verify the IR and that the objective is preserved after each pass");
   opt_cmd->add_flag("--time-passes", opt.time_passes, "Report each pass's time (stderr)");
   opt_cmd->add_option("--emit", opt.emit_kind, "Output form: text or json")
       ->check(CLI::IsMember({"text", "json"}));
-  opt_cmd->add_option("-o,--output", opt.output, "Write the result here instead of stdout");
+  opt_cmd->add_option("-o,--output", opt.output, "Write the result here instead of stdout")->check(kPath);
 
   return opt_cmd;
 }
@@ -463,20 +514,23 @@ CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
       "Check convergence every N iterations and after the last (default 10; 1: every iteration)");
   solve_cmd->add_option("--hqs-rho-max", solve.options.hqs_rho_max,
                         "HQS continuation ends at this rho (default 256)");
-  solve_cmd->add_option("-o,--output", solve.output, "Write the result (.npy, .png, .tif)");
-  solve_cmd->add_option("--log", solve.log, "Write one CSV row per convergence check");
-  solve_cmd->add_option("--reference", solve.reference, "Ground truth: print PSNR and SSIM");
-  solve_cmd->add_option("--x0", solve.x0, "Start from this array (user units)");
+  solve_cmd->add_option("-o,--output", solve.output, "Write the result (.npy, .png, .tif)")->check(kPath);
+  solve_cmd->add_option("--log", solve.log, "Write one CSV row per convergence check")->check(kPath);
+  solve_cmd->add_option("--reference", solve.reference, "Ground truth: print PSNR and SSIM")->check(kPath);
+  solve_cmd->add_option("--x0", solve.x0, "Start from this array (user units)")->check(kPath);
   solve_cmd
       ->add_option("--set", solve.sets,
                    "NAME=FILE: replace a constant's data without recompiling; repeatable")
       ->expected(1);
-  solve_cmd->add_option("--checkpoint", solve.options.checkpoint_path,
-                        "Save the whole solver state to this file");
+  solve_cmd
+      ->add_option("--checkpoint", solve.options.checkpoint_path, "Save the whole solver state to this file")
+      ->check(kPath);
   solve_cmd->add_option("--checkpoint-every", solve.options.checkpoint_every,
                         "... at the first check N iterations after the last save (and at the end)");
-  solve_cmd->add_option("--resume", solve.options.resume_path,
-                        "Continue from a checkpoint of the same problem and solver");
+  solve_cmd
+      ->add_option("--resume", solve.options.resume_path,
+                   "Continue from a checkpoint of the same problem and solver")
+      ->check(kPath);
   solve_cmd->add_flag("--json", solve.json, "Print the summary as one JSON object");
   solve_cmd->add_flag("--full", solve.full, "Print the full report");
 
@@ -505,10 +559,11 @@ CLI::App* add_compile(CLI::App& app, CompileCommand& compile) {
                    "c (Halide's C output), html")
       ->check(one_of<proxc::ProgramFormat>());
   add_halide_flags(compile_cmd, &compile.halide);
-  compile_cmd->add_option("-o,--output", compile.output, "Write the printed form here");
-  compile_cmd->add_option(
-      "--aot", compile.aot_dir,
-      "Compile ahead of time into this folder: <name>.a, <name>.h, <name>_call.h, <name>.json");
+  compile_cmd->add_option("-o,--output", compile.output, "Write the printed form here")->check(kPath);
+  compile_cmd
+      ->add_option("--aot", compile.aot_dir,
+                   "Compile ahead of time into this folder: <name>.a, <name>.h, <name>_call.h, <name>.json")
+      ->check(kPath);
   compile_cmd->add_option("--name", compile.aot_name, "Function name for --aot (default proxc_step)");
 
   return compile_cmd;
@@ -543,7 +598,8 @@ std::pair<CLI::App*, CLI::App*> add_image_commands(CLI::App& app, MontageCommand
   montage_cmd->add_option("IMAGES", montage.images, "Images (.npy, .png, .tif) of the same height")
       ->required();
   montage_cmd->add_option("-o,--output", montage.output, "The side-by-side image (.png, .tif, .npy)")
-      ->required();
+      ->required()
+      ->check(kPath);
   CLI::App* metrics_cmd = app.add_subcommand("metrics", "PSNR and SSIM of an image against a reference");
   metrics_cmd->add_option("IMAGE", metrics.image, "Image (.npy, .png, .tif)")->required();
   metrics_cmd->add_option("REFERENCE", metrics.reference, "Ground truth of the same shape")->required();
@@ -596,13 +652,16 @@ int main(int argc, char** argv) {
       proxc::set_max_array_bytes(proxc::parse_byte_size(common.max_memory, "--max-memory"));
     for (const std::string& d : common.allow_paths) proxc::allow_path(d);
     for (const std::string& lib : common.plugins) proxc::load_plugin(lib);
-    if (parse_cmd->parsed()) return parse.run();
-    if (check_cmd->parsed()) return check.run();
-    if (opt_cmd->parsed()) return opt.run();
-    if (solve_cmd->parsed()) return solve.run();
-    if (metrics_cmd->parsed()) return metrics.run();
-    if (montage_cmd->parsed()) return montage.run();
-    if (compile_cmd->parsed()) return compile.run();
+    int rc = kExitOk;
+    if (parse_cmd->parsed()) rc = parse.run();
+    if (check_cmd->parsed()) rc = check.run();
+    if (opt_cmd->parsed()) rc = opt.run();
+    if (solve_cmd->parsed()) rc = solve.run();
+    if (metrics_cmd->parsed()) rc = metrics.run();
+    if (montage_cmd->parsed()) rc = montage.run();
+    if (compile_cmd->parsed()) rc = compile.run();
+    flush_stdout();  // a report that did not all arrive is not a success
+    return rc;
   } catch (const proxc::UserError& e) {
     std::cerr << e.what() << "\n";
     return kExitUserError;

@@ -1,0 +1,221 @@
+// Nothing harmed, nothing lost (issue 27): outputs written through links and
+// into devices with their permissions kept, standard output checked, outputs
+// checked before a solve, unique temporary names, regular files only,
+// checkpoints verified, dumps' numbers validated, signals that stop a solve
+// with its iterate written and 128 + the signal.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "support/file_util.h"
+#include "test_util.h"
+
+namespace proxc::internal {
+namespace {
+
+namespace fs = std::filesystem;
+using test::shell_quote;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+test::CommandResult proxc(const std::string& args) {
+  return test::run_command("timeout 120 " + shell_quote(test::proxc_binary()) + " " + args + " 2>&1");
+}
+
+std::string example(const std::string& name) { return shell_quote(test::source_dir() + "/examples/" + name); }
+
+// A small denoising problem of its own folder (solves in well under a second).
+std::string small_problem(const std::string& dir) {
+  test::write_text(dir + "/p.prox",
+                   "x = variable(32, 32)\nb = gaussian(32, 6)\n"
+                   "minimize sum_squares(x - b) + 0.01 * norm1(grad(x))\n");
+  return dir + "/p.prox";
+}
+
+TEST(CliSafety, OutputsGoThroughLinksIntoDevicesAndKeepPermissions) {
+  std::string dir = test::temp_dir();
+  std::string prox = small_problem(dir);
+  // A link to a file: the link stays a link, the file it names gets the result.
+  test::write_text(dir + "/real.npy", "old");
+  fs::create_symlink("real.npy", dir + "/link.npy");
+  ASSERT_EQ(proxc("solve " + shell_quote(prox) + " --iters 5 -o " + shell_quote(dir + "/link.npy")).exit_code,
+            0);
+  EXPECT_TRUE(fs::is_symlink(dir + "/link.npy"));
+  EXPECT_GT(fs::file_size(dir + "/real.npy"), 32u * 32u * 4u);
+  // A link to a character device: the device stays a device.
+  fs::create_symlink("/dev/null", dir + "/null.npy");
+  ASSERT_EQ(proxc("solve " + shell_quote(prox) + " --iters 5 -o " + shell_quote(dir + "/null.npy")).exit_code,
+            0);
+  EXPECT_TRUE(fs::is_symlink(dir + "/null.npy"));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  // A mode-600 file stays 600.
+  test::write_text(dir + "/private.npy", "old");
+  ASSERT_EQ(::chmod((dir + "/private.npy").c_str(), 0600), 0);
+  ASSERT_EQ(
+      proxc("solve " + shell_quote(prox) + " --iters 5 -o " + shell_quote(dir + "/private.npy")).exit_code,
+      0);
+  struct stat st;
+  ASSERT_EQ(::stat((dir + "/private.npy").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // No temporary file is left behind.
+  for (const auto& e : fs::directory_iterator(dir)) {
+    EXPECT_THAT(e.path().filename().string(), Not(HasSubstr("tmp-proxc")));
+  }
+}
+
+TEST(CliSafety, AFolderInPlaceOfTheOutputIsRefusedBeforeSolving) {
+  std::string dir = test::temp_dir();
+  std::string prox = small_problem(dir);
+  fs::create_directories(dir + "/out.npy");
+  auto r = proxc("solve " + shell_quote(prox) + " --iters 5 -o " + shell_quote(dir + "/out.npy"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("it is a folder"));
+  EXPECT_TRUE(fs::is_directory(dir + "/out.npy"));
+}
+
+TEST(CliSafety, WriteErrorsOnStandardOutputAreFailures) {
+  for (const std::string& cmd :
+       {"parse " + example("inpaint.prox") + " --emit json", "parse " + example("deconv_tv.prox"),
+        "solve " + example("denoise_tv_iso.prox") + " --iters 3 --backend emulate --json"}) {
+    auto full = test::run_command(shell_quote(test::proxc_binary()) + " " + cmd + " > /dev/full 2>&1");
+    EXPECT_NE(full.exit_code, 0) << cmd;
+    auto closed = test::run_command(shell_quote(test::proxc_binary()) + " " + cmd + " 2>&1 >&-");
+    EXPECT_NE(closed.exit_code, 0) << cmd;
+    EXPECT_THAT(closed.out, HasSubstr("standard output: write failed")) << cmd;
+  }
+}
+
+TEST(CliSafety, BadOutputsAreFoundBeforeIterating) {
+  std::string dir = test::temp_dir();
+  std::string prox = small_problem(dir);
+  // A million iterations would take minutes: each of these must stop at once.
+  const std::string long_solve = "solve " + shell_quote(prox) + " --iters 1000000 --eps-abs 0 --eps-rel 0 ";
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"-o " + shell_quote(dir + "/x.xyz"), "unknown array file extension"},
+      {"-o " + shell_quote(dir + "/no/such/folder/x.npy"), "does not exist"},
+      {"-o ''", "the path is empty"},
+      {"--log " + shell_quote(dir + "/missing/log.csv") + " -o " + shell_quote(dir + "/x.npy"),
+       "does not exist"},
+      {"--checkpoint " + shell_quote(dir + "/missing/state.ckpt"), "--checkpoint"},
+  };
+  for (const Case& c : cases) {
+    auto r = proxc(long_solve + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/x.npy"));
+}
+
+TEST(CliSafety, TwoProcessesWritingOneOutputBothSucceed) {
+  // Four processes that finish together, each writing 4 MB to one path: with one
+  // fixed temporary name they truncate and rename each other's file.
+  std::string dir = test::temp_dir();
+  test::write_text(dir + "/p.prox",
+                   "x = variable(1024, 1024)\nb = gaussian(1024, 100)\nminimize sum_squares(x - b)\n");
+  std::string one = shell_quote(test::proxc_binary()) + " solve " + shell_quote(dir + "/p.prox") +
+                    " --backend emulate --iters 1 -o " + shell_quote(dir + "/same.npy") + " > /dev/null";
+  for (int round = 0; round < 3; ++round) {
+    auto r = test::run_command("(" + one + " & " + one + " & " + one + " & " + one +
+                               " & wait %1 && wait %2 && wait %3 && wait %4) 2>&1");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+  }
+  auto check = proxc("metrics " + shell_quote(dir + "/same.npy") + " " + shell_quote(dir + "/same.npy"));
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+}
+
+TEST(CliSafety, OnlyRegularFilesAreRead) {
+  std::string dir = test::temp_dir();
+  ASSERT_EQ(::mkfifo((dir + "/fifo.prox").c_str(), 0600), 0);
+  auto r = proxc("parse " + shell_quote(dir + "/fifo.prox"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("not a regular file"));
+  ASSERT_EQ(::mkfifo((dir + "/b.npy").c_str(), 0600), 0);
+  test::write_text(dir + "/p.prox", "b = load(\"b.npy\")\nx = variable(4, 4)\nminimize sum_squares(x - b)\n");
+  r = proxc("parse " + shell_quote(dir + "/p.prox"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("not a regular file"));
+  fs::create_symlink("/dev/zero", dir + "/zero.npy");
+  r = proxc("metrics " + shell_quote(dir + "/zero.npy") + " " + shell_quote(dir + "/zero.npy"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("not a regular file"));
+}
+
+TEST(CliSafety, OversizedProblemFilesAreRefused) {
+  std::string dir = test::temp_dir();
+  std::string text = "x = variable(4, 4)\n";
+  text += std::string(17 << 20, '\n');
+  text += "minimize sum_squares(x)\n";
+  test::write_text(dir + "/big.prox", text);
+  auto r = proxc("parse " + shell_quote(dir + "/big.prox"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("16 MiB"));
+}
+
+TEST(CliSafety, DumpsWithImpossibleRecordsAreRefused) {
+  std::string dir = test::temp_dir();
+  std::string prox = small_problem(dir);
+  ASSERT_EQ(proxc("opt " + shell_quote(prox) + " -o " + shell_quote(dir + "/scaled.prox")).exit_code, 0);
+  std::string text = read_file(dir + "/scaled.prox");
+  size_t at = text.find("knorm = ");
+  ASSERT_NE(at, std::string::npos);
+  size_t end = text.find('\n', at);
+  for (const char* knorm : {"1e-300", "1e300"}) {
+    std::string bad = text.substr(0, at) + "knorm = " + knorm + text.substr(end);
+    test::write_text(dir + "/bad.prox", bad);
+    auto r = proxc("solve " + shell_quote(dir + "/bad.prox") + " --iters 5");
+    EXPECT_EQ(r.exit_code, 2) << knorm << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("outside [1e-30, 1e+30]")) << knorm;
+  }
+  // A knorm without the scale pass in the record.
+  std::string unscaled = "knorm = 2\nx = variable(4, 4)\nminimize sum_squares(x)\n";
+  test::write_text(dir + "/unscaled.prox", unscaled);
+  auto r = proxc("solve " + shell_quote(dir + "/unscaled.prox") + " --iters 5");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("knorm is recorded but the scale pass has not run"));
+}
+
+TEST(CliSafety, ATinySigmaGaussianIsAnImpulseNotNaN) {
+  std::string dir = test::temp_dir();
+  test::write_text(dir + "/p.prox",
+                   "x = variable(16, 16)\nb = gaussian(16, 4)\n"
+                   "minimize sum_squares(conv(gaussian(7, 1e-300), x) - b) + 0.01 * norm1(grad(x))\n");
+  auto r = proxc("solve " + shell_quote(dir + "/p.prox") + " --iters 20 --backend emulate -o " +
+                 shell_quote(dir + "/x.npy"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("diverged")));
+  EXPECT_THAT(r.out, Not(HasSubstr("nan")));
+}
+
+// Starts a long solve, sends `sig` once it iterates, and returns its exit code.
+int solve_and_signal(const std::string& dir, const char* sig, const std::string& out) {
+  test::write_text(dir + "/long.prox",
+                   "x = variable(256, 256)\nb = gaussian(256, 30)\n"
+                   "minimize sum_squares(x - b) + 0.01 * norm1(grad(x))\n");
+  std::string cmd = shell_quote(test::proxc_binary()) + " solve " + shell_quote(dir + "/long.prox") +
+                    " --backend emulate --iters 1000000 --eps-abs 0 --eps-rel 0 --check-every 1 -o " +
+                    shell_quote(out) + " > " + shell_quote(dir + "/out.txt") + " 2>&1";
+  auto r =
+      test::run_command("(" + cmd + ") & pid=$!; sleep 2; kill -" + sig + " $pid; wait $pid; echo rc=$?");
+  size_t at = r.out.rfind("rc=");
+  return at == std::string::npos ? -1 : std::stoi(r.out.substr(at + 3));
+}
+
+TEST(CliSafety, SignalsStopASolveWithItsIterateWritten) {
+  std::string dir = test::temp_dir();
+  const std::pair<const char*, int> signals[] = {{"INT", 130}, {"TERM", 143}, {"HUP", 129}};
+  for (const auto& [sig, code] : signals) {
+    std::string out = dir + "/x_" + sig + ".npy";
+    EXPECT_EQ(solve_and_signal(dir, sig, out), code) << sig << ": " << read_file(dir + "/out.txt");
+    EXPECT_TRUE(fs::exists(out)) << sig;
+    EXPECT_THAT(read_file(dir + "/out.txt"), HasSubstr("interrupted")) << sig;
+  }
+}
+
+}  // namespace
+}  // namespace proxc::internal
