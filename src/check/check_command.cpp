@@ -5,9 +5,26 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "ir/traverse.h"
+#include "support/error.h"
+
 namespace proxc::internal {
 
 ProblemCheck check_problem(Backend& backend, const Problem& p, uint64_t seed, Backend* reference) {
+  // The dot tests hold, in double precision, every node of K with random
+  // inputs, outputs and their adjoints (about 4 values per element of each
+  // node), and the whole K stacked once more: checked against the limit
+  // before anything is allocated, as solve checks its buffers.
+  double elements = 0;
+  std::vector<Expr> args;
+  for (const FunctionTerm& t : p.terms) args.push_back(t.arg);
+  for_each_node(args, [&](const Expr& e) {
+    if (e->has_variable) elements += static_cast<double>(num_elements(e->shape));
+  });
+  const double bytes = 2 * 4.0 * sizeof(double) * elements;
+  user_assert(bytes <= static_cast<double>(Limits::max_array_bytes()))
+      << "check: the dot tests need about " << format_bytes(bytes) << ", more than the limit of "
+      << format_bytes(static_cast<double>(Limits::max_array_bytes())) << " (the machine's memory, or --max-memory)";
   ProblemCheck c;
   c.backend = backend.name();
   c.passed = true;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "frontend/constant_io.h"
@@ -157,8 +158,20 @@ class JsonReader {
 
   Problem read(const std::string& text) {
     Json root;
+    // A key twice in one object would be read as either value: refused.
+    std::vector<std::set<std::string>> keys;
+    auto no_duplicates = [&](int, nlohmann::json::parse_event_t event, Json& parsed) {
+      if (event == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
+      if (event == nlohmann::json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+      if (event == nlohmann::json::parse_event_t::key && !keys.empty()) {
+        const std::string key = parsed.get<std::string>();
+        user_assert(keys.back().insert(key).second) << path_ << ": invalid JSON: the key \"" << key
+                                                    << "\" appears twice in one object";
+      }
+      return true;
+    };
     try {
-      root = Json::parse(text);
+      root = Json::parse(text, no_duplicates);
     } catch (const nlohmann::json::exception& e) {  // syntax errors, and numbers out of range
       user_error << path_ << ": invalid JSON: " << e.what();
     }

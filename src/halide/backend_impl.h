@@ -102,7 +102,18 @@ struct LoadedLibrary {
 /// What the last failed call of a cached pipeline on this thread reported.
 extern thread_local std::string g_halide_error;
 /// Opens a cached pipeline; nothing (and a warning) when it is unusable.
+/// Callers check it with verify_cache_entry first.
 bool load_library(const std::string& path, int expected_args, LoadedLibrary* out);
+/// Whether the cache entry `so` (a pipeline or a shared runtime) holds the
+/// bytes written for its name: its sidecar `<so>.sum` records a checksum of
+/// the file's name and bytes at write time, so a truncated, rotten or
+/// swapped entry is found before dlopen maps it. A bad entry is removed
+/// (with its sidecar) and a warning printed, so that it is built again.
+bool verify_cache_entry(const std::string& so);
+/// The folder's shared runtime for t (built, or verified and rebuilt when
+/// damaged, at most once per process): its file name, or "" when it cannot
+/// be built.
+std::string cache_runtime(const std::string& dir, const Halide::Target& t);
 /// Compiles L into <dir>/<hash>.so (written whole or not at all), against
 /// the folder's shared runtime; false and a warning when it cannot.
 bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path,

@@ -39,10 +39,44 @@ bool load_library(const std::string& path, int expected_args, LoadedLibrary* out
   return true;
 }
 
-// Links objects into the shared object `so` (written whole or not at all).
+namespace {
+
+// The checksum a cache entry's sidecar records: of its file name (so that two
+// entries swapped do not pass) and its bytes.
+std::string entry_checksum(const std::string& so, const std::string& bytes) {
+  return content_hash(std::filesystem::path(so).filename().string() + "|" + bytes);
+}
+
+}  // namespace
+
+bool verify_cache_entry(const std::string& so) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(so, ec)) return false;
+  std::string why;
+  try {
+    const std::string recorded = fs::exists(so + ".sum", ec) ? read_file(so + ".sum") : "";
+    if (recorded.empty()) {
+      why = "it has no checksum";
+    } else if (recorded != entry_checksum(so, read_file(so))) {
+      why = "its checksum does not match (truncated, damaged or swapped)";
+    }
+  } catch (const UserError& e) {
+    why = e.what();
+  }
+  if (why.empty()) return true;
+  warn("the cache entry " + so + " is unusable: " + why + "; building it again");
+  fs::remove(so, ec);
+  fs::remove(so + ".sum", ec);
+  return false;
+}
+
+// Links objects into the shared object `so` (written whole or not at all,
+// with its checksum sidecar).
 bool link_shared(const std::string& so, const std::string& inputs, const std::string& extra) {
   namespace fs = std::filesystem;
-  std::string tmp = so + ".tmp" + std::to_string(::getpid());
+  static std::atomic<int> serial{0};
+  std::string tmp = so + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(serial++);
   const char* cxx = std::getenv("CXX");
   std::string cmd = std::string(cxx && *cxx ? cxx : "c++") + " -shared -Wl,-Bsymbolic " + extra + " -o " +
                     shell_quote(tmp) + " " + inputs + " -lpthread -ldl";
@@ -51,6 +85,13 @@ bool link_shared(const std::string& so, const std::string& inputs, const std::st
   if (run_command(cmd, &log) != 0) {
     fs::remove(tmp, ec);
     warn("cannot link a cached pipeline (" + cmd + "): " + log);
+    return false;
+  }
+  try {
+    write_file_atomic(so + ".sum", entry_checksum(so, read_file(tmp)));
+  } catch (const UserError& e) {
+    fs::remove(tmp, ec);
+    warn(std::string("cannot write a cache entry's checksum: ") + e.what());
     return false;
   }
   fs::rename(tmp, so, ec);
@@ -70,7 +111,7 @@ std::string build_shared_runtime(const std::string& dir, const Halide::Target& t
   hash = hash.substr(hash.find(':') + 1, 24);  // hex digits only: the name is also the soname
   const std::string name = "runtime-" + hash + ".so";
   const std::string so = (fs::path(dir) / name).string();
-  if (fs::exists(so)) return name;
+  if (verify_cache_entry(so)) return name;
   const std::string obj = so + ".tmp" + std::to_string(::getpid()) + ".o";
   std::error_code ec;
   try {
@@ -145,7 +186,13 @@ void prune_cache(const std::string& dir) {
   std::vector<std::pair<fs::file_time_type, fs::path>> entries;
   uintmax_t total = 0;
   std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
   for (const auto& f : fs::directory_iterator(dir, ec)) {
+    // Temporaries an interrupted process left, an hour old: removed.
+    if (f.path().filename().string().find(".tmp") != std::string::npos) {
+      if (now - f.last_write_time(ec) > std::chrono::hours(1)) fs::remove(f.path(), ec);
+      continue;
+    }
     // Shared runtimes stay: every cached pipeline of their target needs one.
     if (f.path().extension() != ".so" || f.path().filename().string().rfind("runtime-", 0) == 0) continue;
     total += f.file_size(ec);
@@ -160,9 +207,12 @@ void prune_cache(const std::string& dir) {
     meta.replace_extension(".schedule");
     fs::remove(path, ec);
     fs::remove(meta, ec);
+    fs::remove(path.string() + ".sum", ec);
     total -= std::min(total, size);
   }
 }
+
+std::string cache_runtime(const std::string& dir, const Halide::Target& t) { return shared_runtime(dir, t).get(); }
 
 std::string halide_cache_dir(const HalideOptions& options) {
   std::string d = options.cache_dir;

@@ -41,19 +41,24 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
   const int nargs = static_cast<int>(mine.graph->arguments().size() + mine.outputs.size());
   std::string dir = halide_cache_dir(o);
   std::string stem;
+  bool writable = false;
   if (!dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (::access(dir.c_str(), W_OK) == 0) {
-      stem = (std::filesystem::path(dir) / content_hash(std::string(kBuildId) + "|" + key)).string();
-    } else {
+    // A read-only folder still serves the entries it holds; new ones are compiled in memory.
+    stem = (std::filesystem::path(dir) / content_hash(std::string(kBuildId) + "|" + key)).string();
+    writable = ::access(dir.c_str(), W_OK) == 0;
+    if (!writable) {
       static std::once_flag once;
-      std::call_once(
-          once, [&] { warn("the pipeline cache folder " + dir + " is not writable; compiling in memory"); });
+      std::call_once(once, [&] {
+        warn("the pipeline cache folder " + dir + " is not writable; new pipelines are compiled in memory");
+      });
     }
   }
   if (!stem.empty()) {
-    if (std::filesystem::exists(stem + ".so") && load_library(stem + ".so", nargs, &e->library)) {
+    // The entry and the shared runtime it links, each checked against its checksum before dlopen maps it.
+    if (verify_cache_entry(stem + ".so") && !cache_runtime(dir, aot_target(o.target)).empty() &&
+        load_library(stem + ".so", nargs, &e->library)) {
       std::string used =
           std::filesystem::exists(stem + ".schedule") ? read_file(stem + ".schedule") : "default";
       e->schedule_used = used;
@@ -65,7 +70,7 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
   ++g_compiles;
   auto build = [&] {
     // A fallback is not cached: the autoscheduler may work next time.
-    if (!stem.empty() && e->schedule_used == o.schedule) {
+    if (!stem.empty() && writable && e->schedule_used == o.schedule) {
       bool cached = false;
       try {
         cached =

@@ -495,7 +495,12 @@ std::string encode_npy(const Array& a) {
   return out;
 }
 
-Array read_npy(const std::string& path) { return parse_npy(read_file(path), path); }
+Array read_npy(const std::string& path) {
+  // The largest array allowed, as float64 (8 bytes for each of its float32
+  // values), and a header: a larger file is refused before it is read.
+  const double most = 2.0 * static_cast<double>(Limits::max_array_bytes()) + (1 << 20);
+  return parse_npy(read_file(path, static_cast<int64_t>(std::min(most, 9.0e18))), path);
+}
 
 void write_npy(const std::string& path, const Array& a) { write_file_atomic(path, encode_npy(a)); }
 

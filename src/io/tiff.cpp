@@ -256,6 +256,12 @@ Array decode_tiff(const std::string& bytes, const std::string& path) {
   user_assert(compression != COMPRESSION_NONE || raw_bytes <= static_cast<double>(bytes.size()))
       << path << ": malformed TIFF: the file is too short for an uncompressed " << W << " x " << H
       << " image (truncated?)";
+  // No TIFF compression expands more than about 4096:1 (LZW's longest code
+  // for 12 bits; deflate ~1032:1, PackBits 64:1): a small file cannot hold a
+  // huge image, refused before allocating rather than while decoding.
+  user_assert(raw_bytes <= 4096.0 * static_cast<double>(bytes.size()) + 65536.0)
+      << path << ": malformed TIFF: " << bytes.size() << " bytes cannot hold a compressed " << W << " x " << H
+      << " image of " << format_bytes(raw_bytes) << " (at most 4096:1)";
   Array out(shape);
 
   std::vector<unsigned char> buf;

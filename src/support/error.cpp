@@ -1,6 +1,8 @@
 #include "support/error.h"
 
+#include <algorithm>
 #include <exception>
+#include <sstream>
 
 namespace proxc::internal {
 
@@ -46,8 +48,19 @@ std::string format_located_error(const SourceLoc& loc, const std::string& messag
     unsigned char u = static_cast<unsigned char>(ch);
     if (u != '\t' && (u < 0x20 || u == 0x7f)) ch = '?';
   }
+  // A long line is shown as a window of 120 columns around the caret, "..."
+  // marking what was cut.
+  constexpr int kWindow = 120;
+  int col = std::max(loc.col, 1);
+  if (static_cast<int>(text.size()) > kWindow) {
+    const int first = std::max(0, std::min(col - 1 - kWindow / 2, static_cast<int>(text.size()) - kWindow));
+    std::string window = text.substr(static_cast<size_t>(first), kWindow);
+    const bool cut_left = first > 0, cut_right = first + kWindow < static_cast<int>(text.size());
+    text = (cut_left ? "..." : "") + window + (cut_right ? "..." : "");
+    col = col - first + (cut_left ? 3 : 0);
+  }
   s << "\n  " << text << "\n  ";
-  for (int i = 1; i < loc.col && i <= static_cast<int>(text.size()); ++i) {
+  for (int i = 1; i < col && i <= static_cast<int>(text.size()); ++i) {
     s << (text[i - 1] == '\t' ? '\t' : ' ');
   }
   s << "^";

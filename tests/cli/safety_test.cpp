@@ -217,5 +217,137 @@ TEST(CliSafety, SignalsStopASolveWithItsIterateWritten) {
   }
 }
 
+// The objective a brief report prints ("..., objective 0.123, ...").
+std::string objective_of(const std::string& report) {
+  size_t at = report.find("objective ");
+  return at == std::string::npos ? ""
+                                 : report.substr(at + 10, report.find_first_of(" ,(", at + 10) - at - 10);
+}
+
+TEST(CliSafety, DamagedCacheEntriesAreRebuiltNotLoaded) {
+  std::string dir = test::temp_dir(), cache = dir + "/cache";
+  std::string a = small_problem(dir);
+  test::write_text(dir + "/q.prox",
+                   "x = variable(24, 40)\nb = gaussian([24, 40], 5)\n"
+                   "minimize sum_squares(x - b) + 0.02 * group_norm1(grad(x), [2]) + nonneg(x)\n");
+  std::string b = dir + "/q.prox";
+  auto solve = [&](const std::string& prox) {
+    return proxc("solve " + shell_quote(prox) + " --iters 30 --cache-dir " + shell_quote(cache));
+  };
+  auto first_a = solve(a), first_b = solve(b);
+  ASSERT_EQ(first_a.exit_code, 0) << first_a.out;
+  ASSERT_EQ(first_b.exit_code, 0) << first_b.out;
+  std::vector<std::string> pipelines, runtimes;
+  for (const auto& e : fs::directory_iterator(cache)) {
+    std::string name = e.path().filename().string();
+    if (e.path().extension() != ".so") continue;
+    (name.rfind("runtime-", 0) == 0 ? runtimes : pipelines).push_back(e.path().string());
+    EXPECT_TRUE(fs::exists(e.path().string() + ".sum")) << name;
+  }
+  ASSERT_EQ(runtimes.size(), 1u);
+  ASSERT_GE(pipelines.size(), 2u);
+  auto damage = [&](const std::string& path, bool garbage) {
+    std::string bytes = read_file(path);
+    bytes = garbage ? std::string(bytes.size(), '\x5a') : bytes.substr(0, bytes.size() / 2);
+    test::write_text(path, bytes);
+  };
+  auto expect_rebuilt = [&](const std::string& what) {
+    auto r = solve(a);
+    EXPECT_EQ(r.exit_code, 0) << what << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("is unusable")) << what;
+    EXPECT_EQ(objective_of(r.out), objective_of(first_a.out)) << what;
+    auto again = solve(a);  // rebuilt: loads quietly
+    EXPECT_THAT(again.out, Not(HasSubstr("is unusable"))) << what;
+  };
+  for (const std::string& p : pipelines) damage(p, false);
+  expect_rebuilt("truncated pipelines");
+  damage(runtimes[0], false);
+  expect_rebuilt("a truncated runtime");
+  damage(runtimes[0], true);
+  expect_rebuilt("a garbage runtime");
+  // Two entries swapped, each with its own checksum file.
+  pipelines.clear();
+  for (const auto& e : fs::directory_iterator(cache)) {
+    std::string name = e.path().filename().string();
+    if (e.path().extension() == ".so" && name.rfind("runtime-", 0) != 0)
+      pipelines.push_back(e.path().string());
+  }
+  ASSERT_GE(pipelines.size(), 2u);
+  fs::rename(pipelines[0], dir + "/swap");
+  fs::rename(pipelines[1], pipelines[0]);
+  fs::rename(dir + "/swap", pipelines[1]);
+  auto ra = solve(a), rb = solve(b);
+  EXPECT_EQ(objective_of(ra.out), objective_of(first_a.out)) << ra.out;
+  EXPECT_EQ(objective_of(rb.out), objective_of(first_b.out)) << rb.out;
+  EXPECT_THAT(ra.out + rb.out, HasSubstr("is unusable"));
+  // A temporary an interrupted process left an hour ago goes at the next compile.
+  test::write_text(cache + "/abc.so.tmp999_0", "partial");
+  ASSERT_EQ(test::run_command("touch -d '2 hours ago' " + shell_quote(cache + "/abc.so.tmp999_0")).exit_code,
+            0);
+  for (const std::string& p : pipelines) fs::remove(p);
+  ASSERT_EQ(solve(a).exit_code, 0);
+  EXPECT_FALSE(fs::exists(cache + "/abc.so.tmp999_0"));
+}
+
+TEST(CliSafety, AReadOnlyCacheStillServesItsEntries) {
+  if (::geteuid() != 0) GTEST_SKIP() << "runs proxc as another user, which needs root";
+  // (Root may write anywhere: the read-only folder is read by the user nobody.)
+  std::string dir = test::temp_dir(), cache = dir + "/cache";
+  std::string args =
+      "compile " + example("inpaint.prox") + " --solver ladmm --cache-dir " + shell_quote(cache);
+  auto first = proxc(args);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  ASSERT_EQ(test::run_command("chmod -R a+rX " + shell_quote(dir) + " && chmod 555 " + shell_quote(cache))
+                .exit_code,
+            0);
+  auto r = test::run_command("setpriv --reuid=65534 --regid=65534 --clear-groups -- " +
+                             shell_quote(test::proxc_binary()) + " " + args + " 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("0 pipelines compiled, 2 loaded from the on-disk cache"));
+  EXPECT_THAT(r.out, HasSubstr("is not writable"));
+  ::chmod(cache.c_str(), 0755);
+}
+
+TEST(CliSafety, CheckHonoursTheMemoryLimit) {
+  std::string dir = test::temp_dir();
+  test::write_text(dir + "/big.prox",
+                   "x = variable(1024, 1024)\nb = gaussian(1024, 100)\n"
+                   "minimize sum_squares(x - b) + 0.01 * norm1(grad(x))\n");
+  auto r = proxc("--max-memory 20M check " + shell_quote(dir + "/big.prox") + " --backend emulate");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("check: the dot tests need about"));
+  // The same problem is refused by solve, and checked without the limit.
+  EXPECT_EQ(proxc("--max-memory 20M solve " + shell_quote(dir + "/big.prox") + " --iters 2").exit_code, 2);
+}
+
+TEST(CliSafety, UnclearInputsGetClearAnswers) {
+  std::string dir = test::temp_dir();
+  // A UTF-8 byte-order mark is accepted.
+  test::write_text(dir + "/bom.prox", "\xEF\xBB\xBFx = variable(4, 4)\nminimize sum_squares(x)\n");
+  auto bom = proxc("parse " + shell_quote(dir + "/bom.prox"));
+  EXPECT_EQ(bom.exit_code, 0) << bom.out;
+  // An error on a line of 100,000 characters shows a window around the caret.
+  std::string line = "x = variable(4, 4) + " + std::string(50000, ' ') + "@" + std::string(50000, ' ');
+  test::write_text(dir + "/long.prox", line + "\nminimize sum_squares(x)\n");
+  auto longline = proxc("parse " + shell_quote(dir + "/long.prox"));
+  EXPECT_EQ(longline.exit_code, 2);
+  EXPECT_LT(longline.out.size(), 1000u) << longline.out.size();
+  EXPECT_THAT(longline.out, HasSubstr("1:50022: error"));
+  EXPECT_THAT(longline.out, HasSubstr("...  "));
+  EXPECT_THAT(longline.out, HasSubstr("^"));
+  // A key twice in one JSON object is refused.
+  ASSERT_EQ(
+      proxc("parse " + example("denoise_tv_iso.prox") + " --emit json -o " + shell_quote(dir + "/d.json"))
+          .exit_code,
+      0);
+  std::string json = read_file(dir + "/d.json");
+  size_t at = json.find("\"knorm\"");
+  ASSERT_NE(at, std::string::npos);
+  test::write_text(dir + "/dup.json", json.substr(0, at) + "\"knorm\": 0,\n  " + json.substr(at));
+  auto dup = proxc("--allow-path " + example("") + " parse " + shell_quote(dir + "/dup.json"));
+  EXPECT_EQ(dup.exit_code, 2) << dup.out;
+  EXPECT_THAT(dup.out, HasSubstr("the key \"knorm\" appears twice"));
+}
+
 }  // namespace
 }  // namespace proxc::internal

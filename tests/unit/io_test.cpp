@@ -1037,5 +1037,37 @@ TEST(ArrayIo, IndexToString) {
   EXPECT_EQ(index_to_string({2, 3, 4}, 23), "(1, 2, 3)");
 }
 
+// A 146-byte deflate TIFF that declares a 20000 x 20000 float32 image (1.6 GB):
+// refused from its header, before anything is allocated (issue 27).
+TEST(Tiff, ACompressedImageTooLargeForItsFileIsRefusedBeforeAllocating) {
+  std::string b = "II*";
+  b += '\0';
+  auto u16 = [&](uint32_t v) { b += static_cast<char>(v & 0xff), b += static_cast<char>((v >> 8) & 0xff); };
+  auto u32 = [&](uint32_t v) { u16(v & 0xffff), u16(v >> 16); };
+  u32(8);  // the first IFD
+  const uint32_t data_at = 8 + 2 + 10 * 12 + 4;
+  const std::pair<uint16_t, uint32_t> tags[] = {{256, 20000}, {257, 20000}, {258, 32}, {259, 8}, {262, 1},
+                                                {273, data_at}, {277, 1}, {278, 20000}, {279, 12}, {339, 3}};
+  u16(10);
+  for (const auto& [tag, value] : tags) {
+    u16(tag);
+    const bool is_short = tag == 258 || tag == 259 || tag == 262 || tag == 277 || tag == 339;
+    u16(is_short ? 3 : 4);  // SHORT or LONG
+    u32(1);
+    if (is_short) {
+      u16(value);
+      u16(0);
+    } else {
+      u32(value);
+    }
+  }
+  u32(0);                     // no next IFD
+  b += std::string(12, 'x');  // the "compressed" strip
+  ASSERT_EQ(b.size(), 146u);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THAT(user_error_of([&] { decode_tiff(b, "big.tif"); }), HasSubstr("cannot hold a compressed"));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+}
+
 }  // namespace
 }  // namespace proxc::internal::io
