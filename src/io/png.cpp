@@ -68,14 +68,24 @@ struct PngHeader {
   int channels = 0;
   size_t rowbytes = 0;
   size_t raw_rowbytes = 0;  // a row as stored, before expansion
+  bool too_large = false;   // more pixels than the file's bytes can hold
 };
 
 /// Reads the header and sets up expansion of palette and low-bit-depth gray
-/// images to 8 bits. Returns false on a libpng error.
-bool read_header(png_structp png, png_infop info, PngHeader* h) {
+/// images to 8 bits; stops early (too_large) for an image the file cannot
+/// hold. Returns false on a libpng error.
+bool read_header(png_structp png, png_infop info, size_t file_bytes, PngHeader* h) {
   if (setjmp(png_jmpbuf(png))) return false;
   png_read_info(png, info);
   h->raw_rowbytes = png_get_rowbytes(png, info);
+  h->width = png_get_image_width(png, info);
+  h->height = png_get_image_height(png, info);
+  // Deflate expands at most about 1032:1, so a small file cannot hold a huge
+  // image: stop here, before libpng allocates its row buffers (a 68-byte file
+  // declaring 2^31 - 1 x 1 pixels would take 2 GB and seconds).
+  h->too_large = static_cast<double>(h->height) * (static_cast<double>(h->raw_rowbytes) + 1) >
+                 1100.0 * static_cast<double>(file_bytes);
+  if (h->too_large) return true;
   int color = png_get_color_type(png, info);
   int depth = png_get_bit_depth(png, info);
   if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
@@ -154,7 +164,9 @@ Array decode_png(const std::string& bytes, const std::string& path) {
   png_set_user_limits(s.png, kMaxDimension, kMaxDimension);
 
   PngHeader h;
-  if (!read_header(s.png, s.info, &h)) user_error << path << ": malformed PNG: " << io.message;
+  if (!read_header(s.png, s.info, bytes.size(), &h)) user_error << path << ": malformed PNG: " << io.message;
+  user_assert(!h.too_large) << path << ": malformed PNG: the file is far too short for a " << h.width << " x "
+                            << h.height << " image (truncated?)";
   user_assert(h.bit_depth == 8 || h.bit_depth == 16)
       << path << ": malformed PNG: unexpected bit depth " << h.bit_depth << " after expansion";
   user_assert(h.channels >= 1 && h.channels <= 4)

@@ -14,6 +14,7 @@
 
 #include <cmath>
 
+#include "ir/printer.h"
 #include "ir/traverse.h"
 #include "passes/pass.h"
 #include "support/error.h"
@@ -48,10 +49,20 @@ Problem scale_pass(const Problem& p, const PassOptions& o) {
     Expr k = psi.size() == 1 ? psi[0] : make_vstack(psi);
     internal_assert(o.operator_norm) << "scale: no operator-norm oracle (PassOptions::operator_norm)";
     knorm = o.operator_norm(k);
-    user_assert(std::isfinite(knorm) && knorm > 0) << "scale: ||K|| is " << knorm << "; nothing to normalise by";
+    // Where: the operands of the terms K stacks, as the problem prints them.
+    auto where = [&] {
+      std::string s;
+      for (const FunctionTerm& t : p.terms) {
+        if (t.role == TermRole::Psi) s += std::string(s.empty() ? "" : ", ") + to_string(t.kind) + "(" + print_expression(t.arg) + ")";
+      }
+      if (s.size() > 300) s = s.substr(0, 300) + "...";
+      return " (K stacks the operands of " + s + ")";
+    };
+    user_assert(std::isfinite(knorm) && knorm > 0)
+        << "scale: ||K|| is " << knorm << "; nothing to normalise by" << where();
     user_assert(knorm >= kMinKnorm && knorm <= kMaxKnorm)
         << "scale: ||K|| is " << knorm << ", outside [" << kMinKnorm << ", " << kMaxKnorm
-        << "], which float32 iterations can carry; rescale the problem's data or operators";
+        << "], which float32 iterations can carry; rescale the problem's data or operators" << where();
   }
   const double root = std::sqrt(knorm);
   for (FunctionTerm& t : out.terms) {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "support/file_util.h"
@@ -347,6 +348,41 @@ TEST(CliSafety, UnclearInputsGetClearAnswers) {
   auto dup = proxc("--allow-path " + example("") + " parse " + shell_quote(dir + "/dup.json"));
   EXPECT_EQ(dup.exit_code, 2) << dup.out;
   EXPECT_THAT(dup.out, HasSubstr("the key \"knorm\" appears twice"));
+}
+
+TEST(CliSafety, DecodersRefuseDeclaredSizesBeforeAllocating) {
+  std::string dir = test::temp_dir();
+  // A 68-byte PNG that declares 2^31 - 1 x 1 pixels: refused from its header, at once.
+  const unsigned char png[] = {
+      0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x7f,
+      0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00, 0x00, 0x00, 0x00, 0x85, 0x5d, 0x6c, 0x01, 0x00,
+      0x00, 0x00, 0x0b, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x60, 0x80, 0x01, 0x00, 0x00, 0x0a, 0x00,
+      0x01, 0x7f, 0x80, 0x74, 0x5e, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82};
+  test::write_text(dir + "/wide.png", std::string(reinterpret_cast<const char*>(png), sizeof png));
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = proxc("metrics " + shell_quote(dir + "/wide.png") + " " + shell_quote(dir + "/wide.png"));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("far too short for a 2147483647 x 1 image"));
+  EXPECT_LT(seconds, 2.0) << "the header was checked after allocating";
+  // A sparse 3 GB .npy with --max-memory 1G: refused from its size, before it is read.
+  ASSERT_EQ(test::run_command("truncate -s 3G " + shell_quote(dir + "/big.npy")).exit_code, 0);
+  t0 = std::chrono::steady_clock::now();
+  r = proxc("--max-memory 1G metrics " + shell_quote(dir + "/big.npy") + " " + shell_quote(dir + "/big.npy"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("over the limit"));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+}
+
+TEST(CliSafety, AZeroOperatorSaysWhichTerms) {
+  std::string dir = test::temp_dir();
+  test::write_text(dir + "/zero.prox",
+                   "x = variable(2, 2)\nw = array([2, 2], [0, 0, 0, 0])\nb = array([2, 2], [1, 2, 3, 4])\n"
+                   "minimize sum_squares(x - b) + norm1(mul_elemwise(w, x))\n");
+  auto r = proxc("solve " + shell_quote(dir + "/zero.prox") + " --iters 5");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("||K|| is 0"));
+  EXPECT_THAT(r.out, HasSubstr("K stacks the operands of norm1(mul_elemwise(w, x))"));
 }
 
 }  // namespace
