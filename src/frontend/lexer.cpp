@@ -82,8 +82,6 @@ class Lexer {
   std::vector<Token> run() {
     std::vector<Token> out;
     int depth = 0;
-    // A UTF-8 byte-order mark, as some editors write one, is not text.
-    if (src_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;
     while (pos_ < src_.size()) {
       char ch = src_[pos_];
       if (ch == '\n') {

@@ -24,7 +24,8 @@ Problem load_problem(const std::string& path) {
   std::string text = read_file(path, kMaxProblemBytes);
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  size_t first = text.find_first_not_of(" \t\r\n");
+  size_t first = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a byte-order mark
+  first = text.find_first_not_of(" \t\r\n", first);
   if (is_json_path(path) || (first != std::string::npos && text[first] == '{')) {
     return parse_json(text, path, dir);
   }

@@ -76,6 +76,9 @@ using parsing::kMaxSourceBytes;
 using parsing::Parser;
 
 ParsedProgram parse_program(const std::string& text, const std::string& file, const std::string& base_dir) {
+  // A UTF-8 byte-order mark, as some editors write one, is not text: dropped,
+  // so that columns and the lines errors show start after it.
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) return Parser(text.substr(3), file, base_dir).run();
   return Parser(text, file, base_dir).run();
 }
 

@@ -107,8 +107,8 @@ bool load_library(const std::string& path, int expected_args, LoadedLibrary* out
 /// Whether the cache entry `so` (a pipeline or a shared runtime) holds the
 /// bytes written for its name: its sidecar `<so>.sum` records a checksum of
 /// the file's name and bytes at write time, so a truncated, rotten or
-/// swapped entry is found before dlopen maps it. A bad entry is removed
-/// (with its sidecar) and a warning printed, so that it is built again.
+/// swapped entry is found before dlopen maps it. A bad entry gets a warning
+/// and is built again (which replaces it and its sidecar).
 bool verify_cache_entry(const std::string& so);
 /// The folder's shared runtime for t (built, or verified and rebuilt when
 /// damaged, at most once per process): its file name, or "" when it cannot

@@ -65,9 +65,9 @@ bool verify_cache_entry(const std::string& so) {
     why = e.what();
   }
   if (why.empty()) return true;
+  // Not removed: another process may be writing this entry right now (its
+  // checksum first, then the file); the rebuild replaces both.
   warn("the cache entry " + so + " is unusable: " + why + "; building it again");
-  fs::remove(so, ec);
-  fs::remove(so + ".sum", ec);
   return false;
 }
 
@@ -188,8 +188,12 @@ void prune_cache(const std::string& dir) {
   std::error_code ec;
   const auto now = fs::file_time_type::clock::now();
   for (const auto& f : fs::directory_iterator(dir, ec)) {
-    // Temporaries an interrupted process left, an hour old: removed.
-    if (f.path().filename().string().find(".tmp") != std::string::npos) {
+    // Temporaries an interrupted process left, an hour old: removed (only
+    // the names proxc makes: "<entry>.so.tmp<pid>_<n>[.o]", ".<name>.<pid>.<n>.tmp-proxc").
+    const std::string fname = f.path().filename().string();
+    const bool ours = fname.find(".so.tmp") != std::string::npos ||
+                      (fname.size() > 10 && fname.compare(fname.size() - 10, 10, ".tmp-proxc") == 0);
+    if (ours) {
       if (now - f.last_write_time(ec) > std::chrono::hours(1)) fs::remove(f.path(), ec);
       continue;
     }

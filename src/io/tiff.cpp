@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -358,17 +359,26 @@ void write_tiff(const std::string& path, const Array& a) {
       << path << ": image of shape " << shape_to_string(a.shape) << " is too large for TIFF";
 
   begin_tiff_call();
-  // libtiff writes a file of its own in the system's temporary folder; its
-  // bytes then go to `path` as every output does (write_file_atomic).
-  static std::atomic<unsigned> counter{0};
+  // libtiff writes a private file of its own (mkstemp: a new name, mode 600)
+  // in the system's temporary folder; its bytes then go to `path` as every
+  // output does (write_file_atomic).
   TiffWriteGuard g;
-  g.tmp = (std::filesystem::temp_directory_path() /
-           ("proxc-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".tif"))
-              .string();
+  std::error_code ec;
+  std::filesystem::path tmp_dir = std::filesystem::temp_directory_path(ec);
+  if (ec) tmp_dir = "/tmp";
+  std::string tmpl = (tmp_dir / "proxc-XXXXXX.tif").string();
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  const int fd = ::mkstemps(name.data(), 4);
+  const int err = errno;
+  user_assert(fd >= 0) << path << ": cannot write TIFF: no temporary file in " << tmp_dir.string() << ": "
+                       << std::strerror(err);
+  g.tmp = name.data();
   // Classic TIFF addresses at most 4 GiB; switch to BigTIFF well before that.
   const double raw_bytes = static_cast<double>(a.data.size()) * 4.0;
   const char* mode = raw_bytes > 4.0e9 ? "w8" : "w";
-  g.tif = TIFFOpen(g.tmp.c_str(), mode);
+  g.tif = TIFFFdOpen(fd, g.tmp.c_str(), mode);  // TIFFClose closes fd
+  if (!g.tif) ::close(fd);
   user_assert(g.tif) << path << ": cannot write file: " << tiff_message("cannot create the file");
   TIFF* tif = g.tif;
   bool ok =

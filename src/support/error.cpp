@@ -55,6 +55,17 @@ std::string format_located_error(const SourceLoc& loc, const std::string& messag
   if (static_cast<int>(text.size()) > kWindow) {
     const int first = std::max(0, std::min(col - 1 - kWindow / 2, static_cast<int>(text.size()) - kWindow));
     std::string window = text.substr(static_cast<size_t>(first), kWindow);
+    // Whole UTF-8 characters only: continuation bytes at either cut become '?'.
+    auto continuation = [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) == 0x80; };
+    for (size_t i = 0; i < window.size() && continuation(window[i]); ++i) window[i] = '?';
+    for (size_t i = window.size(); i > 0 && (continuation(window[i - 1]) ||
+                                             static_cast<unsigned char>(window[i - 1]) >= 0xC0);
+         --i) {
+      if (static_cast<unsigned char>(window[i - 1]) >= 0xC0) {
+        for (size_t j = i - 1; j < window.size(); ++j) window[j] = '?';
+        break;
+      }
+    }
     const bool cut_left = first > 0, cut_right = first + kWindow < static_cast<int>(text.size());
     text = (cut_left ? "..." : "") + window + (cut_right ? "..." : "");
     col = col - first + (cut_left ? 3 : 0);

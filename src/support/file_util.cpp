@@ -58,6 +58,31 @@ bool write_all(int fd, const std::string& bytes) {
   return true;
 }
 
+// A path that names an open descriptor (/dev/stdout, /dev/fd/N,
+// /proc/self/fd/N): its link is the kernel's, not a file to replace.
+bool names_descriptor(const std::string& path) {
+  for (const char* prefix : {"/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/"}) {
+    if (path.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+// Opens `path` (a device, FIFO or descriptor) for writing without blocking on
+// a FIFO that no process reads, then writes every byte into it (appending:
+// what a shell's >> or > set up stays as it set it up).
+void write_into(const std::string& path, const std::string& shown, const std::string& contents) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
+  const int open_err = errno;
+  user_assert(fd >= 0) << shown << ": cannot write file: "
+                       << (open_err == ENXIO ? "no process reads this FIFO" : std::strerror(open_err));
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  bool ok = write_all(fd, contents);
+  int err = ok ? 0 : (errno ? errno : EIO);
+  if (::close(fd) != 0 && ok) ok = false, err = errno;
+  user_assert(ok) << shown << ": write failed: " << std::strerror(err);
+}
+
 // The file a path names after its symbolic links (a dangling link names the
 // file it would create); the path itself when it is no link.
 std::string follow_links(const std::string& path) {
@@ -68,7 +93,8 @@ std::string follow_links(const std::string& path) {
     user_assert(hops < 40) << path << ": cannot write file: too many levels of symbolic links";
     std::vector<char> buf(static_cast<size_t>(ls.st_size > 0 ? ls.st_size : 4096) + 1);
     ssize_t n = ::readlink(target.c_str(), buf.data(), buf.size() - 1);
-    user_assert(n >= 0) << path << ": cannot write file: " << std::strerror(errno);
+    const int err = errno;
+    user_assert(n >= 0) << path << ": cannot write file: " << std::strerror(err);
     std::filesystem::path next(std::string(buf.data(), static_cast<size_t>(n)));
     if (next.is_relative()) next = std::filesystem::path(target).parent_path() / next;
     target = next.string();
@@ -79,6 +105,7 @@ std::string follow_links(const std::string& path) {
 
 void write_file_atomic(const std::string& path, const std::string& contents) {
   user_assert(!path.empty()) << "cannot write a file with an empty name";
+  if (names_descriptor(path)) return write_into(path, path, contents);
   // A symbolic link stays a link: the file it names is written.
   const std::string target = follow_links(path);
   struct stat st;
@@ -89,13 +116,7 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
       << path << ": cannot write file: " << std::strerror(EACCES) << " (the file is not writable)";
   if (exists && !S_ISREG(st.st_mode)) {
     // A device or a FIFO: there is nothing to replace, so the bytes go into it.
-    int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
-    user_assert(fd >= 0) << path << ": cannot write file: " << std::strerror(errno);
-    bool ok = write_all(fd, contents);
-    int err = ok ? 0 : errno;
-    if (::close(fd) != 0 && ok) ok = false, err = errno;
-    user_assert(ok) << path << ": write failed: " << std::strerror(err);
-    return;
+    return write_into(target, path, contents);
   }
   // A regular file, or none: a temporary file of a name no other process
   // uses, beside the target, then rename.
@@ -109,21 +130,23 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
                   std::to_string(counter++) + ".tmp-proxc"))
               .string();
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // the umask applies
-    user_assert(fd >= 0 || (errno == EEXIST && attempt < 100))
-        << path << ": cannot write file: " << std::strerror(errno);
+    const int err = errno;
+    user_assert(fd >= 0 || (err == EEXIST && attempt < 100)) << path << ": cannot write file: " << std::strerror(err);
   }
   bool ok = true;
   if (exists) {
-    // Keep the target's permissions, and its owner where this process may set it.
-    ok = ::fchmod(fd, st.st_mode & 07777) == 0;
-    if (ok && (st.st_uid != ::geteuid() || st.st_gid != ::getegid())) {
-      if (::fchown(fd, st.st_uid, st.st_gid) != 0) {
-        // Not permitted: the new file is this process's, as a new file would be.
+    // Keep the target's owner where this process may set it (else its group,
+    // where it may), then its permissions (a chown clears set-id bits).
+    if ((st.st_uid != ::geteuid() || st.st_gid != ::getegid()) && ::fchown(fd, st.st_uid, st.st_gid) != 0) {
+      if (::fchown(fd, static_cast<uid_t>(-1), st.st_gid) != 0) {
+        // Not permitted either: the new file is this process's, as a new file would be.
       }
     }
+    ok = ::fchmod(fd, st.st_mode & 07777) == 0;
   }
   int err = ok ? 0 : errno;
-  if (ok && !write_all(fd, contents)) ok = false, err = errno;
+  if (ok && !write_all(fd, contents)) ok = false, err = errno ? errno : EIO;
+  if (ok && ::fsync(fd) != 0) ok = false, err = errno;  // on disk before the rename makes it visible
   if (::close(fd) != 0 && ok) ok = false, err = errno;
   if (!ok) {
     std::remove(tmp.c_str());
@@ -138,6 +161,7 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
 
 void check_output_path(const std::string& path) {
   user_assert(!path.empty()) << "cannot write a file with an empty name";
+  if (names_descriptor(path)) return;
   const std::string target = follow_links(path);
   struct stat st;
   if (::stat(target.c_str(), &st) == 0) {

@@ -385,5 +385,26 @@ TEST(CliSafety, AZeroOperatorSaysWhichTerms) {
   EXPECT_THAT(r.out, HasSubstr("K stacks the operands of norm1(mul_elemwise(w, x))"));
 }
 
+TEST(CliSafety, DescriptorPathsAreWrittenIntoNotReplaced) {
+  std::string dir = test::temp_dir();
+  const std::string bin = shell_quote(test::proxc_binary());
+  // -o /dev/stdout into a pipe, and appended to a file the shell opened with >>.
+  auto piped = test::run_command(bin + " parse " + example("inpaint.prox") + " -o /dev/stdout | cat");
+  EXPECT_EQ(piped.exit_code, 0) << piped.out;
+  EXPECT_THAT(piped.out, HasSubstr("minimize"));
+  test::write_text(dir + "/log.txt", "first line\n");
+  auto appended = test::run_command(bin + " parse " + example("inpaint.prox") + " -o /dev/stdout >> " +
+                                    shell_quote(dir + "/log.txt"));
+  EXPECT_EQ(appended.exit_code, 0) << appended.out;
+  std::string log = read_file(dir + "/log.txt");
+  EXPECT_EQ(log.rfind("first line\n", 0), 0u) << log.substr(0, 40);
+  EXPECT_THAT(log, HasSubstr("minimize"));
+  // A FIFO that no process reads: an error, not a hang.
+  ASSERT_EQ(::mkfifo((dir + "/out.prox").c_str(), 0600), 0);
+  auto fifo = proxc("parse " + example("inpaint.prox") + " -o " + shell_quote(dir + "/out.prox"));
+  EXPECT_EQ(fifo.exit_code, 2) << fifo.out;
+  EXPECT_THAT(fifo.out, HasSubstr("no process reads this FIFO"));
+}
+
 }  // namespace
 }  // namespace proxc::internal

@@ -209,8 +209,15 @@ void add_halide_flags(CLI::App* cmd, HalideFlags* o) {
 // a final checkpoint are written, and the command exits with 128 + the signal.
 std::atomic<bool> g_interrupted{false};
 std::atomic<int> g_signal{0};
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+              "the signal handler stores to lock-free atomics only");
 extern "C" void on_stop_signal(int sig) {
-  g_signal.store(sig);
+  if (g_signal.exchange(sig) != 0) {
+    // A second signal (the solve is compiling, or slow to reach its check): stop now, as the signal does.
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
   g_interrupted.store(true);
 }
 
@@ -319,9 +326,7 @@ struct SolveCommand {
       if (!output.empty()) std::printf("wrote %s\n", output.c_str());
     }
     flush_stdout();
-    if (summary.termination == proxc::Termination::Interrupted && g_signal.load() != 0) {
-      return 128 + g_signal.load();  // stopped by a signal, its iterate written: not a finished run
-    }
+    if (g_signal.load() != 0) return 128 + g_signal.load();  // stopped by a signal: not a finished run
     return summary.termination == proxc::Termination::Diverged ? kExitCheckFailed : kExitOk;
   }
 
