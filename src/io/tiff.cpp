@@ -175,6 +175,23 @@ std::string describe_sample(uint16_t format, uint16_t bits) {
 
 Array read_tiff(const std::string& path) { return decode_tiff(read_file(path), path); }
 
+// Refuses, before anything is allocated, an image its file cannot hold:
+// uncompressed data shorter than the image, or more than 4096:1 for the codecs
+// whose expansion is bounded (LZW's longest 12-bit code; deflate about
+// 1032:1; PackBits 64:1). Others (ZSTD, LZMA, ...) are bounded by the memory
+// limit alone.
+static void check_declared_size(const std::string& path, size_t file_bytes, int64_t W, int64_t H,
+                                double raw_bytes, int compression) {
+  user_assert(compression != COMPRESSION_NONE || raw_bytes <= static_cast<double>(file_bytes))
+      << path << ": malformed TIFF: the file is too short for an uncompressed " << W << " x " << H
+      << " image (truncated?)";
+  const bool bounded = compression == COMPRESSION_LZW || compression == COMPRESSION_DEFLATE ||
+                       compression == COMPRESSION_ADOBE_DEFLATE || compression == COMPRESSION_PACKBITS;
+  user_assert(!bounded || raw_bytes <= 4096.0 * static_cast<double>(file_bytes) + 65536.0)
+      << path << ": malformed TIFF: " << file_bytes << " bytes cannot hold a compressed " << W << " x " << H
+      << " image of " << format_bytes(raw_bytes) << " (at most 4096:1)";
+}
+
 Array decode_tiff(const std::string& bytes, const std::string& path) {
   user_assert(!bytes.empty()) << path << ": malformed TIFF: the file is empty";
   begin_tiff_call();
@@ -252,17 +269,8 @@ Array decode_tiff(const std::string& bytes, const std::string& path) {
   const int64_t H = height, W = width;
   Shape shape = out_channels == 1 ? Shape{H, W} : Shape{H, W, 3};
   check_allocation(shape, path + ": TIFF image");
-  // Uncompressed data cannot be shorter than the image; refuse before allocating.
-  const double raw_bytes = static_cast<double>(H) * static_cast<double>(W) * spp * sample_bytes;
-  user_assert(compression != COMPRESSION_NONE || raw_bytes <= static_cast<double>(bytes.size()))
-      << path << ": malformed TIFF: the file is too short for an uncompressed " << W << " x " << H
-      << " image (truncated?)";
-  // No TIFF compression expands more than about 4096:1 (LZW's longest code
-  // for 12 bits; deflate ~1032:1, PackBits 64:1): a small file cannot hold a
-  // huge image, refused before allocating rather than while decoding.
-  user_assert(raw_bytes <= 4096.0 * static_cast<double>(bytes.size()) + 65536.0)
-      << path << ": malformed TIFF: " << bytes.size() << " bytes cannot hold a compressed " << W << " x " << H
-      << " image of " << format_bytes(raw_bytes) << " (at most 4096:1)";
+  check_declared_size(path, bytes.size(), W, H,
+                      static_cast<double>(H) * static_cast<double>(W) * spp * sample_bytes, compression);
   Array out(shape);
 
   std::vector<unsigned char> buf;
