@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "support/error.h"
@@ -96,10 +97,12 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
   size_t off = kMagicBytes + 8 + len, need = 0;
   user_assert(h["arrays"].size() == state->size()) << path << ": the checkpoint holds " << h["arrays"].size()
                                                    << " arrays, the solver state " << state->size();
+  std::set<std::string> seen;
   for (const auto& a : h["arrays"]) {
     std::string name = a["name"].get<std::string>();
     auto it = state->find(name);
     user_assert(it != state->end()) << path << ": unexpected array '" << name << "'";
+    user_assert(seen.insert(name).second) << path << ": the array '" << name << "' appears twice";
     Shape shape;
     try {
       shape = a["shape"].get<Shape>();

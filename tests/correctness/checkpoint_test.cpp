@@ -81,6 +81,16 @@ TEST(Checkpoint, RoundTripsAndRefusesEveryCorruption) {
   save_checkpoint(path, "pc", "sig", 7, nan_state);
   EXPECT_THAT(load_error(path), HasSubstr("holds NaN or Inf values"));
 
+  // The same array named twice (the header edited, the length kept): refused by name.
+  {
+    std::string edited = good;
+    size_t at = edited.find("\"name\":\"y0\"");
+    ASSERT_NE(at, std::string::npos);
+    edited.replace(at, 11, "\"name\":\"x0\"");
+    write_file_atomic(path, edited);
+    EXPECT_THAT(load_error(path), HasSubstr("the array 'x0' appears twice"));
+  }
+
   // Truncated, of an older format, not a checkpoint, of another run.
   write_file_atomic(path, good.substr(0, good.size() - 4));
   EXPECT_THAT(load_error(path), HasSubstr("bytes of data"));
