@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <type_traits>
 
 #include "frontend/lexer.h"
 #include "frontend/parser.h"
@@ -473,7 +474,17 @@ class Parser {
   template <typename F>
   auto located(const SourceLoc& loc, F&& f) -> decltype(f()) {
     try {
-      return f();
+      auto out = f();
+      if constexpr (std::is_same_v<decltype(out), proxc::internal::Expr>) {
+        // Room for the passes (kPassHeadroom), unless this is a dump they already ran on.
+        const int most = kMaxExprDepth - kPassHeadroom;
+        if (passes_run_.empty() && out->depth > most) {
+          fail(loc, "the expression nests " + std::to_string(out->depth) + " operators deep; a problem may nest " +
+                        std::to_string(most) + " (the rewriting passes add levels, up to the limit of " +
+                        std::to_string(kMaxExprDepth) + ")");
+        }
+      }
+      return out;
     } catch (const UserError& e) {
       std::string msg = e.what();
       if (msg.rfind(file_ + ":", 0) == 0) throw;

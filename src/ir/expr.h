@@ -168,6 +168,11 @@ struct ExprNode {
 /// Deepest expression accepted. Printers and destructors recurse over the
 /// DAG; this bound keeps them far from the stack's limit on any input.
 constexpr int kMaxExprDepth = 2000;
+/// Levels the rewriting passes may add to a term's operand (absorb, merge and
+/// scale wrap it in a few): a problem as written nests at most
+/// kMaxExprDepth - kPassHeadroom deep, so that the passes never meet the limit
+/// where no source location is known.
+constexpr int kPassHeadroom = 100;
 
 // ---- Constructors (the checking make functions) ---------------------------------------------------
 

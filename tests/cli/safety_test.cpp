@@ -406,5 +406,19 @@ TEST(CliSafety, DescriptorPathsAreWrittenIntoNotReplaced) {
   EXPECT_THAT(fifo.out, HasSubstr("no process reads this FIFO"));
 }
 
+TEST(CliSafety, ADeepExpressionIsRefusedWhereItIsWritten) {
+  // 1998 negations bound by name: within the IR's limit of 2000, but the
+  // passes add levels; refused at the line that goes past 1900, not later in a
+  // pass without a location.
+  std::string dir = test::temp_dir();
+  std::string text = "x = variable(4, 4)\nb = gaussian(4, 1)\na0 = x\n";
+  for (int i = 1; i < 1999; ++i) text += "a" + std::to_string(i) + " = -a" + std::to_string(i - 1) + "\n";
+  text += "minimize sum_squares(a1998 - b) + norm1(grad(a1998))\n";
+  test::write_text(dir + "/deep.prox", text);
+  auto r = proxc("solve " + shell_quote(dir + "/deep.prox") + " --iters 3 --backend emulate");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("deep.prox:1903:9: error: the expression nests 1901 operators deep"));
+}
+
 }  // namespace
 }  // namespace proxc::internal
