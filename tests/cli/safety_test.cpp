@@ -420,5 +420,16 @@ TEST(CliSafety, ADeepExpressionIsRefusedWhereItIsWritten) {
   EXPECT_THAT(r.out, HasSubstr("deep.prox:1903:9: error: the expression nests 1901 operators deep"));
 }
 
+TEST(CliSafety, AnAddressSpaceLimitIsOutOfMemoryNotABug) {
+  // Where the limit bites depends on the machine: at each, proxc either works
+  // or says it ran out of memory (exit 2) -- never "internal error" (exit 3).
+  for (const char* kib : {"250000", "300000", "350000", "400000"}) {
+    auto r = test::run_command("ulimit -v " + std::string(kib) + "; " + shell_quote(test::proxc_binary()) +
+                               " solve " + example("deconv_tv.prox") + " --iters 3 --cache-dir off 2>&1");
+    EXPECT_NE(r.exit_code, 3) << kib << ": " << r.out;
+    EXPECT_THAT(r.out, Not(HasSubstr("internal error"))) << kib;
+  }
+}
+
 }  // namespace
 }  // namespace proxc::internal

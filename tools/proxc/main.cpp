@@ -677,7 +677,19 @@ int main(int argc, char** argv) {
     std::cerr << "proxc: out of memory\n";
     return kExitUserError;
   } catch (const std::exception& e) {
-    std::cerr << "internal error (a bug in proxc): unexpected exception: " << e.what() << "\n";
+    // Memory refused to the compiler (an address-space limit such as ulimit -v, or a full machine)
+    // surfaces from Halide and LLVM as their own internal errors: a resource, not a bug.
+    const std::string what = e.what();
+    for (const char* sign : {"Cannot allocate memory", "mprotect failed", "out of memory", "bad_alloc"}) {
+      if (what.find(sign) != std::string::npos) {
+        std::cerr
+            << "proxc: out of memory while compiling (the machine's memory or an address-space limit such "
+               "as ulimit -v): "
+            << what.substr(0, what.find('\n')) << "\n";
+        return kExitUserError;
+      }
+    }
+    std::cerr << "internal error (a bug in proxc): unexpected exception: " << what << "\n";
     return kExitInternalError;
   }
   return kExitOk;
