@@ -8,6 +8,15 @@ namespace proxc::internal {
 
 namespace {
 
+// A table read from its X-macro, checked to be indexed by its kind enum.
+template <typename Info>
+std::vector<Info> in_kind_order(std::vector<Info> t, const char* what) {
+  for (size_t i = 0; i < t.size(); ++i) {
+    internal_assert(static_cast<size_t>(t[i].kind) == i) << what << " table out of order at " << t[i].keyword;
+  }
+  return t;
+}
+
 std::vector<OperatorInfo> build_table() {
   std::vector<OperatorInfo> t;
 #define PROXC_SLOT(role, what, key) Slot{SlotRole::role, what, key}
@@ -16,10 +25,7 @@ std::vector<OperatorInfo> build_table() {
   PROXC_FOR_EACH_EXPR_KIND(PROXC_X)
 #undef PROXC_X
 #undef PROXC_SLOT
-  for (size_t i = 0; i < t.size(); ++i) {
-    internal_assert(static_cast<size_t>(t[i].kind) == i) << "operator table out of order at " << t[i].keyword;
-  }
-  return t;
+  return in_kind_order(std::move(t), "operator");
 }
 
 std::vector<FunctionInfo> build_function_table() {
@@ -30,10 +36,7 @@ std::vector<FunctionInfo> build_function_table() {
   PROXC_FOR_EACH_FUNCTION_KIND(PROXC_X)
 #undef PROXC_X
 #undef PROXC_TERM_SLOT
-  for (size_t i = 0; i < t.size(); ++i) {
-    internal_assert(static_cast<size_t>(t[i].kind) == i) << "function table out of order at " << t[i].keyword;
-  }
-  return t;
+  return in_kind_order(std::move(t), "function");
 }
 
 size_t int_slot_count(const OperatorInfo& op) {

@@ -101,19 +101,35 @@ std::string follow_links(const std::string& path) {
   }
 }
 
+// What an output path names after the checks every write makes: the file
+// after its symbolic links (a link stays a link), and its status when it
+// exists -- never a folder, never a file this process may not write.
+struct OutputTarget {
+  std::string path;
+  bool exists = false;
+  struct stat st {};
+};
+
+OutputTarget resolve_output(const std::string& shown) {
+  OutputTarget t;
+  t.path = follow_links(shown);
+  t.exists = ::stat(t.path.c_str(), &t.st) == 0;
+  user_assert(!t.exists || !S_ISDIR(t.st.st_mode)) << shown << ": cannot write file: it is a folder";
+  // A file its permissions protect from this process is not replaced either.
+  user_assert(!t.exists || ::access(t.path.c_str(), W_OK) == 0)
+      << shown << ": cannot write file: " << std::strerror(EACCES) << " (the file is not writable)";
+  return t;
+}
+
 }  // namespace
 
 void write_file_atomic(const std::string& path, const std::string& contents) {
   user_assert(!path.empty()) << "cannot write a file with an empty name";
   if (names_descriptor(path)) return write_into(path, path, contents);
-  // A symbolic link stays a link: the file it names is written.
-  const std::string target = follow_links(path);
-  struct stat st;
-  const bool exists = ::stat(target.c_str(), &st) == 0;
-  user_assert(!exists || !S_ISDIR(st.st_mode)) << path << ": cannot write file: it is a folder";
-  // A file its permissions protect from this process is not replaced either.
-  user_assert(!exists || ::access(target.c_str(), W_OK) == 0)
-      << path << ": cannot write file: " << std::strerror(EACCES) << " (the file is not writable)";
+  const OutputTarget out = resolve_output(path);
+  const std::string& target = out.path;
+  const bool exists = out.exists;
+  const struct stat& st = out.st;
   if (exists && !S_ISREG(st.st_mode)) {
     // A device or a FIFO: there is nothing to replace, so the bytes go into it.
     return write_into(target, path, contents);
@@ -162,14 +178,9 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
 void check_output_path(const std::string& path) {
   user_assert(!path.empty()) << "cannot write a file with an empty name";
   if (names_descriptor(path)) return;
-  const std::string target = follow_links(path);
-  struct stat st;
-  if (::stat(target.c_str(), &st) == 0) {
-    user_assert(!S_ISDIR(st.st_mode)) << path << ": cannot write file: it is a folder";
-    user_assert(::access(target.c_str(), W_OK) == 0)
-        << path << ": cannot write file: " << std::strerror(EACCES) << " (the file is not writable)";
-    if (!S_ISREG(st.st_mode)) return;  // a device or a FIFO is written into
-  }
+  const OutputTarget out = resolve_output(path);
+  if (out.exists && !S_ISREG(out.st.st_mode)) return;  // a device or a FIFO is written into
+  const std::string& target = out.path;
   std::filesystem::path p(target);
   std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
   struct stat ds;

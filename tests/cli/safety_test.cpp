@@ -317,7 +317,7 @@ TEST(CliSafety, CheckHonoursTheMemoryLimit) {
   auto r = proxc("--max-memory 20M check " + shell_quote(dir + "/big.prox") + " --backend emulate");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("check: the dot tests need about"));
-  // The same problem is refused by solve, and checked without the limit.
+  // Solve refuses the same problem under the same limit.
   EXPECT_EQ(proxc("--max-memory 20M solve " + shell_quote(dir + "/big.prox") + " --iters 2").exit_code, 2);
 }
 
