@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "api/access.h"
+#include "emulate/fold.h"
 #include "frontend/json.h"
 #include "frontend/load.h"
 #include "frontend/parser.h"
@@ -44,7 +45,7 @@ bool is_identifier(const std::string& s) {
   }
   return true;
 }
-Expr wrap(ir::Expr e) { return Access::make_expr(std::move(e)); }
+Expr wrap(ir::Expr e) { return Access::make_expr(ir::fold_constant(e)); }
 
 // The data of a constant holding the array's values: a file constant when
 // the array was read by load_array, inline data otherwise.

@@ -80,7 +80,7 @@ class EmulatedStep : public CompiledStep {
       case StepKind::Input: return Tensor::from(*in.buffers.at(n.name));
       case StepKind::Param: return rank0(n.name == kCheckParam ? (run_checks(in.params) ? 1.0 : 0.0) : in.params.at(n.name));
       case StepKind::Constant: return rank0(n.value);
-      case StepKind::Data: return Tensor::from(data(n.expr.get()));
+      case StepKind::Data: return emulate::constant_tensor(n.expr.get(), data);
       case StepKind::Forward: {
         std::map<const ExprNode*, const Tensor*> vars;
         for (size_t i = 0; i < n.vars.size(); ++i) vars[n.vars[i].get()] = &arg(i);

@@ -252,7 +252,7 @@ void node_adjoint_of(const ExprNode* n, Tensor g, const ConstantLookup& data,
     case ExprKind::Conv: push(a[1], conv_apply(data(a[0].get()), g, true)); break;
     case ExprKind::MulElemwise: {
       const Array& w = data(a[0].get());
-      for (size_t i = 0; i < g.size(); ++i) g.data[i] *= w.data[i];
+      for (size_t i = 0; i < g.size(); ++i) g.data[i] *= constant_at(a[0].get(), w, i);
       push(a[1], std::move(g));
       break;
     }
@@ -309,13 +309,45 @@ void node_adjoint_of(const ExprNode* n, Tensor g, const ConstantLookup& data,
 
 const Array& own_constant_data(const ExprNode* c) { return c->constant->array; }
 
+namespace {
+// The exact values of `c` when `looked_up` is its own array and it has them.
+const DoubleData* exact_of(const ExprNode* c, const Array& looked_up) {
+  const ConstantData& d = *c->constant;
+  return (&looked_up == &d.array && !d.exact.empty()) ? &d.exact : nullptr;
+}
+}  // namespace
+
+Tensor constant_tensor(const ExprNode* c, const ConstantLookup& data) {
+  const Array& a = data(c);
+  const DoubleData* exact = exact_of(c, a);
+  if (!exact) {
+    Tensor t = Tensor::from(a);
+    if (&a == &c->constant->array && c->constant->source.type == ConstantSource::Type::Scalar) {
+      t.data[0] = c->constant->source.scalar;  // the scalar as written
+    }
+    return t;
+  }
+  Tensor t(a.shape);
+  t.data = *exact;
+  return t;
+}
+
+double constant_at(const ExprNode* c, const Array& looked_up, size_t i) {
+  if (&looked_up == &c->constant->array && c->constant->source.type == ConstantSource::Type::Scalar) {
+    return c->constant->source.scalar;  // the scalar as written
+  }
+  const DoubleData* exact = exact_of(c, looked_up);
+  const size_t j = looked_up.data.size() == 1 ? 0 : i;
+  return exact ? (*exact)[j] : static_cast<double>(looked_up.data[j]);
+}
+
 Tensor forward(const Expr& k, const std::map<const ExprNode*, const Tensor*>& vars, bool affine,
                const ConstantLookup& data) {
   std::unordered_map<const ExprNode*, Tensor> val;
   auto value = [&](const Expr& e) -> Tensor {
     if (e->has_variable) return val.at(e.get());
     if (!affine) return Tensor(e->shape);  // offsets drop out of the linear part
-    return Tensor::from(data(e.get()));
+    return constant_tensor(e.get(), data);
   };
   for (const ExprNode* n : linear_order(k)) {
     const auto& a = n->args;
@@ -334,7 +366,7 @@ Tensor forward(const Expr& k, const std::map<const ExprNode*, const Tensor*>& va
       case ExprKind::MulElemwise: {
         const Array& w = data(a[0].get());
         y = value(a[1]);
-        for (size_t i = 0; i < y.size(); ++i) y.data[i] *= w.data[i];
+        for (size_t i = 0; i < y.size(); ++i) y.data[i] *= constant_at(a[0].get(), w, i);
         break;
       }
       case ExprKind::Subsample: y = subsample_apply(value(a[0]), n->shape, a[0]->shape, n->ints, false); break;

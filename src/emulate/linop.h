@@ -20,6 +20,15 @@ using ConstantLookup = std::function<const Array&(const ExprNode*)>;
 /// The constant's own values.
 const Array& own_constant_data(const ExprNode* c);
 
+/// The values of constant `c` in double as `data` supplies them: a derived
+/// constant's exact values when `data` gives its own array, else the float
+/// array widened.
+Tensor constant_tensor(const ExprNode* c, const ConstantLookup& data);
+
+/// Value i of constant `c` as constant_tensor gives it, without a copy
+/// (`looked_up` is data(c); a rank-0 constant broadcasts).
+double constant_at(const ExprNode* c, const Array& looked_up, size_t i);
+
 /// For tests of the checkers: the adjoint of this operator kind is computed
 /// wrongly (scaled by 1 + 1e-3), as a bug would. Off by default.
 struct EmulateDebug {

@@ -12,17 +12,18 @@ namespace {
 // A parameter's value at entry i (scalar or array).
 struct ParamView {
   double scalar = 0;
+  const ExprNode* node = nullptr;
   const Array* array = nullptr;
-  double at(size_t i) const {
-    if (!array) return scalar;
-    return array->data.size() == 1 ? array->data[0] : array->data[i];
-  }
+  double at(size_t i) const { return array ? constant_at(node, *array, i) : scalar; }
 };
 
 ParamView view(const Param& p, const ConstantLookup& data) {
   ParamView v;
   v.scalar = p.scalar;
-  if (p.array) v.array = &data(p.array.get());
+  if (p.array) {
+    v.node = p.array.get();
+    v.array = &data(v.node);
+  }
   return v;
 }
 

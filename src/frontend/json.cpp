@@ -6,8 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/constant_io.h"
+#include "emulate/fold.h"
 #include "ir/operators.h"
 #include "ir/printer.h"
+#include "ir/traverse.h"
 #include "support/error.h"
 
 namespace proxc::internal {
@@ -113,6 +115,8 @@ class JsonWriter {
         break;
       case ConstantSource::Type::Inline:
         break;
+      case ConstantSource::Type::Derived:
+        internal_error << "a derived constant reached the JSON writer (print_json unfolds them)";
     }
     return j;
   }
@@ -294,7 +298,7 @@ class JsonReader {
       user_assert(args.empty()) << k << " takes 0 operands, got " << args.size();
       e = kind == ExprKind::Variable ? make_variable(shape, name) : constant(j, ctx, shape, name);
     } else {
-      e = make_operator(kind, operator_args(j, ctx, kind, shape, std::move(args)));
+      e = fold_constant(make_operator(kind, operator_args(j, ctx, kind, shape, std::move(args))));
     }
     user_assert(e->shape == shape) << k << ": recorded shape " << shape_to_string(shape)
                                    << " differs from the inferred shape " << shape_to_string(e->shape);
@@ -418,7 +422,7 @@ class JsonReader {
 }  // namespace
 
 std::string print_json(const Problem& p, const JsonPrintOptions& options) {
-  return JsonWriter(p, options).write().dump(options.indent) + "\n";
+  return JsonWriter(unfold_constants(p), options).write().dump(options.indent) + "\n";
 }
 
 Problem parse_json(const std::string& text, const std::string& path, const std::string& base_dir) {

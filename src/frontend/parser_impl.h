@@ -12,6 +12,7 @@
 #include "frontend/lexer.h"
 #include "frontend/parser.h"
 #include "frontend/constant_io.h"
+#include "emulate/fold.h"
 #include "support/error.h"
 #include "support/file_util.h"
 #include "support/format.h"
@@ -476,6 +477,7 @@ class Parser {
     try {
       auto out = f();
       if constexpr (std::is_same_v<decltype(out), proxc::internal::Expr>) {
+        out = proxc::internal::fold_constant(out);  // `-b`, `2 * b`, `conv(k, b)`: one constant
         // Room for the passes (kPassHeadroom), unless this is a dump they already ran on.
         const int most = kMaxExprDepth - kPassHeadroom;
         if (passes_run_.empty() && out->depth > most) {

@@ -5,6 +5,7 @@
 
 #include "ir/operators.h"
 #include "ir/printer.h"
+#include "ir/traverse.h"
 #include "support/format.h"
 
 namespace proxc::internal {
@@ -28,7 +29,8 @@ std::string node_label(const ExprNode* n, const PrintPlan& plan) {
 }
 }  // namespace
 
-std::string print_dot(const Problem& p) {
+std::string print_dot(const Problem& problem) {
+  const Problem p = unfold_constants(problem);
   PrintPlan plan(p);
   std::unordered_map<const ExprNode*, int> id;
   std::ostringstream out;

@@ -31,15 +31,15 @@ std::shared_ptr<ExprNode> node(ExprKind kind, Shape shape, std::vector<Expr> arg
   return n;
 }
 
-void check_operand(const Expr& x, const char* op) {
-  internal_assert(x) << op << ": null operand";
-  user_assert(x->has_variable) << op << ": the operand " << (x->is_constant() ? "is a constant" : "has no variable")
-                               << "; " << op << " applies to an expression of variables";
-}
+// An operand may be an expression of variables or of constants alone (a
+// constant expression, which emulate/fold.h folds into a derived constant).
+void check_operand(const Expr& x, const char* op) { internal_assert(x) << op << ": null operand"; }
 
+// A parameter slot takes a constant: a leaf, or a constant expression, which
+// builders fold into one (emulate/fold.h) and printers unfold.
 void check_constant_param(const Expr& c, const char* op, const char* what) {
   internal_assert(c) << op << ": null " << what;
-  user_assert(c->is_constant()) << op << ": the " << what
+  user_assert(!c->has_variable) << op << ": the " << what
                                 << " must be a constant (load(...), gaussian(...)), not an expression of "
                                    "variables";
 }
@@ -194,14 +194,12 @@ Expr make_scale(double s, Expr x) {
 namespace {
 Expr make_binary(ExprKind kind, const char* sym, Expr a, Expr b) {
   internal_assert(a && b) << "null operand of " << sym;
-  user_assert(depends_on_variable(a) || depends_on_variable(b))
-      << "'" << sym << "': both operands are constants; an expression needs a variable";
   Shape out;
   if (a->shape == b->shape) {
     out = a->shape;
-  } else if (a->is_constant() && a->rank() == 0) {
+  } else if (!a->has_variable && a->rank() == 0) {
     out = b->shape;
-  } else if (b->is_constant() && b->rank() == 0) {
+  } else if (!b->has_variable && b->rank() == 0) {
     out = a->shape;
   } else {
     user_error << "'" << sym << "': shapes " << shape_to_string(a->shape) << " and "

@@ -108,8 +108,13 @@ const char* to_string(ExprKind kind);
 bool expr_kind_from_string(const std::string& s, ExprKind* kind);
 
 /// Where a constant's data came from; decides how it prints.
+struct ExprNode;
+
 struct ConstantSource {
-  enum class Type { File, Gaussian, Inline, Scalar };
+  /// Derived: the value of a constant expression (an operator applied to
+  /// constants: `-b`, `2 * b`, `conv(k, b)`, `b - c`), folded into one leaf
+  /// by emulate/fold.h; `expr` keeps the expression, which printers write.
+  enum class Type { File, Gaussian, Inline, Scalar, Derived };
   Type type = Type::Inline;
   /// File: the path as written by the user (relative to the problem's folder)
   /// and the resolved path used to read it.
@@ -122,15 +127,20 @@ struct ConstantSource {
   double gaussian_sigma = 0;
   /// Scalar: the value as written (the array holds it rounded to float).
   double scalar = 0;
+  /// Derived: the expression whose value the array holds (its operands are
+  /// constant leaves; no variable).
+  std::shared_ptr<const ExprNode> expr;
 };
 
 /// The data of a constant node: its values and their origin.
 struct ConstantData {
   Array array;
   ConstantSource source;
+  /// Derived: the values in double before rounding to float32, which the
+  /// emulator (the ground truth, in double) reads instead of `array`.
+  DoubleData exact;
 };
 
-struct ExprNode;
 /// A handle to an immutable expression node.
 using Expr = std::shared_ptr<const ExprNode>;
 
@@ -213,6 +223,14 @@ bool named_color_matrix(const std::string& name, double out[9]);
 /// The node `e` rebuilt over new operands (same kind and attributes), through
 /// the checking make functions; returns `e` itself when no operand changed.
 Expr with_args(const Expr& e, std::vector<Expr> args);
+
+/// The positions in e->args of its linear operands (Operand and Operands
+/// slots), in order; linear_args() are the args at these positions.
+std::vector<size_t> linear_positions(const ExprNode& e);
+
+/// `e` with every derived constant (ConstantSource::Type::Derived) replaced by
+/// the expression it was folded from, recursively: what printers write.
+Expr unfold_constants(const Expr& e);
 
 /// Copy of `e` with another name hint (the node is otherwise the same value).
 Expr with_name_hint(const Expr& e, const std::string& hint);

@@ -6,6 +6,7 @@
 
 #include "ir/operators.h"
 #include "ir/printer.h"
+#include "ir/traverse.h"
 #include "support/error.h"
 #include "support/format.h"
 
@@ -156,6 +157,6 @@ class LatexPrinter {
 
 }  // namespace
 
-std::string print_latex(const Problem& p) { return LatexPrinter(p).print(); }
+std::string print_latex(const Problem& p) { return LatexPrinter(unfold_constants(p)).print(); }
 
 }  // namespace proxc::internal

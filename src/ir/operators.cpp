@@ -175,18 +175,27 @@ Expr with_args(const Expr& e, std::vector<Expr> args) {
 
 namespace proxc::internal {
 
-std::vector<Expr> ExprNode::linear_args() const {
+std::vector<size_t> linear_positions(const ExprNode& e) {
   // The operands in Operand and Operands slots; constants and named matrices are not linear inputs.
-  std::vector<Expr> out;
+  std::vector<size_t> out;
   size_t next = 0;
-  for (const Slot& s : operator_info(kind).slots) {
-    if (s.role == SlotRole::Operands) return args;
+  for (const Slot& s : operator_info(e.kind).slots) {
+    if (s.role == SlotRole::Operands) {
+      for (size_t i = 0; i < e.args.size(); ++i) out.push_back(i);
+      return out;
+    }
     bool takes = s.role == SlotRole::Operand || s.role == SlotRole::Constant ||
-                 (s.role == SlotRole::ConstantOrName && next < args.size());
+                 (s.role == SlotRole::ConstantOrName && next < e.args.size());
     if (!takes) continue;
-    if (s.role == SlotRole::Operand) out.push_back(args[next]);
+    if (s.role == SlotRole::Operand) out.push_back(next);
     ++next;
   }
+  return out;
+}
+
+std::vector<Expr> ExprNode::linear_args() const {
+  std::vector<Expr> out;
+  for (size_t i : linear_positions(*this)) out.push_back(args[i]);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ir/operators.h"
+#include "ir/traverse.h"
 #include "support/error.h"
 #include "support/format.h"
 #include "support/names.h"
@@ -161,6 +162,7 @@ class TextPrinter {
         for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + format_double(d[i]);
         return s + "])";
       }
+      case ConstantSource::Type::Derived: break;  // unfolded before printing
     }
     internal_error << "unknown constant source";
     return "";
@@ -254,13 +256,13 @@ class TextPrinter {
 std::string print_expression(const Expr& e) {
   Problem p;
   FunctionTerm t;
-  t.arg = e;
+  t.arg = unfold_constants(e);
   p.terms.push_back(t);
-  return TextPrinter(p, TextPrintOptions{}).expression(e);
+  return TextPrinter(p, TextPrintOptions{}).expression(t.arg);
 }
 
 std::string print_text(const Problem& p, const TextPrintOptions& options) {
-  return TextPrinter(p, options).print();
+  return TextPrinter(unfold_constants(p), options).print();
 }
 
 }  // namespace proxc::internal

@@ -75,6 +75,39 @@ Problem ExprMutator::operator()(const Problem& p) {
   return q;
 }
 
+namespace {
+// Unfolds through one mutator, so that a constant expression shared by
+// several derived constants is printed once.
+class Unfolder {
+ public:
+  Unfolder()
+      : m_([this](const Expr& n, std::vector<Expr> args) -> Expr {
+          if (n->is_constant() && n->constant->source.type == ConstantSource::Type::Derived) {
+            Expr u = m_(n->constant->source.expr);  // re-entrant: the walk keeps its own stack
+            return n->name_hint.empty() ? u : with_name_hint(u, n->name_hint);
+          }
+          return with_args(n, std::move(args));
+        }) {}
+  Expr operator()(const Expr& e) { return m_(e); }
+
+ private:
+  ExprMutator m_;
+};
+}  // namespace
+
+Expr unfold_constants(const Expr& e) { return Unfolder()(e); }
+
+Problem unfold_constants(const Problem& p) {
+  Problem q = p;
+  Unfolder m;
+  for (FunctionTerm& t : q.terms) {
+    t.arg = m(t.arg);
+    for (Param* prm : {&t.b, &t.c, &t.lower, &t.upper}) prm->array = m(prm->array);
+    t.counts = m(t.counts);
+  }
+  return q;
+}
+
 Problem replace_node(const Problem& p, const Expr& from, const Expr& to) {
   ExprMutator m(
       [&](const Expr& e, std::vector<Expr> args) { return e == from ? to : with_args(e, std::move(args)); });

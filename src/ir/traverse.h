@@ -56,6 +56,11 @@ class ExprMutator {
   std::unordered_map<const ExprNode*, std::pair<Expr, Expr>> memo_;
 };
 
+/// `p` with every derived constant unfolded (unfold_constants, expr.h) in
+/// its operands and parameters: the problem as printers write it. The terms
+/// are not checked again (a parameter may then be a constant expression).
+Problem unfold_constants(const Problem& p);
+
 /// `p` with the node `from` replaced by `to` everywhere.
 Problem replace_node(const Problem& p, const Expr& from, const Expr& to);
 

@@ -22,8 +22,8 @@ struct PassOptions {
   /// option's since the first release).
   std::string norm = "bound";
   /// The scale pass's operator-norm oracle: ||K|| of the stacked psi
-  /// operator, by the method `norm` names. The passes depend on the IR alone,
-  /// so whoever runs them gives it (src/pipeline: operator_norm_oracle).
+  /// operator, by the method `norm` names. The passes depend on the IR and the
+  /// constant folder only, so whoever runs them gives it (src/pipeline: operator_norm_oracle).
   std::function<double(const Expr& k)> operator_norm;
 };
 

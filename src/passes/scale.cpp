@@ -10,10 +10,12 @@
 //   x = s / sqrt(Knorm) (Problem::variable_scale()).
 // Guarantees: the objective at s equals the original objective at x; the
 // stacked psi operator has norm at most 1. Needs the split pass first; an
-// array-valued c cannot be rescaled without new data and is refused.
+// array-valued c becomes the constant expression `sqrt(Knorm) * c` (or
+// `c / sqrt(Knorm)`), folded (emulate/fold.h).
 
 #include <cmath>
 
+#include "emulate/fold.h"
 #include "ir/printer.h"
 #include "ir/traverse.h"
 #include "passes/pass.h"
@@ -66,16 +68,18 @@ Problem scale_pass(const Problem& p, const PassOptions& o) {
   }
   const double root = std::sqrt(knorm);
   for (FunctionTerm& t : out.terms) {
-    user_assert(!t.c.is_array() || knorm == 1)
-        << "scale: cannot rescale the array-valued linear term c of " << to_string(t.kind)
-        << " without new data; run without the scale pass (--passes absorb,merge,split)";
     user_assert(!has_offset(t.arg))
         << "scale: the operand of " << to_string(t.kind) << " keeps a constant offset that absorb could not move into "
-        << "its parameters; run without the scale pass (--passes absorb,merge,split)";
+        << "its parameters (" << print_expression(t.arg) << "); run without the scale pass (--passes absorb,merge,split)";
     const bool psi_term = t.role == TermRole::Psi;
     if (psi_term) t.arg = make_scale(1.0 / knorm, t.arg);
     t.beta = psi_term ? t.beta * root : t.beta / root;
-    if (!t.c.is_array()) t.c = Param::of(psi_term ? t.c.scalar * root : t.c.scalar / root);
+    const double c_factor = psi_term ? root : 1 / root;
+    if (!t.c.is_array()) {
+      t.c = Param::of(t.c.scalar * c_factor);
+    } else if (c_factor != 1) {
+      t.c = Param::of(fold_constant(make_scale(c_factor, t.c.array)));
+    }
     t.gamma = psi_term ? t.gamma * knorm : t.gamma / knorm;
     t = make_term(t);
   }
