@@ -26,14 +26,24 @@ bool Parser::constructor(Args& a, Value* out) {
     return true;
   }
   if (fn == "load") {
-    a.arity(1, 1, "load(\"file.npy\")");
-    a.done({});
+    a.arity(1, 1, "load(\"file.npy\") or load(\"file.npy\", hash=\"xxh3-128:...\")");
+    // hash=: the content the file must hold (a dump pins its data so; a
+    // pinned file may lie outside the problem's folder).
+    std::string hash;
+    if (const Value* h = a.take_kw("hash")) {
+      if (h->type != Value::Type::String) fail(h->loc, "load: the hash must be a string in double quotes");
+      hash = h->str;
+      if (hash.rfind("xxh3-128:", 0) != 0 || hash.size() != 9 + 32) {
+        fail(h->loc, "load: a hash is \"xxh3-128:\" and 32 hexadecimal digits, got " + quote_string(hash));
+      }
+    }
+    a.done({"hash"});
     if (a.pos[0].type != Value::Type::String)
       fail(a.pos[0].loc, "load: the path must be a string in double quotes");
     std::string written = a.pos[0].str;
     if (written.empty()) fail(a.pos[0].loc, "load: the path is empty");
     std::string hint = binding_name_;
-    *out = wrap([&] { return make_constant(load_constant_file(written, base_dir_), hint); });
+    *out = wrap([&] { return make_constant(load_constant_file(written, base_dir_, hash), hint); });
     return true;
   }
   if (fn == "shape") {

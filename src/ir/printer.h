@@ -40,6 +40,10 @@ struct TextPrintOptions {
   /// File constants print their path relative to this folder ("" = the
   /// current directory). A path that has no relative form prints absolute.
   std::string base_dir;
+  /// File constants print their content hash too (`load("b.npy",
+  /// hash="xxh3-128:...")`), as dumps do: a pinned file loads from outside
+  /// the problem's folder.
+  bool pin_hashes = false;
 };
 
 /// The canonical .prox text of `p`.

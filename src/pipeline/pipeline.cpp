@@ -100,7 +100,10 @@ void DumpPasses::before_pipeline(const Problem&) {
 
 void DumpPasses::after_pass(const Problem&, const Problem& after, PassRecord* record) {
   const std::string stem = (std::filesystem::path(dir_) / numbered(*record)).string();
-  write_file_atomic(stem + ".prox", print_text(after, {dir_}));
+  TextPrintOptions text;
+  text.base_dir = dir_;
+  text.pin_hashes = true;  // loads from any folder, as the JSON dump does
+  write_file_atomic(stem + ".prox", print_text(after, text));
   JsonPrintOptions jo;
   jo.base_dir = dir_;
   write_file_atomic(stem + ".json", print_json(after, jo));

@@ -38,12 +38,24 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   objective.evaluate = [&](const std::map<const ExprNode*, const Array*>& x,
                            const std::vector<std::function<StepOutputs(const StepInputs&)>>& runs,
                            SolverSummary* sum) {
+    // A scaled problem (a dump of the scale pass) is a function of the
+    // internal variable s = variable_scale()·x; x is in the user's units.
+    const double scale = problem.variable_scale();
+    std::map<const ExprNode*, Array> scaled;
+    std::map<const ExprNode*, const Array*> at = x;
+    if (scale != 1) {
+      for (auto& [v, a] : at) {
+        Array s = *a;
+        for (float& e : s.data) e = static_cast<float>(e * scale);
+        a = &(scaled[v] = std::move(s));
+      }
+    }
     ObjectiveReport obj;
     if (on_backend) {
-      obj = evaluate_objective(runs.at(0), problem, x);
+      obj = evaluate_objective(runs.at(0), problem, at);
     } else {
       auto emulator = make_emulate_backend();
-      obj = evaluate_objective(*emulator, problem, x);
+      obj = evaluate_objective(*emulator, problem, at);
     }
     sum->objective = obj.total;
     sum->has_projection = obj.has_projection;

@@ -36,6 +36,8 @@ struct PathPolicy {
   /// folder (symbolic links resolved). `written` is the path as the user
   /// wrote it, for the message.
   static void check(const std::string& path, const std::string& base_dir, const std::string& written);
+  /// True when check() would accept `path`.
+  static bool allows(const std::string& path, const std::string& base_dir);
 };
 
 /// A 128-bit content hash (XXH3-128), as "xxh3-128:" + 32 hex digits.

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "support/file_util.h"
 #include "test_util.h"
 
@@ -248,6 +250,41 @@ TEST(CliSolve, BadOptionsAreUserErrors) {
   auto r = proxc("solve " + example("inpaint.prox") + " --backend emulate --iters 2 -o /nonexistent/dir/x.npy");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("/nonexistent/dir/x.npy"));
+}
+
+// A dump pins its data by content hash: it loads from any folder without
+// --allow-path, every dump of a solve gives the same iterate and the user's
+// objective (the scale pass's dump included), and a pinned file that changed
+// is refused.
+TEST(CliOpt, DumpsLoadFromAnyFolderAndSolveAlike) {
+  std::string dir = test::temp_dir();
+  const std::string problem = dir + "/p/deconv.prox";
+  std::filesystem::create_directories(dir + "/p");
+  std::filesystem::copy(test::source_dir() + "/examples/data", dir + "/p/data");
+  test::write_text(problem, "b = load(\"data/blurred.npy\")\nk = load(\"data/psf_gauss7.npy\")\nx = variable(shape(b))\n"
+                            "minimize sum_squares(0.5 * (b - conv(k, x))) + 0.001 * group_norm1(grad(x), [2]) + nonneg(x)\n");
+  ASSERT_EQ(proxc("opt " + shell_quote(problem) + " --dump-ir " + shell_quote(dir + "/d")).exit_code, 0);
+  EXPECT_THAT(read_file(dir + "/d/02_merge.prox"), HasSubstr("load(\"../p/data/blurred.npy\", hash=\"xxh3-128:"));
+  auto opt = proxc("opt " + shell_quote(dir + "/d/02_merge.json"));
+  EXPECT_EQ(opt.exit_code, 0) << opt.out;
+  auto solve = [&](const std::string& file) {
+    auto r = proxc("solve " + shell_quote(file) + " --iters 20 --json -o " + shell_quote(dir + "/x.npy"));
+    EXPECT_EQ(r.exit_code, 0) << file << ": " << r.out;
+    auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+    return std::make_pair(j["objective_at_projection"].get<double>(), read_file(dir + "/x.npy"));
+  };
+  const auto [objective, x] = solve(problem);
+  for (const char* f : {"01_absorb.json", "02_merge.prox", "03_split.json", "04_scale.json", "04_scale.prox"}) {
+    const auto [o, y] = solve(dir + "/d/" + f);
+    EXPECT_EQ(y, x) << f;  // the same iterate
+    EXPECT_NEAR(o, objective, 1e-5 * objective) << f;  // the same objective, up to float evaluation
+  }
+  // A pinned file that changed is refused, saying so.
+  std::filesystem::copy_file(test::source_dir() + "/examples/data/noisy.npy", dir + "/p/data/blurred.npy",
+                             std::filesystem::copy_options::overwrite_existing);
+  auto changed = proxc("opt " + shell_quote(dir + "/d/02_merge.prox"));
+  EXPECT_EQ(changed.exit_code, 2);
+  EXPECT_THAT(changed.out, HasSubstr("the file does not hold the data the problem pinned by its content hash"));
 }
 
 TEST(CliSolve, AcceptsAJsonDump) {
