@@ -33,7 +33,8 @@ const char* fallback_name(const ExprNode* n) {
 }
 }  // namespace
 
-PrintPlan::PrintPlan(const Problem& p) : order_(topo_order(p)) {
+PrintPlan::PrintPlan(const Problem& p, const std::unordered_map<const ExprNode*, std::string>* fixed)
+    : order_(topo_order(p)) {
   for (const Expr& e : order_) {
     for (const Expr& a : e->args) ++uses_[a.get()];
   }
@@ -45,9 +46,16 @@ PrintPlan::PrintPlan(const Problem& p) : order_(topo_order(p)) {
     if (t.counts) ++uses_[t.counts.get()];
   }
   NameScope scope;
+  if (fixed) {
+    for (const auto& [n, name] : *fixed) scope.unique(name);  // reserved
+  }
   for (const Expr& e : order_) {
     const ExprNode* n = e.get();
     if (never_bound(n)) continue;
+    if (fixed && fixed->count(n)) {
+      names_[n] = fixed->at(n);
+      continue;
+    }
     if (always_bound(n) || uses(n) > 1) names_[n] = scope.unique(n->name_hint, fallback_name(n));
   }
 }
@@ -91,7 +99,9 @@ enum Level { kAdditive = 0, kMultiplicative = 1, kUnary = 2, kAtom = 3 };
 
 class TextPrinter {
  public:
-  TextPrinter(const Problem& p, const TextPrintOptions& o) : p_(p), opts_(o), plan_(p) {}
+  TextPrinter(const Problem& p, const TextPrintOptions& o,
+              const std::unordered_map<const ExprNode*, std::string>* fixed = nullptr)
+      : p_(p), opts_(o), plan_(p, fixed) {}
 
   std::string print() {
     std::ostringstream out;
@@ -260,6 +270,25 @@ std::string print_expression(const Expr& e) {
   t.arg = unfold_constants(e);
   p.terms.push_back(t);
   return TextPrinter(p, TextPrintOptions{}).expression(t.arg);
+}
+
+void LeafNames::add(const Expr& e) {
+  NameScope scope;
+  for (const std::string& u : used_) scope.unique(u);
+  for_each_node({unfold_constants(e)}, [&](const Expr& n) {
+    if (!n->args.empty() || never_bound(n.get()) || names_.count(n.get())) return;
+    std::string name = scope.unique(n->name_hint, fallback_name(n.get()));
+    names_[n.get()] = name;
+    used_.push_back(name);
+  });
+}
+
+std::string LeafNames::print(const Expr& e) const {
+  Problem p;
+  FunctionTerm t;
+  t.arg = unfold_constants(e);
+  p.terms.push_back(t);
+  return TextPrinter(p, TextPrintOptions{}, &names_).expression(t.arg);
 }
 
 std::string print_text(const Problem& p, const TextPrintOptions& options) {

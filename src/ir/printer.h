@@ -19,7 +19,8 @@ namespace proxc::internal {
 /// Which nodes are printed as bindings and under what names.
 class PrintPlan {
  public:
-  explicit PrintPlan(const Problem& p);
+  /// `fixed`: names chosen by the caller for some nodes (used as given).
+  explicit PrintPlan(const Problem& p, const std::unordered_map<const ExprNode*, std::string>* fixed = nullptr);
 
   /// Every node once, operands first (see topo_order).
   const std::vector<Expr>& order() const { return order_; }
@@ -53,6 +54,22 @@ std::string print_text(const Problem& p, const TextPrintOptions& options = {});
 /// (uniquified) hints; a subexpression used twice appears under the name
 /// print_text would bind it to.
 std::string print_expression(const Expr& e);
+
+/// Names for the leaves (variables and constants other than scalars) of
+/// several expressions printed side by side, unique among them all, in order
+/// of first appearance: two variables both hinted `x` are `x` and `x_1`
+/// wherever they appear.
+class LeafNames {
+ public:
+  /// Names the leaves of `e` not named yet.
+  void add(const Expr& e);
+  /// `e` in .prox syntax with its leaves by these names (add(e) first).
+  std::string print(const Expr& e) const;
+
+ private:
+  std::unordered_map<const ExprNode*, std::string> names_;
+  std::vector<std::string> used_;
+};
 
 /// `path` relative to `base_dir` ("" = the current directory), with '/'.
 std::string relative_path(const std::string& path, const std::string& base_dir);

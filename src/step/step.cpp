@@ -459,6 +459,12 @@ std::string print_step_program(const StepProgram& p) {
     out << "  input " << n->name << ": " << shape_to_string(n->shape) << "\n";
   }
   for (const std::string& s : p.params()) out << "  param " << s << "\n";
+  // The problem's leaves by one naming for the whole program.
+  LeafNames leaves;
+  for (const Step& n : p.nodes()) {
+    if (n->expr) leaves.add(n->expr);
+    for (const Expr& v : n->vars) leaves.add(v);
+  }
   auto ref = [&](const Step& s) -> std::string {
     if (s->kind == StepKind::Constant) return format_double(s->value);
     if (s->kind == StepKind::Param) return s->name;
@@ -470,13 +476,12 @@ std::string print_step_program(const StepProgram& p) {
     names[n.get()] = name;
     out << "  %" << name << " = " << to_string(n->kind);
     switch (n->kind) {
-      case StepKind::Data: out << "[" << print_expression(n->expr) << "]"; break;
+      case StepKind::Data: out << "[" << leaves.print(n->expr) << "]"; break;
       case StepKind::Forward:
-        out << (n->index ? "[affine " : "[") << print_expression(n->expr) << "]";
+        out << (n->index ? "[affine " : "[") << leaves.print(n->expr) << "]";
         break;
       case StepKind::Adjoint:
-        out << "[" << print_expression(n->expr) << ", d/" << print_expression(n->vars[static_cast<size_t>(n->index)])
-            << "]";
+        out << "[" << leaves.print(n->expr) << ", d/" << leaves.print(n->vars[static_cast<size_t>(n->index)]) << "]";
         break;
       case StepKind::Prox:
       case StepKind::Value: {
@@ -485,7 +490,7 @@ std::string print_step_program(const StepProgram& p) {
             << "]";
         break;
       }
-      case StepKind::CirculantSolve: out << "[" << print_expression(n->expr) << "]"; break;
+      case StepKind::CirculantSolve: out << "[" << leaves.print(n->expr) << "]"; break;
       case StepKind::Fill: out << "[" << format_double(n->value) << "]"; break;
       default: break;
     }

@@ -287,6 +287,27 @@ TEST(CliOpt, DumpsLoadFromAnyFolderAndSolveAlike) {
   EXPECT_THAT(changed.out, HasSubstr("the file does not hold the data the problem pinned by its content hash"));
 }
 
+// Two variables with one name (a JSON dump, the API): the step program names
+// them apart everywhere, adjoints included.
+TEST(CliCompile, StepProgramNamesEveryVariableApart) {
+  std::string dir = test::temp_dir();
+  test::write_text(dir + "/two.prox", "x = variable(4, 5)\ny = variable(4, 5)\n"
+                                      "minimize sum_squares(x - 1) + sum_squares(y) + norm1(x - y)\n");
+  auto json = proxc("opt " + shell_quote(dir + "/two.prox") + " --passes absorb --emit json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  std::string text = json.out;
+  const std::string y = "\"name\": \"y\"";
+  ASSERT_NE(text.find(y), std::string::npos);
+  text.replace(text.find(y), y.size(), "\"name\": \"x\"");
+  test::write_text(dir + "/twox.json", text);
+  auto step = proxc("compile " + shell_quote(dir + "/twox.json") + " --solver ladmm --emit step");
+  ASSERT_EQ(step.exit_code, 0) << step.out;
+  EXPECT_THAT(step.out, HasSubstr("(x - x_1)"));
+  EXPECT_THAT(step.out, HasSubstr("d/x]"));
+  EXPECT_THAT(step.out, HasSubstr("d/x_1]"));
+  EXPECT_THAT(step.out, HasSubstr("* x_1]"));  // the term of the second variable alone
+}
+
 TEST(CliSolve, AcceptsAJsonDump) {
   std::string dir = test::temp_dir();
   ASSERT_EQ(proxc("opt " + example("deconv_tv.prox") + " --dump-ir " + shell_quote(dir)).exit_code, 0);
