@@ -287,6 +287,19 @@ TEST(CliOpt, DumpsLoadFromAnyFolderAndSolveAlike) {
   EXPECT_THAT(changed.out, HasSubstr("the file does not hold the data the problem pinned by its content hash"));
 }
 
+// -o with two variables writes one file per variable and says which.
+TEST(CliSolve, OutputOfTwoVariablesNamesTheFilesWritten) {
+  std::string dir = test::temp_dir();
+  test::write_text(dir + "/two.prox", "u = variable(4, 5)\nv = variable(4, 5)\n"
+                                      "minimize sum_squares(u - 1) + sum_squares(v) + norm1(u - v)\n");
+  auto r = proxc("solve " + shell_quote(dir + "/two.prox") + " --iters 5 -o " + shell_quote(dir + "/out.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("wrote " + dir + "/out_u.npy and " + dir + "/out_v.npy\n"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/out_u.npy"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/out_v.npy"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out.npy"));
+}
+
 // Two variables with one name (a JSON dump, the API): the step program names
 // them apart everywhere, adjoints included.
 TEST(CliCompile, StepProgramNamesEveryVariableApart) {

@@ -323,7 +323,15 @@ struct SolveCommand {
     } else {
       std::cout << (full ? summary.full_report() : summary.brief_report() + "\n");
       if (!reference.empty()) std::printf("PSNR %.2f dB, SSIM %.4f against %s\n", ps, ss, reference.c_str());
-      if (!output.empty()) std::printf("wrote %s\n", output.c_str());
+      if (!output.empty()) {
+        // The files written, by their real names (one per variable).
+        std::string list;
+        const std::vector<std::string> names = output_names(p, vars);
+        for (size_t i = 0; i < names.size(); ++i) {
+          list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+        }
+        std::printf("wrote %s\n", list.c_str());
+      }
     }
     flush_stdout();
     if (g_signal.load() != 0) return 128 + g_signal.load();  // stopped by a signal: not a finished run
