@@ -25,14 +25,16 @@ bool load_library(const std::string& path, int expected_args, LoadedLibrary* out
   auto set_free = reinterpret_cast<halide_free_t (*)(halide_free_t)>(::dlsym(h, "halide_set_custom_free"));
   auto set_error = reinterpret_cast<halide_error_handler_t (*)(halide_error_handler_t)>(
       ::dlsym(h, "halide_set_error_handler"));
-  if (!fn || !meta || !set_malloc || !set_free || !set_error || meta()->num_arguments != expected_args) {
+  if (!fn || !meta || meta()->num_arguments != expected_args) {
     warn("the cached pipeline " + path + " does not have the expected entry points; compiling again");
     ::dlclose(h);
     return false;
   }
-  set_malloc(raw_malloc);
-  set_free(raw_free);
-  set_error(record_halide_error);
+  // Halide links into a pipeline only the runtime it calls: one that never
+  // allocates nor fails (a few scalars of its parameters) has no setters.
+  if (set_malloc) set_malloc(raw_malloc);
+  if (set_free) set_free(raw_free);
+  if (set_error) set_error(record_halide_error);
   out->handle = h;
   out->fn = fn;
   out->num_arguments = meta()->num_arguments;

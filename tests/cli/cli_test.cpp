@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@ namespace proxc::internal {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using test::shell_quote;
 
 test::CommandResult proxc(const std::string& args) {
@@ -285,6 +287,27 @@ TEST(CliOpt, DumpsLoadFromAnyFolderAndSolveAlike) {
   auto changed = proxc("opt " + shell_quote(dir + "/d/02_merge.prox"));
   EXPECT_EQ(changed.exit_code, 2);
   EXPECT_THAT(changed.out, HasSubstr("the file does not hold the data the problem pinned by its content hash"));
+}
+
+// A pipeline that never allocates (hqs on one quadratic term) is served from
+// the cache without a warning.
+TEST(CliSolve, SmallestPipelinesLoadFromTheCacheQuietly) {
+  std::string dir = test::temp_dir();
+  test::write_text(dir + "/one.prox", "x = variable(4, 5)\nminimize sum_squares(x - 1)\n");
+  const std::string cmd = "solve " + shell_quote(dir + "/one.prox") + " --solver hqs --iters 3 --cache-dir " +
+                          shell_quote(dir + "/cache");
+  auto first = proxc(cmd);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  // The entries as the first run wrote them: the second run loads, not rewrites, them.
+  std::map<std::string, std::filesystem::file_time_type> written;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/cache")) {
+    if (e.path().extension() == ".so") written[e.path().string()] = e.last_write_time();
+  }
+  ASSERT_FALSE(written.empty());
+  auto second = proxc(cmd);
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_THAT(second.out, Not(HasSubstr("warning")));
+  for (const auto& [so, t] : written) EXPECT_EQ(std::filesystem::last_write_time(so), t) << so;
 }
 
 // -o with two variables writes one file per variable and says which.
