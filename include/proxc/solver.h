@@ -88,11 +88,20 @@ struct SolverOptions {
   /// Check convergence every this many iterations and after the last
   /// (--check-every); the runs in between skip the residual norms.
   int check_every = 10;
-  /// The CG x-update of admm and hqs: most steps and relative tolerance.
+  /// The CG x-update of admm and hqs: most steps and relative tolerance
+  /// (--cg-iters, --cg-tol).
   int cg_max_iters = 50;
   double cg_tol = 1e-6;
-  /// HQS continuation ends at this rho (--hqs-rho-max).
+  /// HQS continuation, ProxImaL's rho_0, rho_scale, rho_max and
+  /// max_inner_iters (--rho-0, --rho-scale, --rho-max, --max-inner-iters):
+  /// rho = hqs_rho_0, · hqs_rho_scale, ... below hqs_rho_max, then
+  /// hqs_rho_max; each level runs until it converges, at most
+  /// hqs_max_inner_iters iterations (0: max_iters spread evenly over the
+  /// levels), all levels together at most max_iters.
+  double hqs_rho_0 = 1;
+  double hqs_rho_scale = 2.8284271247461903;  // 2·sqrt(2)
   double hqs_rho_max = 256;
+  int hqs_max_inner_iters = 0;
   /// The algorithms' step sizes (see StepSizes).
   StepSizes steps;
   /// Start from these values (by variable name as Problem::name_of gives

@@ -43,7 +43,10 @@ SolverOptions solver_options(const proxc::SolverOptions& o) {
   s.check_every = o.check_every;
   s.cg_max_iters = o.cg_max_iters;
   s.cg_tol = o.cg_tol;
+  s.hqs_rho_0 = o.hqs_rho_0;
+  s.hqs_rho_scale = o.hqs_rho_scale;
   s.hqs_rho_max = o.hqs_rho_max;
+  s.hqs_max_inner_iters = o.hqs_max_inner_iters;
   s.steps = o.steps;
   for (const auto& [name, a] : o.x0) s.x0[name] = Access::array(a);
   s.callback = o.callback;

@@ -86,9 +86,8 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
       << solver << "'";
   user_assert(h["signature"].get<std::string>() == signature)
       << path
-      << ": the checkpoint belongs to another run: the problem, fuse, max_iters, hqs_rho_max and the step "
-         "sizes "
-         "must be those it was saved with";
+      << ": the checkpoint belongs to another run: the problem, fuse, the step sizes and the hqs continuation "
+         "(with max_iters where it spreads the levels) must be those it was saved with";
   const double saved_at = h["iteration"].get<double>();  // compared as a double: no integer overflows
   user_assert(saved_at >= 0 && saved_at <= max_iters)
       << path << ": the checkpoint's iteration " << h["iteration"].dump() << " is outside 0.." << max_iters;

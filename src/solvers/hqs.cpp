@@ -1,6 +1,7 @@
-// Half-quadratic splitting with continuation: rho = 1, 2√2, 8, ... up to
-// hqs_rho_max, max_iters spread over the levels; a level that converges
-// early hands over to the next. The x-update is a CG solve on the host, the
+// Half-quadratic splitting with continuation (ProxImaL's rho_0, rho_scale,
+// rho_max): rho = hqs_rho_0, · hqs_rho_scale, ... below hqs_rho_max, then
+// hqs_rho_max; each level at most hqs_max_inner_iters iterations (0: max_iters
+// spread over the levels); a level that converges early hands over to the next. The x-update is a CG solve on the host, the
 // z-update the psi terms' proxes at Kx (no dual variable: u stays 0).
 #include <cmath>
 
@@ -29,7 +30,7 @@ class Hqs : public Algorithm {
 
   std::vector<double> rho_levels(const SolverOptions& o) const override {
     std::vector<double> levels;
-    for (double r = 1; r < o.hqs_rho_max; r *= 2 * std::sqrt(2.0)) levels.push_back(r);
+    for (double r = o.hqs_rho_0; r < o.hqs_rho_max; r *= o.hqs_rho_scale) levels.push_back(r);
     levels.push_back(o.hqs_rho_max);
     return levels;
   }

@@ -27,23 +27,25 @@ struct OptionNames {
 /// The convergence conditions of the step sizes on a scaled problem
 /// (||K|| <= 1): proxc/solver.h, StepSizes.
 inline void check_step_sizes(const StepSizes& s, const OptionNames& name) {
-  auto positive = [&](double v, const char* field) {
-    user_assert(v > 0 && std::isfinite(v)) << name(field) << " must be finite and > 0, got " << v;
+  auto positive = [&](double v, const char* field, const char* flag) {
+    user_assert(v > 0 && std::isfinite(v)) << name(field, flag) << " must be finite and > 0, got " << v;
   };
-  positive(s.pc_tau, "steps.pc_tau");
-  positive(s.pc_sigma, "steps.pc_sigma");
+  positive(s.pc_tau, "steps.pc_tau", "--tau");
+  positive(s.pc_sigma, "steps.pc_sigma", "--sigma");
   user_assert(s.pc_tau * s.pc_sigma <= 1)
-      << name("steps.pc_tau") << " * steps.pc_sigma must be <= 1 (Pock-Chambolle converges for tau * sigma * "
-      << "||K||^2 <= 1, and the scaled problem has ||K|| <= 1), got " << s.pc_tau * s.pc_sigma;
-  user_assert(s.pc_theta >= 0 && s.pc_theta <= 1) << name("steps.pc_theta") << " must be in [0, 1], got "
-                                                  << s.pc_theta;
-  positive(s.ladmm_lambda, "steps.ladmm_lambda");
-  positive(s.ladmm_mu, "steps.ladmm_mu");
+      << name("steps.pc_tau", "--tau") << " * " << name("steps.pc_sigma", "--sigma")
+      << " must be <= 1 (Pock-Chambolle converges for tau * sigma * ||K||^2 <= 1, and the scaled problem has "
+         "||K|| <= 1), got "
+      << s.pc_tau * s.pc_sigma;
+  user_assert(s.pc_theta >= 0 && s.pc_theta <= 1)
+      << name("steps.pc_theta", "--theta") << " must be in [0, 1], got " << s.pc_theta;
+  positive(s.ladmm_lambda, "steps.ladmm_lambda", "--lmb");
+  positive(s.ladmm_mu, "steps.ladmm_mu", "--mu");
   user_assert(s.ladmm_mu <= s.ladmm_lambda)
-      << name("steps.ladmm_mu") << " must be <= steps.ladmm_lambda (linearized ADMM converges for mu <= "
-      << "lambda / ||K||^2, and the scaled problem has ||K|| <= 1), got mu = " << s.ladmm_mu
-      << ", lambda = " << s.ladmm_lambda;
-  positive(s.admm_rho, "steps.admm_rho");
+      << name("steps.ladmm_mu", "--mu") << " must be <= " << name("steps.ladmm_lambda", "--lmb")
+      << " (linearized ADMM converges for mu <= lambda / ||K||^2, and the scaled problem has ||K|| <= 1), got mu = "
+      << s.ladmm_mu << ", lambda = " << s.ladmm_lambda;
+  positive(s.admm_rho, "steps.admm_rho", "--rho");
 }
 
 /// Checks the options of a solve with `solver` (the fields of either
@@ -65,14 +67,21 @@ void check_solver_options(const Options& o, SolverKind solver, OptionSpelling sp
       << to_string(solver) << " takes fuse = 1)";
   user_assert(o.check_every >= 1) << name("check_every", "--check-every") << " must be >= 1, got "
                                   << o.check_every;
-  user_assert(o.cg_max_iters >= 1) << name("cg_max_iters") << " must be >= 1";
-  user_assert(o.cg_tol > 0) << name("cg_tol") << " must be > 0";
+  user_assert(o.cg_max_iters >= 1) << name("cg_max_iters", "--cg-iters") << " must be >= 1, got " << o.cg_max_iters;
+  user_assert(o.cg_tol > 0 && std::isfinite(o.cg_tol)) << name("cg_tol", "--cg-tol") << " must be finite and > 0";
   user_assert(o.checkpoint_every >= 0) << name("checkpoint_every", "--checkpoint-every") << " must be >= 0";
   user_assert(o.checkpoint_every == 0 || !o.checkpoint_path.empty())
       << (cli ? "--checkpoint-every needs --checkpoint"
               : "SolverOptions.checkpoint_every needs checkpoint_path");
-  user_assert(o.hqs_rho_max >= 1 && std::isfinite(o.hqs_rho_max))
-      << name("hqs_rho_max", "--hqs-rho-max") << " must be finite and >= 1";
+  user_assert(o.hqs_rho_0 > 0 && std::isfinite(o.hqs_rho_0))
+      << name("hqs_rho_0", "--rho-0") << " must be finite and > 0, got " << o.hqs_rho_0;
+  user_assert(o.hqs_rho_scale > 1 && std::isfinite(o.hqs_rho_scale))
+      << name("hqs_rho_scale", "--rho-scale") << " must be finite and > 1, got " << o.hqs_rho_scale;
+  user_assert(o.hqs_rho_max >= o.hqs_rho_0 && std::isfinite(o.hqs_rho_max))
+      << name("hqs_rho_max", "--rho-max") << " must be finite and >= hqs_rho_0 (" << o.hqs_rho_0 << "), got "
+      << o.hqs_rho_max;
+  user_assert(o.hqs_max_inner_iters >= 0)
+      << name("hqs_max_inner_iters", "--max-inner-iters") << " must be >= 0, got " << o.hqs_max_inner_iters;
   check_step_sizes(o.steps, name);
 }
 

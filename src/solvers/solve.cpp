@@ -122,13 +122,37 @@ class HostLoop {
       return t;
     };
     const std::string steps = steps_text(o_.steps);
-    signature_ = content_hash(print_text(p_) + "|" + o_.solver + "|" + std::to_string(o_.fuse) + "|" +
-                              std::to_string(o_.max_iters) + "|" + format_double(o_.hqs_rho_max) +
-                              (steps == steps_text(StepSizes()) ? "" : steps));
+    // max_iters only where it places the continuation levels (hqs without
+    // max_inner_iters): elsewhere a checkpoint resumes with a larger --iters.
+    const bool spread = levels_.size() > 1 && o_.hqs_max_inner_iters == 0;
+    const SolverOptions defaults;
+    const bool hqs_defaults = o_.hqs_rho_0 == defaults.hqs_rho_0 && o_.hqs_rho_scale == defaults.hqs_rho_scale &&
+                              o_.hqs_max_inner_iters == defaults.hqs_max_inner_iters;
+    signature_ = content_hash(
+        print_text(p_) + "|" + o_.solver + "|" + std::to_string(o_.fuse) + "|" +
+        (spread ? std::to_string(o_.max_iters) : std::string("-")) + "|" + format_double(o_.hqs_rho_max) +
+        (steps == steps_text(StepSizes()) ? "" : steps) +
+        (hqs_defaults ? "" : "|" + format_double(o_.hqs_rho_0) + "|" + format_double(o_.hqs_rho_scale) + "|" +
+                                 std::to_string(o_.hqs_max_inner_iters)));
     if (!o_.resume_path.empty()) it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, o_.max_iters, &state_);
     last_checkpoint_ = ran_ = checked_iteration_ = it_;
     copies_ = o_.check_every > o_.fuse;
     keep_checked();
+  }
+
+  // The continuation level of iteration `it`, and the first iteration of a
+  // level: max_iters spread evenly over the levels, or each level
+  // hqs_max_inner_iters iterations.
+  size_t level_at(int it) const {
+    if (levels_.size() <= 1) return 0;
+    const size_t k = o_.hqs_max_inner_iters > 0
+                         ? static_cast<size_t>(it / o_.hqs_max_inner_iters)
+                         : static_cast<size_t>(it) * levels_.size() / static_cast<size_t>(o_.max_iters);
+    return std::min(levels_.size() - 1, k);
+  }
+  int level_start(size_t level) const {
+    if (o_.hqs_max_inner_iters > 0) return static_cast<int>(std::min<size_t>(level * o_.hqs_max_inner_iters, INT32_MAX));
+    return static_cast<int>((level * static_cast<size_t>(o_.max_iters) + levels_.size() - 1) / levels_.size());
   }
 
   void checkpoint(int iteration) {
@@ -158,10 +182,7 @@ class HostLoop {
     start_ = Clock::now();
     sum_.termination = Termination::MaxIterations;
     while (it_ < o_.max_iters) {
-      size_t level = 0;
-      if (levels_.size() > 1) {
-        level = std::min(levels_.size() - 1, static_cast<size_t>(it_) * levels_.size() / o_.max_iters);
-      }
+      const size_t level = level_at(it_);
       const double rho = levels_[level];
       if (cg_ && !cg_->run(&state_, rho, &sum_.cg_steps)) {
         sum_.termination = Termination::Diverged;
@@ -219,8 +240,7 @@ class HostLoop {
     if (stopping && info.r <= info.eps_pri && info.s <= info.eps_dual) {
       if (level + 1 < levels_.size()) {
         // Converged for this rho: continue with the next, larger one.
-        it_ = static_cast<int>(((level + 1) * static_cast<size_t>(o_.max_iters) + levels_.size() - 1) /
-                               levels_.size());
+        it_ = std::max(it_, level_start(level + 1));
         return true;
       }
       sum_.termination = Termination::Converged;

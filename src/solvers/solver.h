@@ -42,9 +42,14 @@ struct SolverOptions {
   /// ADMM/HQS x-update by conjugate gradients: most steps and relative tolerance.
   int cg_max_iters = 50;
   double cg_tol = 1e-6;
-  /// HQS continuation: rho = 1, 2√2, 8, ... and finally hqs_rho_max (the
-  /// penalised problem's solution approaches the optimum as rho grows).
+  /// HQS continuation: rho = hqs_rho_0, · hqs_rho_scale, ... below
+  /// hqs_rho_max, and finally hqs_rho_max (the penalised problem's solution
+  /// approaches the optimum as rho grows); each level at most
+  /// hqs_max_inner_iters iterations (0: max_iters spread over the levels).
+  double hqs_rho_0 = 1;
+  double hqs_rho_scale = 2.8284271247461903;  // 2·sqrt(2)
   double hqs_rho_max = 256;
+  int hqs_max_inner_iters = 0;
   /// The algorithms' step sizes and their rules (proxc/solver.h).
   StepSizes steps;
   /// Start from these values (by variable name, user units); zeros otherwise.

@@ -308,11 +308,11 @@ TEST(ApiSolverOptions, StepSizesChangeTheIteratesNotTheOptimum) {
   proxc::SolverOptions o;
   o.steps.pc_tau = 2;
   EXPECT_THAT(error_of([&] { o.validate(); }),
-              HasSubstr("SolverOptions.steps.pc_tau * steps.pc_sigma must be <= 1"));
+              HasSubstr("SolverOptions.steps.pc_tau * SolverOptions.steps.pc_sigma must be <= 1"));
   o = proxc::SolverOptions();
   o.steps.ladmm_mu = 2;
   EXPECT_THAT(error_of([&] { o.validate(); }),
-              HasSubstr("SolverOptions.steps.ladmm_mu must be <= steps.ladmm_lambda"));
+              HasSubstr("SolverOptions.steps.ladmm_mu must be <= SolverOptions.steps.ladmm_lambda"));
   o = proxc::SolverOptions();
   o.steps.pc_theta = 1.5;
   EXPECT_THAT(error_of([&] { o.validate(); }), HasSubstr("steps.pc_theta must be in [0, 1]"));

@@ -310,6 +310,46 @@ TEST(CliSolve, SmallestPipelinesLoadFromTheCacheQuietly) {
   for (const auto& [so, t] : written) EXPECT_EQ(std::filesystem::last_write_time(so), t) << so;
 }
 
+// A checkpoint extends a run: resumed with a larger --iters, the result is
+// the longer run's (pc: max_iters does not shape the iterates).
+TEST(CliSolve, ACheckpointResumesWithMoreIterations) {
+  std::string dir = test::temp_dir();
+  const std::string base = "solve " + example("denoise_tv_iso.prox") + " --eps-abs 0 --eps-rel 0 --backend emulate ";
+  auto straight = proxc(base + "--iters 30 -o " + shell_quote(dir + "/straight.npy"));
+  ASSERT_EQ(straight.exit_code, 0) << straight.out;
+  auto first = proxc(base + "--iters 20 --checkpoint " + shell_quote(dir + "/c.ckpt"));
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  auto more = proxc(base + "--iters 30 --resume " + shell_quote(dir + "/c.ckpt") + " -o " +
+                    shell_quote(dir + "/resumed.npy"));
+  ASSERT_EQ(more.exit_code, 0) << more.out;
+  EXPECT_THAT(more.out, HasSubstr("after 30 iterations"));
+  EXPECT_EQ(read_file(dir + "/resumed.npy"), read_file(dir + "/straight.npy"));
+}
+
+// Each solver's settings by ProxImaL's names; one of another solver is an error.
+TEST(CliSolve, SolverSettingsByProximalsNames) {
+  const std::string base = "solve " + example("denoise_tv_iso.prox") + " --iters 20 --eps-abs 0 --eps-rel 0 --json ";
+  auto objective = [&](const std::string& flags) {
+    auto r = proxc(base + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << ": " << r.out;
+    return nlohmann::json::parse(r.out.substr(r.out.find('{')))["objective_at_projection"].get<double>();
+  };
+  const double pc = objective("");
+  EXPECT_EQ(objective("--tau 1 --sigma 1 --theta 1"), pc);  // the defaults
+  EXPECT_NE(objective("--sigma 2"), pc);
+  EXPECT_NE(objective("--theta 0.5"), pc);
+  const double ladmm = objective("--solver ladmm");
+  EXPECT_NE(objective("--solver ladmm --lmb 1 --mu 0.111"), ladmm);
+  EXPECT_NE(objective("--solver admm --rho 2"), objective("--solver admm"));
+  EXPECT_NE(objective("--solver hqs --rho-0 4 --rho-scale 2 --max-inner-iters 5"), objective("--solver hqs"));
+  auto wrong = proxc(base + "--rho 2");
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_THAT(wrong.out, HasSubstr("--rho is a setting of admm, not of the solver pc"));
+  auto rule = proxc(base + "--tau 2 --sigma 2");
+  EXPECT_EQ(rule.exit_code, 2);
+  EXPECT_THAT(rule.out, HasSubstr("--tau: steps.pc_tau * --sigma: steps.pc_sigma must be <= 1"));
+}
+
 // -o with two variables writes one file per variable and says which.
 TEST(CliSolve, OutputOfTwoVariablesNamesTheFilesWritten) {
   std::string dir = test::temp_dir();

@@ -262,6 +262,107 @@ INSTANTIATE_TEST_SUITE_P(Forms, Affine,
                                   std::get<1>(info.param);
                          });
 
+// Each solver setting changes the iterates as ProxImaL's update formulas
+// say. On problems whose stacked psi operator is x itself (||K|| = 1: the
+// scale pass changes nothing) two iterations from zero are computed by hand.
+class Settings : public ::testing::Test {
+ protected:
+  const std::vector<double> b = {-2.0, -0.3, 0.0, 0.2, 0.9, 3.0};
+  Problem parse(const std::string& objective) const {
+    return parse_program("b = array([2, 3], [-2, -0.3, 0, 0.2, 0.9, 3])\nx = variable(2, 3)\nminimize " + objective +
+                             "\n",
+                         "settings.prox", data_dir())
+        .problem;
+  }
+  Array two_iterations(const Problem& p, const std::string& solver, const StepSizes& steps) const {
+    SolverOptions o;
+    o.solver = solver;
+    o.max_iters = 2;
+    o.eps_abs = o.eps_rel = 0;
+    o.steps = steps;
+    SolveResult r = solve(p, o, emulator());
+    EXPECT_EQ(r.summary.knorm, 1.0);
+    return r.x.at("x");
+  }
+  static double soft(double u, double t) { return std::copysign(std::max(std::fabs(u) - t, 0.0), u); }
+  static double clip(double u, double t) { return std::max(-t, std::min(t, u)); }
+};
+
+TEST_F(Settings, PockChambolleTauSigmaTheta) {
+  // sum_squares(x - b) is omega, norm1(x) psi:
+  // x1 = prox_ω(1/τ, 0) = 2τb/(2τ+1); x̄ = (1+θ)x1; y = σ·clip(x̄, 1/σ);
+  // x2 = prox_ω(1/τ, x1 − τy) = (2τb + x1 − τy)/(2τ+1).
+  const Problem p = parse("sum_squares(x - b) + norm1(x)");
+  for (auto [tau, sigma, theta] : {std::tuple{1.0, 1.0, 1.0}, {0.5, 2.0, 1.0}, {0.25, 1.0, 0.5}, {2.0, 0.4, 0.0}}) {
+    StepSizes st;
+    st.pc_tau = tau;
+    st.pc_sigma = sigma;
+    st.pc_theta = theta;
+    const Array x = two_iterations(p, "pc", st);
+    for (size_t i = 0; i < b.size(); ++i) {
+      const double x1 = 2 * tau * b[i] / (2 * tau + 1);
+      const double y = sigma * clip((1 + theta) * x1, 1 / sigma);
+      EXPECT_NEAR(x.data[i], (2 * tau * b[i] + x1 - tau * y) / (2 * tau + 1), 1e-6)
+          << "tau " << tau << " sigma " << sigma << " theta " << theta << " entry " << i;
+    }
+  }
+}
+
+TEST_F(Settings, LinearizedAdmmLambdaMu) {
+  // v1 = prox_ω(1/μ, 0) = 2μb/(2μ+1); z1 = soft(v1, λ); u1 = v1 − z1;
+  // v2 = prox_ω(1/μ, v1 − (μ/λ)(v1 − z1 + u1)) = (2μb + v1 − (2μ/λ)u1)/(2μ+1).
+  const Problem p = parse("sum_squares(x - b) + norm1(x)");
+  for (auto [lmb, mu] : {std::pair{1.0, 1.0}, {1.0, 1.0 / 9}, {2.0, 0.5}, {0.5, 0.5}}) {
+    StepSizes st;
+    st.ladmm_lambda = lmb;
+    st.ladmm_mu = mu;
+    const Array x = two_iterations(p, "ladmm", st);
+    for (size_t i = 0; i < b.size(); ++i) {
+      const double v1 = 2 * mu * b[i] / (2 * mu + 1);
+      const double u1 = v1 - soft(v1, lmb);
+      EXPECT_NEAR(x.data[i], (2 * mu * b[i] + v1 - (2 * mu / lmb) * u1) / (2 * mu + 1), 1e-6)
+          << "lambda " << lmb << " mu " << mu << " entry " << i;
+    }
+  }
+}
+
+TEST_F(Settings, AdmmRho) {
+  // One psi term norm1(x − b): v1 = 0; z1 = b + soft(−b, 1/ρ); u1 = −z1; v2 = z1 − u1 = 2·z1.
+  const Problem p = parse("norm1(x - b)");
+  for (double rho : {1.0, 0.5, 4.0}) {
+    StepSizes st;
+    st.admm_rho = rho;
+    const Array x = two_iterations(p, "admm", st);
+    for (size_t i = 0; i < b.size(); ++i) {
+      EXPECT_NEAR(x.data[i], 2 * (b[i] + soft(-b[i], 1 / rho)), 1e-6) << "rho " << rho << " entry " << i;
+    }
+  }
+}
+
+TEST_F(Settings, HqsContinuation) {
+  // The levels rho_0, rho_0·scale, ... below rho_max, then rho_max, each
+  // max_inner_iters long: with 3 levels of 4 iterations, the same run as
+  // 12 iterations spread over the same 3 levels; another rho_0 or scale is
+  // another run.
+  const Problem p = parse("sum_squares(x - b) + norm1(grad(x))");
+  auto run = [&](double rho_0, double scale, double rho_max, int inner) {
+    SolverOptions o;
+    o.solver = "hqs";
+    o.max_iters = 12;
+    o.eps_abs = o.eps_rel = 0;
+    o.hqs_rho_0 = rho_0;
+    o.hqs_rho_scale = scale;
+    o.hqs_rho_max = rho_max;
+    o.hqs_max_inner_iters = inner;
+    return solve(p, o, emulator()).x.at("x");
+  };
+  const Array inner = run(2, 4, 32, 4), spread = run(2, 4, 32, 0);
+  EXPECT_EQ(worst_difference(inner, spread), 0.0);
+  EXPECT_GT(worst_difference(inner, run(1, 4, 32, 4)), 1e-4);
+  EXPECT_GT(worst_difference(inner, run(2, 2, 32, 4)), 1e-4);
+  EXPECT_GT(worst_difference(inner, run(2, 4, 32, 2)), 1e-4);
+}
+
 TEST(MultiVariable, SolversAgreeOnTheOptimumWithTwoVariables) {
   // Two variables coupled by a term of both: every solver splits it and
   // reaches the same objective.

@@ -221,8 +221,47 @@ extern "C" void on_stop_signal(int sig) {
   g_interrupted.store(true);
 }
 
+// The solvers' settings by ProxImaL's names, unset until given (NaN, -1).
+struct SolverFlags {
+  double tau = NAN, sigma = NAN, theta = NAN;  // pc
+  double lmb = NAN, mu = NAN;                  // ladmm
+  double rho = NAN;                            // admm
+  double rho_0 = NAN, rho_scale = NAN, rho_max = NAN;
+  int max_inner_iters = -1;  // hqs
+
+  // Into the options, with ProxImaL's rules for what is left out (on the
+  // scaled problem, ||K|| = 1): pc sigma = 1 and tau = 1/sigma, or sigma =
+  // 1/tau when only tau is given; theta = 1; ladmm mu = lmb; a setting of
+  // another solver than the one chosen is an error.
+  void apply(proxc::SolverOptions* o) const {
+    const proxc::SolverKind s = o->solver;
+    auto only = [&](bool given, const char* flag, proxc::SolverKind owner) {
+      if (given && s != owner) {
+        throw proxc::UserError(std::string(flag) + " is a setting of " + proxc::to_string(owner) +
+                               ", not of the solver " + proxc::to_string(s));
+      }
+      return given;
+    };
+    using K = proxc::SolverKind;
+    const bool t = only(!std::isnan(tau), "--tau", K::PockChambolle), g = only(!std::isnan(sigma), "--sigma", K::PockChambolle);
+    if (g) o->steps.pc_sigma = sigma;
+    if (t) o->steps.pc_tau = tau;
+    if (g && !t) o->steps.pc_tau = 1 / sigma;
+    if (t && !g) o->steps.pc_sigma = 1 / tau;
+    if (only(!std::isnan(theta), "--theta", K::PockChambolle)) o->steps.pc_theta = theta;
+    if (only(!std::isnan(lmb), "--lmb", K::LinearizedADMM)) o->steps.ladmm_lambda = o->steps.ladmm_mu = lmb;
+    if (only(!std::isnan(mu), "--mu", K::LinearizedADMM)) o->steps.ladmm_mu = mu;
+    if (only(!std::isnan(rho), "--rho", K::ADMM)) o->steps.admm_rho = rho;
+    if (only(!std::isnan(rho_0), "--rho-0", K::HQS)) o->hqs_rho_0 = rho_0;
+    if (only(!std::isnan(rho_scale), "--rho-scale", K::HQS)) o->hqs_rho_scale = rho_scale;
+    if (only(!std::isnan(rho_max), "--rho-max", K::HQS)) o->hqs_rho_max = rho_max;
+    if (only(max_inner_iters >= 0, "--max-inner-iters", K::HQS)) o->hqs_max_inner_iters = max_inner_iters;
+  }
+};
+
 struct SolveCommand {
   std::string file;
+  SolverFlags settings;
   std::string solver = "pc";
   std::string backend = "halide";
   HalideFlags halide;
@@ -257,6 +296,7 @@ struct SolveCommand {
       options.x0[vars[0].name()] = proxc::load_array(x0);
     }
     options.solver = parse_kind<proxc::SolverKind>("--solver", "solver", solver);
+    settings.apply(&options);
     options.backend = parse_kind<proxc::BackendKind>("--backend", "backend", backend);
     options.schedule = parse_kind<proxc::ScheduleKind>("--schedule", "schedule", halide.schedule);
     options.target = halide.target;
@@ -504,6 +544,26 @@ CLI::App* add_opt(CLI::App& app, OptCommand& opt) {
   return opt_cmd;
 }
 
+// Each solver's settings, by ProxImaL's names (docs/solvers.md).
+void add_solver_settings(CLI::App* cmd, SolverFlags* f, proxc::SolverOptions* o) {
+  auto group = [&](const char* name, const char* help, double* v) { cmd->add_option(name, *v, help)->group("Solver settings"); };
+  group("--tau", "pc: primal step (default 1/sigma; tau * sigma <= 1)", &f->tau);
+  group("--sigma", "pc: dual step (default 1, or 1/tau)", &f->sigma);
+  group("--theta", "pc: extrapolation, in [0, 1] (default 1)", &f->theta);
+  group("--lmb", "ladmm: lambda (default 1)", &f->lmb);
+  group("--mu", "ladmm: mu, at most lambda (default lambda)", &f->mu);
+  group("--rho", "admm: penalty (default 1)", &f->rho);
+  group("--rho-0", "hqs: first penalty of the continuation (default 1)", &f->rho_0);
+  group("--rho-scale", "hqs: factor between penalties (default 2*sqrt(2))", &f->rho_scale);
+  group("--rho-max,--hqs-rho-max", "hqs: last penalty (default 256)", &f->rho_max);
+  cmd->add_option("--max-inner-iters", f->max_inner_iters,
+                  "hqs: most iterations per penalty (default: --iters spread over the penalties)")
+      ->group("Solver settings");
+  cmd->add_option("--cg-iters", o->cg_max_iters, "admm, hqs: most CG steps per x-update (default 50)")
+      ->group("Solver settings");
+  cmd->add_option("--cg-tol", o->cg_tol, "admm, hqs: CG relative tolerance (default 1e-6)")->group("Solver settings");
+}
+
 // The `solve` subcommand and its options.
 CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
   CLI::App* solve_cmd = app.add_subcommand("solve", "Solve a problem and write the result");
@@ -525,8 +585,7 @@ CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
   solve_cmd->add_option(
       "--check-every", solve.options.check_every,
       "Check convergence every N iterations and after the last (default 10; 1: every iteration)");
-  solve_cmd->add_option("--hqs-rho-max", solve.options.hqs_rho_max,
-                        "HQS continuation ends at this rho (default 256)");
+  add_solver_settings(solve_cmd, &solve.settings, &solve.options);
   solve_cmd->add_option("-o,--output", solve.output, "Write the result (.npy, .png, .tif)")->check(kPath);
   solve_cmd->add_option("--log", solve.log, "Write one CSV row per convergence check")->check(kPath);
   solve_cmd->add_option("--reference", solve.reference, "Ground truth: print PSNR and SSIM")->check(kPath);
