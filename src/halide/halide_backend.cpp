@@ -270,6 +270,12 @@ class HalideBackend : public Backend {
  public:
   explicit HalideBackend(const HalideOptions& o) : options_(o), target_(parse_target(o.target)) {
     check_schedule_name(o.schedule);
+    // No schedule of proxc places work on a GPU yet: say so rather than run
+    // the CPU schedule silently under a GPU target.
+    if (target_.has_gpu_feature()) {
+      warn("--target " + o.target + ": proxc has no GPU schedules yet; the pipelines run on the CPU (the target's " +
+           "GPU runtime is linked but unused)");
+    }
     // Large FFTs planned by measurement, once per machine: the plans kept
     // in the cache folder (see proxc_fft_set_wisdom_file).
     const std::string dir = halide_cache_dir(o);

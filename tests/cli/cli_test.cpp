@@ -310,6 +310,13 @@ TEST(CliSolve, SmallestPipelinesLoadFromTheCacheQuietly) {
   for (const auto& [so, t] : written) EXPECT_EQ(std::filesystem::last_write_time(so), t) << so;
 }
 
+// A GPU target runs the CPU schedules for now, and says so.
+TEST(CliSolve, AGpuTargetSaysItRunsOnTheCpu) {
+  auto r = proxc("solve " + example("denoise_tv_iso.prox") + " --target host-cuda --iters 3 --cache-dir off");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--target host-cuda: proxc has no GPU schedules yet; the pipelines run on the CPU"));
+}
+
 // A checkpoint extends a run: resumed with a larger --iters, the result is
 // the longer run's (pc: max_iters does not shape the iterates).
 TEST(CliSolve, ACheckpointResumesWithMoreIterations) {
