@@ -183,6 +183,21 @@ Term nonneg(const Expr& e);
 Term poisson_norm(const Expr& e, const Expr& counts);
 /// Σ v (as a linear term; proxc honours alpha).
 Term sum_entries(const Expr& e);
+/// ProxImaL's weighted functions, each with its closed-form prox; `w` a
+/// constant of the operand's shape (or a scalar constant). Σ |w·v|:
+Term weighted_norm1(const Expr& e, const Expr& w);
+/// Σ (w·v)².
+Term weighted_sum_squares(const Expr& e, const Expr& w);
+/// Σ over groups of |w|·sqrt(Σ over `axes` of v²), w the same within each group.
+Term weighted_group_norm1(const Expr& e, const std::vector<int64_t>& axes, const Expr& w);
+/// The indicator of w·v ≥ 0.
+Term weighted_nonneg(const Expr& e, const Expr& w);
+/// The indicator of v ≥ 0 where mask ≥ 0.5 and v = 0 elsewhere.
+Term masked_nonneg(const Expr& e, const Expr& mask);
+/// Σ over w ≠ 0 of w·v − counts·log(w·v), on v ≥ 0 there (w ≥ 0).
+Term weighted_poisson_norm(const Expr& e, const Expr& counts, const Expr& w);
+/// f = 0 (its prox is the identity): ProxImaL's zero_prox.
+Term zero_prox(const Expr& e);
 /// The indicator of lower ≤ v ≤ upper (numbers, possibly infinite, or
 /// constants of the operand's shape).
 Term box(const Expr& e, const Param& lower = -std::numeric_limits<double>::infinity(),

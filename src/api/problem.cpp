@@ -288,6 +288,47 @@ Term poisson_norm(const Expr& e, const Expr& counts) {
   return make_single(ir::FunctionKind::PoissonNorm, e, [&](ir::FunctionTerm& t) { t.counts = c; });
 }
 Term sum_entries(const Expr& e) { return make_single(ir::FunctionKind::SumEntries, e); }
+
+namespace {
+// A weight, mask or counts argument: a constant (make_term checks its shape and values).
+ir::Expr constant_arg(const Expr& e, const char* fn, const char* what) {
+  const ir::Expr& c = node(e, fn);
+  user_assert(c->is_constant()) << fn << ": " << what << " must be a constant array, got an expression that "
+                                << "depends on a variable";
+  return c;
+}
+}  // namespace
+
+Term weighted_norm1(const Expr& e, const Expr& w) {
+  return make_single(ir::FunctionKind::WeightedNorm1, e,
+                     [&](ir::FunctionTerm& t) { t.weight = constant_arg(w, "weighted_norm1", "the weight"); });
+}
+Term weighted_sum_squares(const Expr& e, const Expr& w) {
+  return make_single(ir::FunctionKind::WeightedSumSquares, e, [&](ir::FunctionTerm& t) {
+    t.weight = constant_arg(w, "weighted_sum_squares", "the weight");
+  });
+}
+Term weighted_group_norm1(const Expr& e, const std::vector<int64_t>& axes, const Expr& w) {
+  return make_single(ir::FunctionKind::WeightedGroupNorm1, e, [&](ir::FunctionTerm& t) {
+    t.axes = axes;
+    t.weight = constant_arg(w, "weighted_group_norm1", "the weight");
+  });
+}
+Term weighted_nonneg(const Expr& e, const Expr& w) {
+  return make_single(ir::FunctionKind::WeightedNonneg, e,
+                     [&](ir::FunctionTerm& t) { t.weight = constant_arg(w, "weighted_nonneg", "the weight"); });
+}
+Term masked_nonneg(const Expr& e, const Expr& mask) {
+  return make_single(ir::FunctionKind::MaskedNonneg, e,
+                     [&](ir::FunctionTerm& t) { t.weight = constant_arg(mask, "masked_nonneg", "the mask"); });
+}
+Term weighted_poisson_norm(const Expr& e, const Expr& counts, const Expr& w) {
+  return make_single(ir::FunctionKind::WeightedPoissonNorm, e, [&](ir::FunctionTerm& t) {
+    t.counts = constant_arg(counts, "weighted_poisson_norm", "counts");
+    t.weight = constant_arg(w, "weighted_poisson_norm", "the weight");
+  });
+}
+Term zero_prox(const Expr& e) { return make_single(ir::FunctionKind::ZeroProx, e); }
 Term box(const Expr& e, const Param& lower, const Param& upper) {
   return make_single(ir::FunctionKind::Box, e, [&](ir::FunctionTerm& t) {
     t.lower = param_of(lower, "box", "lower");

@@ -27,7 +27,13 @@ ParamView view(const Param& p, const ConstantLookup& data) {
   return v;
 }
 
-bool is_indicator(FunctionKind k) { return k == FunctionKind::Nonneg || k == FunctionKind::Box; }
+bool is_indicator(FunctionKind k) {
+  return k == FunctionKind::Nonneg || k == FunctionKind::Box || k == FunctionKind::WeightedNonneg ||
+         k == FunctionKind::MaskedNonneg;
+}
+
+// The weight of a weighted function (masked_nonneg: its mask).
+ParamView weight_view(const FunctionTerm& t, const ConstantLookup& data) { return view(Param::of(t.weight), data); }
 
 // Group norms of u over `axes`: g[f] holds the norm of the group of entry f.
 DoubleData group_norms(const Tensor& u, const std::vector<int64_t>& axes) {
@@ -86,6 +92,55 @@ void bare_prox(const FunctionTerm& t, double r, Tensor* u, const ConstantLookup&
       for (size_t i = 0; i < d.size(); ++i) d[i] = std::min(std::max(d[i], lo.at(i)), hi.at(i));
       return;
     }
+    case FunctionKind::WeightedNorm1: {  // Σ|w·v|: threshold |w|/r
+      const ParamView w = weight_view(t, data);
+      for (size_t i = 0; i < d.size(); ++i) {
+        d[i] = (d[i] > 0 ? 1.0 : d[i] < 0 ? -1.0 : 0.0) * std::max(std::fabs(d[i]) - std::fabs(w.at(i)) / r, 0.0);
+      }
+      return;
+    }
+    case FunctionKind::WeightedSumSquares: {  // Σ(w·v)²: r·v/(r + 2w²)
+      if (std::isinf(r)) return;
+      const ParamView w = weight_view(t, data);
+      for (size_t i = 0; i < d.size(); ++i) d[i] = r * d[i] / (r + 2 * w.at(i) * w.at(i));
+      return;
+    }
+    case FunctionKind::WeightedGroupNorm1: {  // Σ_g |w_g|·||v_g||: threshold |w_g|/r
+      const ParamView w = weight_view(t, data);
+      DoubleData g = group_norms(*u, t.axes);
+      for (size_t i = 0; i < d.size(); ++i) {
+        d[i] = g[i] == 0 ? 0.0 : d[i] * std::max(0.0, 1.0 - std::fabs(w.at(i)) / (r * g[i]));
+      }
+      return;
+    }
+    case FunctionKind::WeightedNonneg: {  // I(w·v >= 0)
+      const ParamView w = weight_view(t, data);
+      for (size_t i = 0; i < d.size(); ++i) {
+        const double wi = w.at(i);
+        if (wi != 0) d[i] = std::max(wi * d[i], 0.0) / wi;
+      }
+      return;
+    }
+    case FunctionKind::MaskedNonneg: {  // v >= 0 where mask >= 0.5, v = 0 elsewhere
+      const ParamView m = weight_view(t, data);
+      for (size_t i = 0; i < d.size(); ++i) d[i] = m.at(i) >= 0.5 ? std::max(d[i], 0.0) : 0.0;
+      return;
+    }
+    case FunctionKind::WeightedPoissonNorm: {  // Σ_{w≠0} w·v − counts·log(w·v)
+      if (std::isinf(r)) return;
+      const ParamView w = weight_view(t, data);
+      const Array& counts = data(t.counts.get());
+      for (size_t i = 0; i < d.size(); ++i) {
+        const double wi = w.at(i);
+        if (wi == 0) continue;
+        const double c = counts.data.size() == 1 ? counts.data[0] : counts.data[i];
+        const double q = d[i] - wi / r;
+        d[i] = 0.5 * (q + std::sqrt(q * q + 4.0 * c / r));
+      }
+      return;
+    }
+    case FunctionKind::ZeroProx:
+      return;
   }
 }
 
@@ -155,6 +210,58 @@ double value(const FunctionTerm& t, const Tensor& v, const ConstantLookup& data)
     }
     case FunctionKind::SumEntries:
       for (double x : u) f += x;
+      break;
+    case FunctionKind::WeightedNorm1: {
+      const ParamView w = weight_view(t, data);
+      for (size_t i = 0; i < u.size(); ++i) f += std::fabs(w.at(i) * u[i]);
+      break;
+    }
+    case FunctionKind::WeightedSumSquares: {
+      const ParamView w = weight_view(t, data);
+      for (size_t i = 0; i < u.size(); ++i) f += (w.at(i) * u[i]) * (w.at(i) * u[i]);
+      break;
+    }
+    case FunctionKind::WeightedGroupNorm1: {
+      const ParamView w = weight_view(t, data);
+      Tensor ut(v.shape);
+      ut.data = u;
+      DoubleData g = group_norms(ut, t.axes);
+      const Shape& s = v.shape;
+      auto st = strides_of(s);
+      for (size_t i = 0; i < u.size(); ++i) {
+        bool rep = true;
+        for (int64_t a : t.axes) rep = rep && (static_cast<int64_t>(i) / st[a]) % s[a] == 0;
+        if (rep) f += std::fabs(w.at(i)) * g[i];
+      }
+      break;
+    }
+    case FunctionKind::WeightedNonneg: {
+      const ParamView w = weight_view(t, data);
+      for (size_t i = 0; i < u.size(); ++i) {
+        if (w.at(i) * u[i] <= -kIndicatorSlack) return inf;
+      }
+      break;
+    }
+    case FunctionKind::MaskedNonneg: {
+      const ParamView m = weight_view(t, data);
+      for (size_t i = 0; i < u.size(); ++i) {
+        if (m.at(i) >= 0.5 ? u[i] <= -kIndicatorSlack : std::fabs(u[i]) >= kIndicatorSlack) return inf;
+      }
+      break;
+    }
+    case FunctionKind::WeightedPoissonNorm: {
+      const ParamView w = weight_view(t, data);
+      const Array& counts = data(t.counts.get());
+      for (size_t i = 0; i < u.size(); ++i) {
+        const double wi = w.at(i);
+        if (wi == 0) continue;
+        if (u[i] < -kIndicatorSlack) return inf;
+        const double cnt = counts.data.size() == 1 ? counts.data[0] : counts.data[i];
+        f += wi * u[i] - cnt * std::log(std::max(wi * u[i], 1e-9));
+      }
+      break;
+    }
+    case FunctionKind::ZeroProx:
       break;
   }
   double total = is_indicator(t.kind) ? 0.0 : t.alpha * f;

@@ -206,8 +206,13 @@ bool Parser::prox_function(Args& a, Value* out) {
       const Value* v = at_pos ? &a.pos[pos++] : a.take_kw(slot.key);
       if (!v) fail(a.loc(), slot.missing);
       if (at_pos && a.take_kw(slot.key)) fail(a.loc(), fn + ": " + slot.key + " given twice");
-      if (slot.role == TermSlotRole::Axes) t.axes = a.ints(*v, slot.what);
-      else t.counts = a.constant(*v, slot.what);
+      if (slot.role == TermSlotRole::Axes) {
+        t.axes = a.ints(*v, slot.what);
+      } else if (slot.role == TermSlotRole::Weight) {
+        t.weight = v->type == Value::Type::Scalar ? make_scalar_constant(v->scalar) : a.constant(*v, slot.what);
+      } else {
+        t.counts = a.constant(*v, slot.what);
+      }
     }
     t.arg = a.expr(a.pos[0], "operand");
     auto param = [&](const char* name, Param* out) {

@@ -140,6 +140,7 @@ class JsonWriter {
       switch (slot.role) {
         case TermSlotRole::Axes: j[slot.key] = t.axes; break;
         case TermSlotRole::Counts: j[slot.key] = id(t.counts); break;
+        case TermSlotRole::Weight: j[slot.key] = id(t.weight); break;
         case TermSlotRole::Lower:
         case TermSlotRole::Upper: j[slot.key] = param(bound_param(t, slot)); break;
       }
@@ -401,6 +402,7 @@ class JsonReader {
       switch (slot.role) {
         case TermSlotRole::Axes: t.axes = ints(j, slot.key, ctx); break;
         case TermSlotRole::Counts: t.counts = ref(field(j, slot.key, ctx)); break;
+        case TermSlotRole::Weight: t.weight = ref(field(j, slot.key, ctx)); break;
         case TermSlotRole::Lower:
         case TermSlotRole::Upper: bound_param(t, slot) = param(field(j, slot.key, ctx)); break;
       }

@@ -49,19 +49,7 @@ const char* op_name(StepKind k) {
   }
 }
 
-const char* function_name(FunctionKind k) {
-  switch (k) {
-    case FunctionKind::SumSquares: return "sum_squares";
-    case FunctionKind::LeastSquares: return "least_squares";
-    case FunctionKind::Norm1: return "norm1";
-    case FunctionKind::GroupNorm1: return "group_norm1";
-    case FunctionKind::Nonneg: return "nonneg";
-    case FunctionKind::PoissonNorm: return "poisson_norm";
-    case FunctionKind::SumEntries: return "sum_entries";
-    case FunctionKind::Box: return "box";
-  }
-  return "";
-}
+const char* function_name(FunctionKind k) { return to_string(k); }  // the table's keyword
 
 std::vector<int> ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
 
@@ -498,9 +486,12 @@ class Lowerer {
   Graph::Term term(const FunctionTerm& t) {
     Val alpha = scalar(t.alpha), beta = scalar(t.beta), gamma = scalar(t.gamma), d = scalar(t.d);
     Val b = param_at(t.b), c = param_at(t.c), lower = param_at(t.lower), upper = param_at(t.upper);
-    Val counts;
-    if (t.kind == FunctionKind::PoissonNorm) counts = data(t.counts.get());
-    return graph_->term(function_name(t.kind), alpha, beta, gamma, d, b, c, lower, upper, counts, ints(t.axes));
+    Val counts, weight;
+    if (t.counts) counts = data(t.counts.get());
+    if (t.weight) weight = t.weight->rank() == 0 ? scalar(static_cast<double>(t.weight->constant->array.data[0]))
+                                                  : data(t.weight.get());
+    return graph_->term(function_name(t.kind), alpha, beta, gamma, d, b, c, lower, upper, counts, weight,
+                        ints(t.axes));
   }
 
   // ---- Step nodes ----

@@ -58,6 +58,7 @@ std::string print_dot(const Problem& problem) {
     edge(term.c.array, "c");
     for (const TermSlot& slot : function_info(term.kind).slots) {
       if (slot.role == TermSlotRole::Counts) edge(term.counts, slot.key);
+      if (slot.role == TermSlotRole::Weight) edge(term.weight, slot.key);
       if (slot.role == TermSlotRole::Lower || slot.role == TermSlotRole::Upper) {
         edge(bound_param(term, slot).array, slot.key);
       }

@@ -87,10 +87,51 @@ FunctionTerm make_term(FunctionTerm t) {
           << fn << ": axis " << t.axes[i] << " is out of range for operand shape " << shape_to_string(s);
       user_assert(i == 0 || t.axes[i] != t.axes[i - 1]) << fn << ": axis " << t.axes[i] << " is repeated";
     }
-  } else {
+  } else if (t.kind != FunctionKind::WeightedGroupNorm1) {
     internal_assert(t.axes.empty()) << fn << " takes no axes";
   }
-  if (t.kind == FunctionKind::PoissonNorm) {
+  const bool weighted = t.kind == FunctionKind::WeightedNorm1 || t.kind == FunctionKind::WeightedSumSquares ||
+                        t.kind == FunctionKind::WeightedGroupNorm1 || t.kind == FunctionKind::WeightedNonneg ||
+                        t.kind == FunctionKind::MaskedNonneg || t.kind == FunctionKind::WeightedPoissonNorm;
+  if (weighted) {
+    const char* what = t.kind == FunctionKind::MaskedNonneg ? "mask" : "weight";
+    user_assert(t.weight != nullptr) << fn << ": needs the " << what;
+    user_assert(t.weight->is_constant()) << fn << ": the " << what << " must be a constant array or a number";
+    user_assert(t.weight->shape == s || t.weight->rank() == 0)
+        << fn << ": " << what << " shape " << shape_to_string(t.weight->shape) << " does not match operand shape "
+        << shape_to_string(s);
+    const auto& w = t.weight->constant->array.data;
+    for (float v : w) user_assert(std::isfinite(v)) << fn << ": the " << what << " must be finite, found " << v;
+    if (t.kind == FunctionKind::WeightedPoissonNorm) {
+      for (float v : w) user_assert(v >= 0) << fn << ": the weight must be >= 0, found " << v;
+    }
+    if (t.kind == FunctionKind::WeightedGroupNorm1 && t.weight->rank() > 0) {
+      // One weight per group: then the prox is closed-form (the group's norm scaled).
+      std::vector<int64_t> st(s.size(), 1);
+      for (size_t k = s.size(); k-- > 1;) st[k - 1] = st[k] * s[k];
+      for (size_t f = 0; f < w.size(); ++f) {
+        int64_t rep = static_cast<int64_t>(f);
+        for (int64_t a : t.axes) {
+          if (a >= 0 && a < static_cast<int64_t>(s.size())) rep -= ((static_cast<int64_t>(f) / st[a]) % s[a]) * st[a];
+        }
+        user_assert(w[f] == w[static_cast<size_t>(rep)])
+            << fn << ": the weight must be the same within each group (along axes of the group), as its prox "
+            << "scales each group's norm by one weight; entry " << f << " differs from its group's first";
+      }
+    }
+  } else {
+    internal_assert(!t.weight) << fn << " takes no weight";
+  }
+  if (t.kind == FunctionKind::WeightedGroupNorm1) {
+    user_assert(!t.axes.empty()) << fn << ": needs the group axes, e.g. weighted_group_norm1(grad(x), [2], w)";
+    std::sort(t.axes.begin(), t.axes.end());
+    for (size_t i = 0; i < t.axes.size(); ++i) {
+      user_assert(t.axes[i] >= 0 && t.axes[i] < static_cast<int64_t>(s.size()))
+          << fn << ": axis " << t.axes[i] << " is out of range for operand shape " << shape_to_string(s);
+      user_assert(i == 0 || t.axes[i] != t.axes[i - 1]) << fn << ": axis " << t.axes[i] << " is repeated";
+    }
+  }
+  if (t.kind == FunctionKind::PoissonNorm || t.kind == FunctionKind::WeightedPoissonNorm) {
     user_assert(t.counts != nullptr) << fn << ": needs the counts: poisson_norm(x, counts)";
     user_assert(t.counts->is_constant()) << fn << ": the counts must be a constant array";
     user_assert(t.counts->shape == s || t.counts->rank() == 0)

@@ -46,6 +46,29 @@ namespace proxc::internal {
   X(SumEntries, "sum_entries", "", "\\mathbf{1}^\\top\\left(#0\\right)", )                                   \
   X(Box, "box", "box(x, lower=0, upper=1)", "\\iota_{[#1,\\, #2]}\\left(#0\\right)",                           \
     PROXC_TERM_SLOT(Lower, "lower", "lower", ""), PROXC_TERM_SLOT(Upper, "upper", "upper", ""))             \
+  X(WeightedNorm1, "weighted_norm1", "weighted_norm1(x, w)", "\\left\\| #1 \\odot \\left(#0\\right) \\right\\|_1",            \
+    PROXC_TERM_SLOT(Weight, "weight", "the weight", "weighted_norm1 needs the weight: weighted_norm1(x, w)"))   \
+  X(WeightedSumSquares, "weighted_sum_squares", "weighted_sum_squares(x, w)",                                 \
+    "\\left\\| #1 \\odot \\left(#0\\right) \\right\\|_2^2",                                                                  \
+    PROXC_TERM_SLOT(Weight, "weight", "the weight",                                                          \
+                    "weighted_sum_squares needs the weight: weighted_sum_squares(x, w)"))                    \
+  X(WeightedGroupNorm1, "weighted_group_norm1", "weighted_group_norm1(x, [axes], w)",                        \
+    "\\left\\| #2 \\odot \\left(#0\\right) \\right\\|_{2,1;\\,[#1]}",                                                        \
+    PROXC_TERM_SLOT(Axes, "axes", "the axes",                                                                \
+                    "weighted_group_norm1 needs the group axes: weighted_group_norm1(grad(x), [2], w)"),     \
+    PROXC_TERM_SLOT(Weight, "weight", "the weight",                                                          \
+                    "weighted_group_norm1 needs the weight: weighted_group_norm1(grad(x), [2], w)"))         \
+  X(WeightedNonneg, "weighted_nonneg", "weighted_nonneg(x, w)", "\\iota_{\\geq 0}\\left(#1 \\odot \\left(#0\\right)\\right)",     \
+    PROXC_TERM_SLOT(Weight, "weight", "the weight", "weighted_nonneg needs the weight: weighted_nonneg(x, w)")) \
+  X(MaskedNonneg, "masked_nonneg", "masked_nonneg(x, mask)", "\\iota_{\\geq 0;\\,#1}\\left(#0\\right)",           \
+    PROXC_TERM_SLOT(Weight, "mask", "the mask", "masked_nonneg needs the mask: masked_nonneg(x, mask)"))      \
+  X(WeightedPoissonNorm, "weighted_poisson_norm", "weighted_poisson_norm(x, counts, w)",                     \
+    "\\mathrm{Poisson}\\left(#2 \\odot \\left(#0\\right);\\, #1\\right)",                                                     \
+    PROXC_TERM_SLOT(Counts, "counts", "counts",                                                              \
+                    "weighted_poisson_norm needs the counts: weighted_poisson_norm(x, counts, w)"),          \
+    PROXC_TERM_SLOT(Weight, "weight", "the weight",                                                          \
+                    "weighted_poisson_norm needs the weight: weighted_poisson_norm(x, counts, w)"))          \
+  X(ZeroProx, "zero_prox", "", "0", )                                                                         \
   X(LeastSquares, "least_squares", "", "\\left\\| #0 \\right\\|_2^2", )
 
 enum class FunctionKind {
@@ -90,8 +113,12 @@ struct FunctionTerm {
   double d = 0;
   /// group_norm1: the axes that form a group (sorted, distinct).
   std::vector<int64_t> axes;
-  /// poisson_norm: the counts (a constant of the operand's shape).
+  /// poisson_norm, weighted_poisson_norm: the counts (a constant of the
+  /// operand's shape).
   Expr counts;
+  /// The weighted functions: the weight w; masked_nonneg: the mask (a
+  /// constant of the operand's shape, or a scalar).
+  Expr weight;
   /// box: lower and upper bounds (scalars, possibly infinite, or constants).
   Param lower = Param::of(-std::numeric_limits<double>::infinity());
   Param upper = Param::of(std::numeric_limits<double>::infinity());

@@ -138,6 +138,7 @@ class LatexPrinter {
       switch (slot.role) {
         case TermSlotRole::Axes: slots.push_back(ints(t.axes)); break;
         case TermSlotRole::Counts: slots.push_back(e(t.counts)); break;
+        case TermSlotRole::Weight: slots.push_back(e(t.weight, true)); break;  // a sum in parentheses
         case TermSlotRole::Lower:
         case TermSlotRole::Upper: slots.push_back(param(bound_param(t, slot))); break;
       }

@@ -77,6 +77,7 @@ enum class TermSlotRole {
   Counts,  ///< a constant after the operand, or `counts=` (FunctionTerm::counts)
   Lower,   ///< a keyword parameter, a scalar or a constant (FunctionTerm::lower; default −inf)
   Upper,   ///< the same (FunctionTerm::upper; default +inf)
+  Weight,  ///< a constant after the operand (and the axes or counts), or `weight=` / `mask=` (FunctionTerm::weight)
 };
 
 struct TermSlot {
@@ -87,7 +88,9 @@ struct TermSlot {
   const char* missing;
 
   /// True for slots that may be written after the operand without a keyword.
-  bool positional() const { return role == TermSlotRole::Axes || role == TermSlotRole::Counts; }
+  bool positional() const {
+    return role == TermSlotRole::Axes || role == TermSlotRole::Counts || role == TermSlotRole::Weight;
+  }
 };
 
 /// One row of the function table.

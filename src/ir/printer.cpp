@@ -44,6 +44,7 @@ PrintPlan::PrintPlan(const Problem& p, const std::unordered_map<const ExprNode*,
       if (q->array) ++uses_[q->array.get()];
     }
     if (t.counts) ++uses_[t.counts.get()];
+    if (t.weight) ++uses_[t.weight.get()];
   }
   NameScope scope;
   if (fixed) {
@@ -241,6 +242,7 @@ class TextPrinter {
     for (const TermSlot& slot : info.slots) {  // the slots written after the operand
       if (slot.role == TermSlotRole::Axes) s += ", " + format_ints(t.axes);
       if (slot.role == TermSlotRole::Counts) s += ", " + ref(t.counts.get(), kAdditive);
+      if (slot.role == TermSlotRole::Weight) s += ", " + ref(t.weight.get(), kAdditive);
     }
     if (t.beta != 1) s += ", beta=" + format_double(t.beta);
     if (!t.b.is_scalar(0)) s += ", b=" + param(t.b);

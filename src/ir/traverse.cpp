@@ -41,6 +41,7 @@ std::vector<Expr> problem_roots(const Problem& p) {
     roots.push_back(t.arg);
     for (const Param* q : {&t.b, &t.c, &t.lower, &t.upper}) roots.push_back(q->array);
     roots.push_back(t.counts);
+    roots.push_back(t.weight);
   }
   return roots;
 }
@@ -70,6 +71,7 @@ Problem ExprMutator::operator()(const Problem& p) {
     t.arg = (*this)(t.arg);
     for (Param* prm : {&t.b, &t.c, &t.lower, &t.upper}) prm->array = (*this)(prm->array);
     t.counts = (*this)(t.counts);
+    t.weight = (*this)(t.weight);
     t = make_term(t);
   }
   return q;
@@ -104,6 +106,7 @@ Problem unfold_constants(const Problem& p) {
     t.arg = m(t.arg);
     for (Param* prm : {&t.b, &t.c, &t.lower, &t.upper}) prm->array = m(prm->array);
     t.counts = m(t.counts);
+    t.weight = m(t.weight);
   }
   return q;
 }

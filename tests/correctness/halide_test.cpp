@@ -389,16 +389,42 @@ TEST(HalideParity, EveryProxAndValue) {
   Expr b = random_constant(s, &rng, -0.3f, 0.3f, "b");
   Expr c = random_constant(s, &rng, -0.3f, 0.3f, "c");
   Expr counts = random_constant(s, &rng, 0.0f, 3.0f, "counts");
+  // Weights of both signs, some zero; one per group (axis 2) for the group
+  // norm; >= 0 for Poisson; a mask of 0, 1 and values between.
+  Array wa = random_array(s, &rng, -2.0f, 2.0f), ga(s), pa(s), ma(s);
+  for (size_t i = 0; i < wa.data.size(); ++i) {
+    if (i % 5 == 0) wa.data[i] = 0;
+    ga.data[i] = wa.data[i & ~size_t{1}];  // shape (6, 5, 2): axis 2 pairs neighbours
+    pa.data[i] = std::fabs(wa.data[i]);
+    ma.data[i] = i % 3 == 0 ? 0.0f : i % 3 == 1 ? 1.0f : 0.5f * std::fabs(wa.data[i]);
+  }
+  auto constant_of = [](const Array& a, const char* name) {
+    auto d = std::make_shared<ConstantData>();
+    d->array = a;
+    return make_constant(d, name);
+  };
+  const Expr w = constant_of(wa, "w"), gw = constant_of(ga, "gw"), pw = constant_of(pa, "pw"),
+             mask = constant_of(ma, "mask");
   std::vector<FunctionTerm> terms;
-  for (FunctionKind kind : {FunctionKind::SumSquares, FunctionKind::Norm1, FunctionKind::GroupNorm1,
-                            FunctionKind::Nonneg, FunctionKind::PoissonNorm, FunctionKind::SumEntries,
-                            FunctionKind::Box, FunctionKind::LeastSquares}) {
+  for (FunctionKind kind :
+       {FunctionKind::SumSquares, FunctionKind::Norm1, FunctionKind::GroupNorm1, FunctionKind::Nonneg,
+        FunctionKind::PoissonNorm, FunctionKind::SumEntries, FunctionKind::Box, FunctionKind::LeastSquares,
+        FunctionKind::WeightedNorm1, FunctionKind::WeightedSumSquares, FunctionKind::WeightedGroupNorm1,
+        FunctionKind::WeightedNonneg, FunctionKind::MaskedNonneg, FunctionKind::WeightedPoissonNorm,
+        FunctionKind::ZeroProx}) {
     for (int params = 0; params < 3; ++params) {
       FunctionTerm t;
       t.kind = kind;
       t.arg = x;
-      if (kind == FunctionKind::GroupNorm1) t.axes = {2};
-      if (kind == FunctionKind::PoissonNorm) t.counts = counts;
+      if (kind == FunctionKind::GroupNorm1 || kind == FunctionKind::WeightedGroupNorm1) t.axes = {2};
+      if (kind == FunctionKind::PoissonNorm || kind == FunctionKind::WeightedPoissonNorm) t.counts = counts;
+      if (kind == FunctionKind::WeightedNorm1 || kind == FunctionKind::WeightedSumSquares ||
+          kind == FunctionKind::WeightedNonneg) {
+        t.weight = params == 2 ? make_scalar_constant(-1.5) : w;
+      }
+      if (kind == FunctionKind::WeightedGroupNorm1) t.weight = gw;
+      if (kind == FunctionKind::WeightedPoissonNorm) t.weight = pw;
+      if (kind == FunctionKind::MaskedNonneg) t.weight = mask;
       if (kind == FunctionKind::Box) {
         t.lower = params == 2 ? Param::of(b) : Param::of(-0.5);
         t.upper = Param::of(0.75);

@@ -118,6 +118,10 @@ const Canonical kProblems[] = {
                       "minimize sum_squares(conv(k, x) - b) + 0.1 * norm1(x) + nonneg(x)\n"},
     {"mask_ridge", "b = load(\"masked.npy\")\nm = load(\"mask.npy\")\nx = variable(shape(b))\n"
                    "minimize sum_squares(mul_elemwise(m, x) - b) + 0.2 * sum_squares(x) + norm1(x, alpha=0.01)\n"},
+    // The weighted functions (psi terms with their own prox).
+    {"weighted", "b = load(\"masked.npy\")\nm = load(\"mask.npy\")\nx = variable(shape(b))\n"
+                 "minimize weighted_sum_squares(x - b, m + 0.1) + 0.05 * weighted_group_norm1(grad(x), [2], 2)"
+                 " + 0.01 * weighted_norm1(x, m) + weighted_nonneg(x, m + 1)\n"},
 };
 
 Problem problem(const Canonical& c) { return parse_program(c.text, std::string(c.name) + ".prox", data_dir()).problem; }
@@ -188,7 +192,8 @@ TEST_P(Optimum, SolverReachesTheReferenceOptimum) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Canonical, Optimum,
-                         ::testing::Combine(::testing::Range(0, 6), ::testing::Values("pc", "ladmm", "admm", "hqs")),
+                         ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kProblems))),
+                                            ::testing::Values("pc", "ladmm", "admm", "hqs")),
                          [](const ::testing::TestParamInfo<std::tuple<int, std::string>>& info) {
                            return std::string(kProblems[std::get<0>(info.param)].name) + "_" + std::get<1>(info.param);
                          });
@@ -389,7 +394,7 @@ TEST(MultiVariable, SolversAgreeOnTheOptimumWithTwoVariables) {
 TEST(Trajectory, HalideFollowsTheEmulator) {
   // The same algorithm on float state: after 10 iterations the iterates agree
   // to 1e-4 of the image's scale (a few float roundings per iteration).
-  for (const Canonical& c : {kProblems[1], kProblems[2]}) {
+  for (const Canonical& c : {kProblems[1], kProblems[2], kProblems[6]}) {
     for (const char* solver : {"pc", "ladmm", "admm", "hqs"}) {
       SCOPED_TRACE(std::string(c.name) + " " + solver);
       Problem p = problem(c);

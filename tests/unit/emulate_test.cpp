@@ -176,9 +176,33 @@ TEST(EmulateAffine, OffsetsKeptOnlyWhenAsked) {
 // ---- Proximal operators ----
 
 // The test's own f (strict indicators), independent of the emulator's value().
-double own_f(const FunctionTerm& t, const DoubleData& u, const DoubleData& counts) {
+double own_f(const FunctionTerm& t, const DoubleData& u, const DoubleData& counts, const DoubleData& w) {
   double f = 0;
   switch (t.kind) {
+    case FunctionKind::WeightedNorm1: for (size_t i = 0; i < u.size(); ++i) f += std::fabs(w[i] * u[i]); break;
+    case FunctionKind::WeightedSumSquares:
+      for (size_t i = 0; i < u.size(); ++i) f += w[i] * u[i] * w[i] * u[i];
+      break;
+    case FunctionKind::WeightedGroupNorm1:  // one weight per group of 2
+      for (size_t i = 0; i + 1 < u.size(); i += 2) f += std::fabs(w[i]) * std::hypot(u[i], u[i + 1]);
+      break;
+    case FunctionKind::WeightedNonneg:
+      for (size_t i = 0; i < u.size(); ++i) if (w[i] * u[i] < -1e-12) return INFINITY;
+      return 0.0;
+    case FunctionKind::MaskedNonneg:
+      for (size_t i = 0; i < u.size(); ++i) {
+        if (w[i] >= 0.5 ? u[i] < -1e-12 : std::fabs(u[i]) > 1e-12) return INFINITY;
+      }
+      return 0.0;
+    case FunctionKind::WeightedPoissonNorm:
+      for (size_t i = 0; i < u.size(); ++i) {
+        if (w[i] == 0) continue;
+        const double wu = w[i] * u[i];
+        if (wu < 0 || (wu == 0 && counts[i] > 0)) return INFINITY;
+        f += wu - (counts[i] > 0 ? counts[i] * std::log(wu) : 0.0);
+      }
+      break;
+    case FunctionKind::ZeroProx: break;
     case FunctionKind::SumSquares:
     case FunctionKind::LeastSquares: for (double x : u) f += x * x; break;
     case FunctionKind::Norm1: for (double x : u) f += std::fabs(x); break;
@@ -201,14 +225,14 @@ double own_f(const FunctionTerm& t, const DoubleData& u, const DoubleData& count
 
 // Φ(x) = F(x) + (rho/2)||x − v||² with F = alpha f(beta x − b) + c·x + gamma||x||² + d.
 double phi(const FunctionTerm& t, const DoubleData& x, const DoubleData& v, double rho,
-           const DoubleData& b, const DoubleData& c, const DoubleData& counts) {
+           const DoubleData& b, const DoubleData& c, const DoubleData& counts, const DoubleData& w) {
   DoubleData u(x.size());
   double rest = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     u[i] = t.beta * x[i] - b[i];
     rest += c[i] * x[i] + t.gamma * x[i] * x[i] + 0.5 * rho * (x[i] - v[i]) * (x[i] - v[i]);
   }
-  return own_f(t, u, counts) + rest;
+  return own_f(t, u, counts, w) + rest;
 }
 
 struct ProxCase {
@@ -225,12 +249,28 @@ TEST_P(ProxOptimality, NoNearbyPointIsBetterAndCoordinatesAreMinimal) {
   std::normal_distribution<double> nd(0.0, 1.0);
   std::uniform_real_distribution<double> ud(0.5, 3.0);
   Expr x = make_variable({6, 2});
-  DoubleData b(n, 0), c(n, 0), counts(n, 0);
+  DoubleData b(n, 0), c(n, 0), counts(n, 0), w(n, 0);
   FunctionTerm t;
   t.kind = pc.kind;
   t.arg = x;
-  if (pc.kind == FunctionKind::GroupNorm1) t.axes = {1};
-  if (pc.kind == FunctionKind::PoissonNorm) {
+  if (pc.kind == FunctionKind::GroupNorm1 || pc.kind == FunctionKind::WeightedGroupNorm1) t.axes = {1};
+  const bool weighted = pc.kind == FunctionKind::WeightedNorm1 || pc.kind == FunctionKind::WeightedSumSquares ||
+                        pc.kind == FunctionKind::WeightedGroupNorm1 || pc.kind == FunctionKind::WeightedNonneg ||
+                        pc.kind == FunctionKind::MaskedNonneg || pc.kind == FunctionKind::WeightedPoissonNorm;
+  if (weighted) {
+    // Weights of both signs and zeros (masks: 0, 1 and in between; Poisson's
+    // weights >= 0; one weight per group of the group norm).
+    const float pattern[] = {1.5f, -0.7f, 0.0f, 2.0f, 0.3f, -1.2f, 0.0f, 0.9f, 1.0f, -0.4f, 0.6f, 0.0f};
+    std::vector<float> wf(n);
+    for (size_t i = 0; i < n; ++i) {
+      float v = pattern[pc.kind == FunctionKind::WeightedGroupNorm1 ? i & ~size_t{1} : i];
+      if (pc.kind == FunctionKind::WeightedPoissonNorm) v = std::fabs(v);
+      if (pc.kind == FunctionKind::MaskedNonneg) v = std::fabs(v) >= 0.6f ? 1.0f : std::fabs(v);
+      w[i] = wf[i] = v;
+    }
+    t.weight = constant({6, 2}, wf);
+  }
+  if (pc.kind == FunctionKind::PoissonNorm || pc.kind == FunctionKind::WeightedPoissonNorm) {
     std::vector<float> cf(n);
     for (size_t i = 0; i < n; ++i) cf[i] = static_cast<float>(counts[i] = std::floor(ud(rng) * 2));
     t.counts = constant({6, 2}, cf);
@@ -257,25 +297,31 @@ TEST_P(ProxOptimality, NoNearbyPointIsBetterAndCoordinatesAreMinimal) {
     Tensor v(Shape{6, 2});
     for (double& e : v.data) e = 1.5 * nd(rng);
     Tensor p = emulate::prox(t, v, rho);
-    double best = phi(t, p.data, v.data, rho, b, c, counts);
+    double best = phi(t, p.data, v.data, rho, b, c, counts, w);
+    // masked_nonneg pins the entries outside its mask: perturb the others.
+    auto free = [&](size_t i) { return pc.kind != FunctionKind::MaskedNonneg || w[i] >= 0.5; };
     ASSERT_TRUE(std::isfinite(best)) << "the prox is infeasible";
     // Random perturbations at several scales never do better (convexity makes
     // this a global statement).
     for (double scale : {1e-1, 1e-2, 1e-3, 1e-4}) {
       for (int k = 0; k < 200; ++k) {
         DoubleData q = p.data;
-        for (double& e : q) e += scale * nd(rng);
-        EXPECT_GE(phi(t, q, v.data, rho, b, c, counts), best - 1e-10) << "scale " << scale;
+        for (size_t i = 0; i < n; ++i) q[i] += free(i) ? scale * nd(rng) : 0.0;
+        EXPECT_GE(phi(t, q, v.data, rho, b, c, counts, w), best - 1e-10) << "scale " << scale;
       }
     }
     // Separable functions: each coordinate is the minimum along its own line
     // (golden-section search on a bracket around the prox).
-    if (pc.kind != FunctionKind::GroupNorm1) {
+    if (pc.kind != FunctionKind::GroupNorm1 && pc.kind != FunctionKind::WeightedGroupNorm1) {
       for (size_t i = 0; i < n; ++i) {
+        if (!free(i)) {
+          EXPECT_NEAR(t.beta * p.data[i] - b[i], 0.0, 1e-12) << "outside the mask";
+          continue;
+        }
         auto along = [&](double s) {
           DoubleData q = p.data;
           q[i] = s;
-          return phi(t, q, v.data, rho, b, c, counts);
+          return phi(t, q, v.data, rho, b, c, counts, w);
         };
         double lo = p.data[i] - 2, hi = p.data[i] + 2;
         const double g = (std::sqrt(5.0) - 1) / 2;
@@ -298,7 +344,17 @@ INSTANTIATE_TEST_SUITE_P(
                       ProxCase{FunctionKind::Nonneg, false}, ProxCase{FunctionKind::Nonneg, true},
                       ProxCase{FunctionKind::PoissonNorm, false}, ProxCase{FunctionKind::PoissonNorm, true},
                       ProxCase{FunctionKind::SumEntries, false}, ProxCase{FunctionKind::SumEntries, true},
-                      ProxCase{FunctionKind::Box, false}, ProxCase{FunctionKind::Box, true}),
+                      ProxCase{FunctionKind::Box, false}, ProxCase{FunctionKind::Box, true},
+                      ProxCase{FunctionKind::WeightedNorm1, false}, ProxCase{FunctionKind::WeightedNorm1, true},
+                      ProxCase{FunctionKind::WeightedSumSquares, false},
+                      ProxCase{FunctionKind::WeightedSumSquares, true},
+                      ProxCase{FunctionKind::WeightedGroupNorm1, false},
+                      ProxCase{FunctionKind::WeightedGroupNorm1, true},
+                      ProxCase{FunctionKind::WeightedNonneg, false}, ProxCase{FunctionKind::WeightedNonneg, true},
+                      ProxCase{FunctionKind::MaskedNonneg, false}, ProxCase{FunctionKind::MaskedNonneg, true},
+                      ProxCase{FunctionKind::WeightedPoissonNorm, false},
+                      ProxCase{FunctionKind::WeightedPoissonNorm, true}, ProxCase{FunctionKind::ZeroProx, false},
+                      ProxCase{FunctionKind::ZeroProx, true}),
     [](const ::testing::TestParamInfo<ProxCase>& info) {
       return std::string(to_string(info.param.kind)) + (info.param.params ? "_params" : "_default");
     });

@@ -213,15 +213,15 @@ class Graph {
   /// The operands of a function term f(x) = alpha·φ(beta·x − b) + cᵀx +
   /// gamma·‖x‖² + d: rank-0 float scalars or arrays of x's shape.
   struct Term {
-    std::string
-        kind;  ///< sum_squares, least_squares, norm1, group_norm1, nonneg, poisson_norm, sum_entries, box
+    std::string kind;  ///< the function's keyword (sum_squares, norm1, weighted_norm1, ...)
     Val alpha, beta, gamma, d, b, c, lower, upper;
-    Val counts;             ///< poisson_norm only
+    Val counts;             ///< poisson_norm, weighted_poisson_norm only
+    Val weight;             ///< the weighted functions' weight, masked_nonneg's mask
     std::vector<int> axes;  ///< group_norm1 only
     std::string id;         ///< its variable in the recorded source
   };
   Term term(const std::string& kind, const Val& alpha, const Val& beta, const Val& gamma, const Val& d,
-            const Val& b, const Val& c, const Val& lower, const Val& upper, const Val& counts,
+            const Val& b, const Val& c, const Val& lower, const Val& upper, const Val& counts, const Val& weight,
             const std::vector<int>& axes);
   /// prox_{f/rho}(v) for the term t (SEMANTICS.md's formula with the
   /// affine argument folded in); rho is a double scalar.

@@ -9,11 +9,11 @@ namespace proxc::halide_ops {
 
 inline Graph::Term Graph::term(const std::string& kind, const Val& alpha, const Val& beta, const Val& gamma,
                                const Val& d, const Val& b, const Val& c, const Val& lower, const Val& upper,
-                               const Val& counts, const std::vector<int>& axes) {
-  Term t{kind, alpha, beta, gamma, d, b, c, lower, upper, counts, axes, "t" + std::to_string(term_ids_++)};
+                               const Val& counts, const Val& weight, const std::vector<int>& axes) {
+  Term t{kind, alpha, beta, gamma, d, b, c, lower, upper, counts, weight, axes, "t" + std::to_string(term_ids_++)};
   if (record_) {
     *record_ << "  Graph::Term " << t.id << " = g.term("
-             << args(kind, alpha, beta, gamma, d, b, c, lower, upper, counts, axes) << ");\n";
+             << args(kind, alpha, beta, gamma, d, b, c, lower, upper, counts, weight, axes) << ");\n";
   }
   return t;
 }
@@ -27,7 +27,7 @@ inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
   // u = (rho·v − c)·beta/denom − b
   Val u = define(
       "u", ext, [&](const Coords& i) { return (rho * call(v, i) - at(t.c, i)) * beta / denom - at(t.b, i); });
-  if (t.kind == "group_norm1" && !short_group(u, t.axes)) schedule_at_root(u);
+  if ((t.kind == "group_norm1" || t.kind == "weighted_group_norm1") && !short_group(u, t.axes)) schedule_at_root(u);
   Val p = define("prox", ext, [&](const Coords& i) {
     Halide::Expr x = call(u, i);
     Halide::Expr out;
@@ -50,6 +50,26 @@ inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
       out = Halide::select(alpha == 0.0f, x, x - 1.0f / r);
     } else if (k == "box") {
       out = Halide::min(Halide::max(x, at(t.lower, i)), at(t.upper, i));
+    } else if (k == "weighted_norm1") {  // Σ|w·v|: threshold |w|/r
+      out = Halide::select(x > 0.0f, 1.0f, x < 0.0f, -1.0f, 0.0f) *
+            Halide::max(Halide::abs(x) - Halide::abs(at(t.weight, i)) / r, 0.0f);
+    } else if (k == "weighted_sum_squares") {  // Σ(w·v)²: r·v/(r + 2w²)
+      Halide::Expr w = at(t.weight, i);
+      out = Halide::select(alpha == 0.0f, x, r * x / (r + 2.0f * w * w));
+    } else if (k == "weighted_group_norm1") {  // Σ_g |w_g|·||v_g||
+      Halide::Expr g = Halide::sqrt(group_sum_squares(u, t.axes, i));
+      out = Halide::select(g == 0.0f, 0.0f, x * Halide::max(0.0f, 1.0f - Halide::abs(at(t.weight, i)) / (r * g)));
+    } else if (k == "weighted_nonneg") {  // I(w·v >= 0)
+      Halide::Expr w = at(t.weight, i);
+      out = Halide::select(w == 0.0f, x, Halide::max(w * x, 0.0f) / w);
+    } else if (k == "masked_nonneg") {  // v >= 0 where mask >= 0.5, 0 elsewhere
+      out = Halide::select(at(t.weight, i) >= 0.5f, Halide::max(x, 0.0f), 0.0f);
+    } else if (k == "weighted_poisson_norm") {  // Σ_{w≠0} w·v − counts·log(w·v)
+      Halide::Expr w = at(t.weight, i), cv = at(t.counts, i);
+      Halide::Expr q = x - w / r;
+      out = Halide::select(alpha == 0.0f || w == 0.0f, x, 0.5f * (q + Halide::sqrt(q * q + 4.0f * cv / r)));
+    } else if (k == "zero_prox") {
+      out = x;
     } else {
       fail("prox: unknown function " + k);
     }
@@ -95,6 +115,31 @@ inline Val Graph::value(const Term& t, const Val& v0, const Val& inf_val, double
                        alpha * Halide::sum(x - cv * Halide::log(Halide::max(x, f64(1e-9)))));
   } else if (k == "sum_entries") {
     f = alpha * Halide::sum(x);
+  } else if (k == "weighted_norm1") {
+    f = alpha * Halide::sum(Halide::abs(Halide::cast<double>(at(t.weight, i)) * x));
+  } else if (k == "weighted_sum_squares") {
+    Halide::Expr wx = Halide::cast<double>(at(t.weight, i)) * x;
+    f = alpha * Halide::sum(wx * wx);
+  } else if (k == "weighted_group_norm1") {
+    Val g2 = define("gsq", vv.ext, [&](const Coords& j) { return group_sum_squares(u, t.axes, j); });
+    schedule_at_root(g2);
+    Halide::Expr first = Halide::Internal::const_true();
+    for (int ax : t.axes) first = first && i[static_cast<size_t>(ax)] == 0;
+    Halide::Expr w = Halide::abs(Halide::cast<double>(at(t.weight, i)));
+    f = alpha * Halide::sum(Halide::select(first, w * Halide::sqrt(Halide::cast<double>(call(g2, i))), f64(0)));
+  } else if (k == "weighted_nonneg") {
+    f = Halide::select(Halide::minimum(Halide::cast<double>(at(t.weight, i)) * x) > f64(-slack), f64(0), inf);
+  } else if (k == "masked_nonneg") {
+    Halide::Expr bad = Halide::select(at(t.weight, i) >= 0.5f, x <= f64(-slack), Halide::abs(x) >= f64(slack));
+    f = Halide::select(Halide::maximum(Halide::select(bad, 1, 0)) == 0, f64(0), inf);
+  } else if (k == "weighted_poisson_norm") {
+    Halide::Expr w = Halide::cast<double>(at(t.weight, i)), cv = Halide::cast<double>(at(t.counts, i));
+    Halide::Expr bad = w != f64(0) && x < f64(-slack);
+    f = Halide::select(Halide::maximum(Halide::select(bad, 1, 0)) > 0, inf,
+                       alpha * Halide::sum(Halide::select(w == f64(0), f64(0),
+                                                          w * x - cv * Halide::log(Halide::max(w * x, f64(1e-9))))));
+  } else if (k == "zero_prox") {
+    f = f64(0);
   } else {
     fail("value: unknown function " + k);
   }
