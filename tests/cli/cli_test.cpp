@@ -237,7 +237,9 @@ TEST(CliSolve, SetReplacesDataAndX0WarmStarts) {
 
 TEST(CliSolve, SigintStopsAndWritesTheCurrentIterate) {
   std::string dir = test::temp_dir();
-  auto r = test::run_command("timeout --preserve-status -s INT 2 " + shell_quote(test::proxc_binary()) + " solve " +
+  // 5 s: time to load libproxc and reach the loop on a loaded machine (a
+  // signal before the handler is installed ends the process with no output).
+  auto r = test::run_command("timeout --preserve-status -s INT 5 " + shell_quote(test::proxc_binary()) + " solve " +
                              example("denoise_tv_iso.prox") + " --backend emulate --iters 100000000 --eps-abs 0 " +
                              "--eps-rel 0 --json -o " + shell_quote(dir + "/x.npy") + " 2>&1");
   EXPECT_EQ(r.exit_code, 130) << r.out;  // 128 + SIGINT: stopped, not finished (issue 27)
