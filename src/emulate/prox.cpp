@@ -172,18 +172,22 @@ double value(const FunctionTerm& t, const Tensor& v, const ConstantLookup& data)
     case FunctionKind::Norm1:
       for (double x : u) f += std::fabs(x);
       break;
-    case FunctionKind::GroupNorm1: {
+    case FunctionKind::GroupNorm1:
+    case FunctionKind::WeightedGroupNorm1: {
       Tensor ut(v.shape);
       ut.data = u;
       DoubleData g = group_norms(ut, t.axes);
       // Each group's norm is counted once: at its representative entry (norms
-      // are equal within a group, so sum g² / (group size) would also work).
+      // are equal within a group, so sum g² / (group size) would also work),
+      // times the group's weight.
+      const bool weighted = t.kind == FunctionKind::WeightedGroupNorm1;
+      const ParamView w = weighted ? weight_view(t, data) : ParamView{1.0, nullptr, nullptr};
       const Shape& s = v.shape;
       auto st = strides_of(s);
       for (size_t i = 0; i < u.size(); ++i) {
         bool rep = true;
         for (int64_t a : t.axes) rep = rep && (static_cast<int64_t>(i) / st[a]) % s[a] == 0;
-        if (rep) f += g[i];
+        if (rep) f += std::fabs(w.at(i)) * g[i];
       }
       break;
     }
@@ -219,20 +223,6 @@ double value(const FunctionTerm& t, const Tensor& v, const ConstantLookup& data)
     case FunctionKind::WeightedSumSquares: {
       const ParamView w = weight_view(t, data);
       for (size_t i = 0; i < u.size(); ++i) f += (w.at(i) * u[i]) * (w.at(i) * u[i]);
-      break;
-    }
-    case FunctionKind::WeightedGroupNorm1: {
-      const ParamView w = weight_view(t, data);
-      Tensor ut(v.shape);
-      ut.data = u;
-      DoubleData g = group_norms(ut, t.axes);
-      const Shape& s = v.shape;
-      auto st = strides_of(s);
-      for (size_t i = 0; i < u.size(); ++i) {
-        bool rep = true;
-        for (int64_t a : t.axes) rep = rep && (static_cast<int64_t>(i) / st[a]) % s[a] == 0;
-        if (rep) f += std::fabs(w.at(i)) * g[i];
-      }
       break;
     }
     case FunctionKind::WeightedNonneg: {

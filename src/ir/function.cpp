@@ -79,15 +79,16 @@ FunctionTerm make_term(FunctionTerm t) {
   const Shape& s = t.arg->shape;
   check_param(t.b, fn, "b", s, false);
   check_param(t.c, fn, "c", s, false);
-  if (t.kind == FunctionKind::GroupNorm1) {
-    user_assert(!t.axes.empty()) << fn << ": needs the group axes, e.g. group_norm1(grad(x), [2])";
+  if (t.kind == FunctionKind::GroupNorm1 || t.kind == FunctionKind::WeightedGroupNorm1) {
+    user_assert(!t.axes.empty()) << fn << ": needs the group axes, e.g. " << fn << "(grad(x), [2]"
+                                 << (t.kind == FunctionKind::GroupNorm1 ? ")" : ", w)");
     std::sort(t.axes.begin(), t.axes.end());
     for (size_t i = 0; i < t.axes.size(); ++i) {
       user_assert(t.axes[i] >= 0 && t.axes[i] < static_cast<int64_t>(s.size()))
           << fn << ": axis " << t.axes[i] << " is out of range for operand shape " << shape_to_string(s);
       user_assert(i == 0 || t.axes[i] != t.axes[i - 1]) << fn << ": axis " << t.axes[i] << " is repeated";
     }
-  } else if (t.kind != FunctionKind::WeightedGroupNorm1) {
+  } else {
     internal_assert(t.axes.empty()) << fn << " takes no axes";
   }
   const bool weighted = t.kind == FunctionKind::WeightedNorm1 || t.kind == FunctionKind::WeightedSumSquares ||
@@ -111,9 +112,7 @@ FunctionTerm make_term(FunctionTerm t) {
       for (size_t k = s.size(); k-- > 1;) st[k - 1] = st[k] * s[k];
       for (size_t f = 0; f < w.size(); ++f) {
         int64_t rep = static_cast<int64_t>(f);
-        for (int64_t a : t.axes) {
-          if (a >= 0 && a < static_cast<int64_t>(s.size())) rep -= ((static_cast<int64_t>(f) / st[a]) % s[a]) * st[a];
-        }
+        for (int64_t a : t.axes) rep -= ((static_cast<int64_t>(f) / st[a]) % s[a]) * st[a];
         user_assert(w[f] == w[static_cast<size_t>(rep)])
             << fn << ": the weight must be the same within each group (along axes of the group), as its prox "
             << "scales each group's norm by one weight; entry " << f << " differs from its group's first";
@@ -121,15 +120,6 @@ FunctionTerm make_term(FunctionTerm t) {
     }
   } else {
     internal_assert(!t.weight) << fn << " takes no weight";
-  }
-  if (t.kind == FunctionKind::WeightedGroupNorm1) {
-    user_assert(!t.axes.empty()) << fn << ": needs the group axes, e.g. weighted_group_norm1(grad(x), [2], w)";
-    std::sort(t.axes.begin(), t.axes.end());
-    for (size_t i = 0; i < t.axes.size(); ++i) {
-      user_assert(t.axes[i] >= 0 && t.axes[i] < static_cast<int64_t>(s.size()))
-          << fn << ": axis " << t.axes[i] << " is out of range for operand shape " << shape_to_string(s);
-      user_assert(i == 0 || t.axes[i] != t.axes[i - 1]) << fn << ": axis " << t.axes[i] << " is repeated";
-    }
   }
   if (t.kind == FunctionKind::PoissonNorm || t.kind == FunctionKind::WeightedPoissonNorm) {
     user_assert(t.counts != nullptr) << fn << ": needs the counts: poisson_norm(x, counts)";
