@@ -100,6 +100,9 @@ Expr subsample(const Expr& x, const std::vector<int64_t>& steps);
 Expr scale(double s, const Expr& x);
 /// The operands flattened and concatenated: shape (Σ sizes,).
 Expr vstack(const std::vector<Expr>& parts);
+/// ProxImaL's hstack: the parts (all of one size n), flattened, as the columns
+/// of an (n, parts.size()) array (built as transpose(reshape(vstack(parts)))).
+Expr hstack(const std::vector<Expr>& parts);
 /// The same elements in C order with another shape.
 Expr reshape(const Expr& x, const Shape& shape);
 /// Axes permuted (out.shape[i] = x.shape[axes[i]]); empty: reversed.

@@ -177,6 +177,11 @@ Expr vstack(const std::vector<Expr>& parts) {
   for (const Expr& p : parts) nodes.push_back(node(p, "vstack"));
   return wrap(ir::make_vstack(nodes));
 }
+Expr hstack(const std::vector<Expr>& parts) {
+  std::vector<ir::Expr> nodes;
+  for (const Expr& p : parts) nodes.push_back(node(p, "hstack"));
+  return wrap(ir::make_hstack(nodes));
+}
 Expr reshape(const Expr& x, const Shape& shape) { return wrap(ir::make_reshape(node(x, "reshape"), shape)); }
 Expr transpose(const Expr& x, const std::vector<int64_t>& axes) {
   const ir::Expr& n = node(x, "transpose");

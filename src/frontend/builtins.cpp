@@ -46,6 +46,16 @@ bool Parser::constructor(Args& a, Value* out) {
     *out = wrap([&] { return make_constant(load_constant_file(written, base_dir_, hash), hint); });
     return true;
   }
+  if (fn == "hstack") {
+    // hstack([a, b]) or hstack(a, b): ProxImaL's, as vstack, reshape and transpose.
+    std::vector<Value> items = a.pos.size() == 1 && a.pos[0].type == Value::Type::List ? a.pos[0].list : a.pos;
+    a.done({});
+    if (items.empty()) fail(a.loc(), "hstack needs at least one expression: hstack([a, b, ...])");
+    std::vector<proxc::internal::Expr> parts;
+    for (const Value& v : items) parts.push_back(a.expr(v, "each operand"));
+    *out = wrap([&] { return make_hstack(parts); });
+    return true;
+  }
   if (fn == "shape") {
     a.arity(1, 1, "shape(b)");
     a.done({});

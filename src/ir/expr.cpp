@@ -227,6 +227,19 @@ Expr make_vstack(std::vector<Expr> parts) {
   return node(ExprKind::VStack, Shape{total}, std::move(parts));
 }
 
+Expr make_hstack(const std::vector<Expr>& parts) {
+  user_assert(!parts.empty()) << "hstack: needs at least one operand";
+  const int64_t n = num_elements(parts[0]->shape);
+  for (const Expr& p : parts) {
+    internal_assert(p) << "hstack: null operand";
+    user_assert(num_elements(p->shape) == n)
+        << "hstack: every operand has the size of the first, " << n << " (shape " << shape_to_string(parts[0]->shape)
+        << "); one has shape " << shape_to_string(p->shape);
+  }
+  const int64_t k = static_cast<int64_t>(parts.size());
+  return make_transpose(make_reshape(make_vstack(parts), Shape{k, n}), {1, 0});
+}
+
 Expr make_reshape(Expr x, Shape shape) {
   check_operand(x, "reshape");
   user_assert(!shape.empty() && shape.size() <= 5)

@@ -204,6 +204,10 @@ Expr make_sub(Expr a, Expr b);
 Expr make_neg(Expr a);
 Expr make_vstack(std::vector<Expr> parts);
 Expr make_reshape(Expr x, Shape shape);
+/// ProxImaL's hstack: the parts (all of one size n), flattened, as the
+/// columns of an (n, parts) array. Built from vstack, reshape and transpose
+/// (`transpose(reshape(vstack(parts), [parts, n]))`), which is how it prints.
+Expr make_hstack(const std::vector<Expr>& parts);
 Expr make_transpose(Expr x, std::vector<int64_t> axes);
 Expr make_crop(Expr x, std::vector<int64_t> begin, Shape extent);
 /// `matrix` is a (3, 3) constant; or pass nullptr and a `named` matrix.

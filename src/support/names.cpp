@@ -10,9 +10,11 @@ bool NameScope::is_reserved(const std::string& name) {
       "minimize", "variable", "load", "shape", "gaussian", "array", "inf",
       // linear operators
       "grad", "conv", "mul_elemwise", "subsample", "vstack", "reshape", "transpose", "crop",
-      "mul_color", "warp", "black_box",
+      "mul_color", "warp", "black_box", "hstack",
       // prox functions
       "sum_squares", "norm1", "group_norm1", "nonneg", "poisson_norm", "sum_entries", "box", "least_squares",
+      "weighted_norm1", "weighted_sum_squares", "weighted_group_norm1", "weighted_nonneg", "masked_nonneg",
+      "weighted_poisson_norm", "zero_prox",
       // term roles and the record of rewriting passes
       "omega", "psi", "passes_run", "solver", "knorm"};
   return reserved.count(name) > 0;

@@ -66,6 +66,7 @@ TEST(DotTest, EveryOperatorIn2DAnd3D) {
         make_sub(x, random_constant(s, &rng)),
         make_neg(x),
         make_vstack({x, make_grad(x)}),
+        make_hstack({x, make_scale(2, x), make_reshape(make_neg(x), {num_elements(s)})}),
         make_reshape(x, {num_elements(s)}),
         make_transpose(x, {}),
         make_crop(x, std::vector<int64_t>(s.size(), 1), ext),
@@ -142,6 +143,25 @@ Expr random_dag(std::mt19937_64* rng, int steps) {
   // Stack a few pool members (they share nodes) as the final K.
   std::vector<Expr> parts = {pool.back(), pool[pool.size() / 2], pool[0]};
   return make_vstack(parts);
+}
+
+// ProxImaL's hstack: each operand flattened into a column.
+TEST(HStack, ColumnsAreTheFlattenedOperands) {
+  Expr x = make_variable({2, 3}), y = make_variable({3, 2});
+  Expr h = make_hstack({x, y});
+  EXPECT_EQ(h->shape, Shape({6, 2}));
+  emulate::Tensor xv(Shape{2, 3}), yv(Shape{3, 2});
+  for (size_t i = 0; i < 6; ++i) {
+    xv.data[i] = static_cast<double>(i);
+    yv.data[i] = 10.0 + static_cast<double>(i);
+  }
+  emulate::Tensor out = emulate::forward(h, {{x.get(), &xv}, {y.get(), &yv}}, false);
+  for (size_t r = 0; r < 6; ++r) {
+    EXPECT_EQ(out.data[r * 2], xv.data[r]);
+    EXPECT_EQ(out.data[r * 2 + 1], yv.data[r]);
+  }
+  EXPECT_THAT(test::user_error_of([&] { make_hstack({x, make_variable({4})}); }),
+              ::testing::HasSubstr("hstack: every operand has the size of the first, 6"));
 }
 
 TEST(DotTest, RandomOperatorDagsWithSharedNodes) {

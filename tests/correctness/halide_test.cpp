@@ -144,6 +144,7 @@ TEST(HalideParity, EveryOperatorForwardAndAdjoint) {
         make_sub(x, random_constant(s, &rng)),
         make_neg(x),
         make_vstack({x, make_grad(x)}),
+        make_hstack({x, make_scale(2, x), make_reshape(make_neg(x), {num_elements(s)})}),
         make_reshape(x, {num_elements(s)}),
         make_transpose(x, {}),
         make_crop(x, std::vector<int64_t>(s.size(), 1), ext),

@@ -127,6 +127,11 @@ TEST(EveryOperator, CallKeywordsAreReservedNames) {
       EXPECT_TRUE(NameScope::is_reserved(op.keyword)) << op.keyword;
     }
   }
+  for (size_t k = 0; k <= static_cast<size_t>(FunctionKind::LeastSquares); ++k) {
+    const char* keyword = to_string(static_cast<FunctionKind>(k));
+    EXPECT_TRUE(NameScope::is_reserved(keyword)) << keyword;
+  }
+  EXPECT_TRUE(NameScope::is_reserved("hstack"));
 }
 
 TEST(EveryOperator, WithArgsRebuildsEachNodeAsItWas) {
