@@ -416,13 +416,30 @@ bool Problem::has_value(const Expr& variable) const {
 namespace {
 
 // The constant the printed problem names `name`.
+// The constant the printed problem names `name` (derived constants unfolded,
+// so that a constant used only inside one, `b` of `c = 0.5 * b`, is found).
 ir::Expr named_constant(const ir::Problem& p, const std::string& name, const char* what) {
-  ir::PrintPlan plan(p);
+  ir::PrintPlan plan(ir::unfold_constants(p));
   for (const ir::Expr& e : plan.order()) {
     if (e->is_constant() && plan.is_bound(e.get()) && plan.name(e.get()) == name) return e;
   }
   user_error << what << ": the problem has no constant named '" << name << "'";
   return nullptr;
+}
+
+// `p` with the constant `from` replaced by `to`, and every constant derived
+// from it (`0.5 * b`, a b that absorb moved) computed again from the new data.
+ir::Problem with_constant_replaced(const ir::Problem& p, const ir::Expr& from, const ir::Expr& to) {
+  ir::Problem q = ir::unfold_constants(p);
+  ir::ExprMutator m(
+      [&](const ir::Expr& e, std::vector<ir::Expr> args) { return e == from ? to : ir::with_args(e, std::move(args)); });
+  for (ir::FunctionTerm& t : q.terms) {
+    t.arg = m(t.arg);
+    for (ir::Param* prm : {&t.b, &t.c, &t.lower, &t.upper}) prm->array = m(prm->array);
+    t.counts = m(t.counts);
+    t.weight = m(t.weight);
+  }
+  return ir::fold_constants(q);  // folds and checks each term again
 }
 
 }  // namespace
@@ -433,7 +450,7 @@ void Problem::set_constant(const std::string& name, const Array& data) {
       << "set_constant " << name << ": the data has shape " << shape_to_string(data.shape())
       << ", the constant has " << shape_to_string(old->shape);
   impl().problem =
-      ir::replace_node(impl().problem, old, ir::make_constant(constant_data(data), old->name_hint));
+      with_constant_replaced(impl().problem, old, ir::make_constant(constant_data(data), old->name_hint));
   impl().values.clear();
 }
 
@@ -444,7 +461,7 @@ void Problem::set_constant(const std::string& name, const std::string& path) {
       << "set_constant " << name << ": " << path << " holds shape " << shape_to_string(data.shape())
       << ", the constant has " << shape_to_string(old->shape);
   impl().problem =
-      ir::replace_node(impl().problem, old, ir::make_constant(constant_data(data), old->name_hint));
+      with_constant_replaced(impl().problem, old, ir::make_constant(constant_data(data), old->name_hint));
   impl().values.clear();
 }
 

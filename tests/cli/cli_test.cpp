@@ -312,6 +312,27 @@ TEST(CliSolve, SmallestPipelinesLoadFromTheCacheQuietly) {
   for (const auto& [so, t] : written) EXPECT_EQ(std::filesystem::last_write_time(so), t) << so;
 }
 
+// --set replaces a constant and every constant computed from it: one the
+// user derived (`c = 0.5 * b`) and one absorb derived (the b of a residual
+// written `0.5 * (b - x)`), in a problem and in its absorbed dump.
+TEST(CliSolve, SetRecomputesTheConstantsDerivedFromIt) {
+  std::string dir = test::temp_dir();
+  std::filesystem::copy_file(test::source_dir() + "/examples/data/noisy.npy", dir + "/b.npy");
+  std::filesystem::copy_file(test::source_dir() + "/examples/data/clean.npy", dir + "/other.npy");
+  const std::string objective = "sum_squares(0.5 * (b - x)) + sum_squares(x - c) + 0.1 * norm1(grad(x))";
+  test::write_text(dir + "/p.prox", "b = load(\"b.npy\")\nc = 0.5 * b\nx = variable(shape(b))\nminimize " + objective + "\n");
+  test::write_text(dir + "/q.prox", "b = load(\"other.npy\")\nc = 0.5 * b\nx = variable(shape(b))\nminimize " + objective + "\n");
+  ASSERT_EQ(proxc("opt " + shell_quote(dir + "/p.prox") + " --passes absorb --emit json -o " + shell_quote(dir + "/p.json")).exit_code, 0);
+  const std::string flags = " --iters 20 --eps-abs 0 --eps-rel 0 -o ";
+  ASSERT_EQ(proxc("solve " + shell_quote(dir + "/q.prox") + flags + shell_quote(dir + "/direct.npy")).exit_code, 0);
+  for (const char* f : {"p.prox", "p.json"}) {
+    auto r = proxc("solve " + shell_quote(dir + "/" + f) + " --set b=" + shell_quote(dir + "/other.npy") + flags +
+                   shell_quote(dir + "/set.npy"));
+    ASSERT_EQ(r.exit_code, 0) << f << ": " << r.out;
+    EXPECT_EQ(read_file(dir + "/set.npy"), read_file(dir + "/direct.npy")) << f;
+  }
+}
+
 // A GPU target runs the CPU schedules for now, and says so.
 TEST(CliSolve, AGpuTargetSaysItRunsOnTheCpu) {
   auto r = proxc("solve " + example("denoise_tv_iso.prox") + " --target host-cuda --iters 3 --cache-dir off");
