@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ir/operators.h"
 #include "support/error.h"
 
 namespace proxc::internal {
@@ -91,9 +92,10 @@ FunctionTerm make_term(FunctionTerm t) {
   } else {
     internal_assert(t.axes.empty()) << fn << " takes no axes";
   }
-  const bool weighted = t.kind == FunctionKind::WeightedNorm1 || t.kind == FunctionKind::WeightedSumSquares ||
-                        t.kind == FunctionKind::WeightedGroupNorm1 || t.kind == FunctionKind::WeightedNonneg ||
-                        t.kind == FunctionKind::MaskedNonneg || t.kind == FunctionKind::WeightedPoissonNorm;
+  // The functions whose row in the table has a weight (or mask) slot.
+  const auto& slots = function_info(t.kind).slots;
+  const bool weighted = std::any_of(slots.begin(), slots.end(),
+                                    [](const TermSlot& slot) { return slot.role == TermSlotRole::Weight; });
   if (weighted) {
     const char* what = t.kind == FunctionKind::MaskedNonneg ? "mask" : "weight";
     user_assert(t.weight != nullptr) << fn << ": needs the " << what;

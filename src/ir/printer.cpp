@@ -275,13 +275,9 @@ std::string print_expression(const Expr& e) {
 }
 
 void LeafNames::add(const Expr& e) {
-  NameScope scope;
-  for (const std::string& u : used_) scope.unique(u);
   for_each_node({unfold_constants(e)}, [&](const Expr& n) {
     if (!n->args.empty() || never_bound(n.get()) || names_.count(n.get())) return;
-    std::string name = scope.unique(n->name_hint, fallback_name(n.get()));
-    names_[n.get()] = name;
-    used_.push_back(name);
+    names_[n.get()] = scope_.unique(n->name_hint, fallback_name(n.get()));
   });
 }
 

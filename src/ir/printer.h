@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ir/problem.h"
+#include "support/names.h"
 
 namespace proxc::internal {
 
@@ -68,7 +69,7 @@ class LeafNames {
 
  private:
   std::unordered_map<const ExprNode*, std::string> names_;
-  std::vector<std::string> used_;
+  NameScope scope_;
 };
 
 /// `path` relative to `base_dir` ("" = the current directory), with '/'.

@@ -78,8 +78,8 @@ double at(const Param& p, size_t i) {
   return p.array ? emulate::constant_at(p.array.get(), p.array->constant->array, i) : p.scalar;
 }
 
-// An operand split as linear + offset: the offset a constant expression
-// (null: none), the linear part null when the operand is a constant.
+// An operand split as linear + offset: the offset a folded constant (null:
+// none), the linear part null when the operand is a constant.
 struct Affine {
   Expr linear;
   Expr offset;
@@ -99,7 +99,7 @@ Affine split_affine(const Expr& e, AffineMemo* memo) {
 }
 
 Affine split_affine_node(const Expr& e, AffineMemo* memo) {
-  if (!e->has_variable) return {nullptr, e};
+  if (!e->has_variable) return {nullptr, fold_constant(e)};  // builders fold: a no-op but for hand-built IR
   const auto& a = e->args;
   switch (e->kind) {
     case ExprKind::Add:
@@ -115,14 +115,14 @@ Affine split_affine_node(const Expr& e, AffineMemo* memo) {
         linear = with_args(e, {l.linear, r.linear});
       }
       Expr offset = l.offset;
-      if (r.offset) offset = plus(l.offset ? fold_constant(l.offset) : nullptr, sign, fold_constant(r.offset));
+      if (r.offset) offset = plus(l.offset, sign, r.offset);
       return {linear, offset};
     }
     case ExprKind::Neg:
     case ExprKind::Scale: {
       Affine x = split_affine(a[0], memo);
       const double s = e->kind == ExprKind::Neg ? -1 : e->scalar;
-      return {with_args(e, {x.linear}), x.offset ? times(s, fold_constant(x.offset)) : nullptr};
+      return {with_args(e, {x.linear}), x.offset ? times(s, x.offset) : nullptr};
     }
     default: break;
   }
@@ -136,7 +136,7 @@ Affine split_affine_node(const Expr& e, AffineMemo* memo) {
   std::vector<Expr> lin = a, off = a;
   lin[i] = x.linear;
   // op(s·y) = s·op(y): the factor stays outside, where times() merges it.
-  const Expr e0 = fold_constant(x.offset);
+  const Expr& e0 = x.offset;
   const Expr& u = unfolded(e0);
   double s = 1;
   off[i] = e0;
@@ -152,7 +152,7 @@ bool absorb_offset(FunctionTerm* t) {
   AffineMemo memo;
   Affine s = split_affine(t->arg, &memo);
   if (!s.offset || !s.linear) return false;
-  const Expr e0 = fold_constant(s.offset);
+  const Expr& e0 = s.offset;
   const int64_t n = num_elements(t->arg->shape);
   // d += <c, e0> + gamma||e0||², from the data.
   double d = t->d;
