@@ -18,6 +18,7 @@ packages=(
   libgtest-dev libgmock-dev googletest
   libbenchmark-dev
   graphviz
+  libopencv-photo-dev
 )
 if ! dpkg -s "${packages[@]%%#*}" >/dev/null 2>&1; then
   apt-get update -qq

@@ -48,6 +48,9 @@ struct AotArtifacts {
   /// The black-box operators it calls: link proxc::runtime, and register
   /// each with proxc_register_black_box before the first call.
   std::vector<std::string> black_boxes;
+  /// The prox functions of the user's it calls: link proxc::runtime, and
+  /// register each with proxc_register_prox_fn before the first call.
+  std::vector<std::string> prox_fns;
 };
 
 /// What the first compile of a Module did.

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -201,6 +202,11 @@ Term masked_nonneg(const Expr& e, const Expr& mask);
 Term weighted_poisson_norm(const Expr& e, const Expr& counts, const Expr& w);
 /// f = 0 (its prox is the identity): ProxImaL's zero_prox.
 Term zero_prox(const Expr& e);
+/// A prox function of your own (proxc/prox_fn.h), registered under `name`
+/// before this call, with values for some of its declared parameters (the
+/// others keep their defaults): `prox_fn("patch_NLM", x, {{"sigma_scale", 4}})`.
+/// In the language it is called by its name, `patch_NLM(x, sigma_scale=4)`.
+Term prox_fn(const std::string& name, const Expr& e, const std::map<std::string, double>& params = {});
 /// The indicator of lower ≤ v ≤ upper (numbers, possibly infinite, or
 /// constants of the operand's shape).
 Term box(const Expr& e, const Param& lower = -std::numeric_limits<double>::infinity(),

@@ -22,6 +22,7 @@
 #include "proxc/kinds.h"
 #include "proxc/module.h"
 #include "proxc/passes.h"
+#include "proxc/prox_fn.h"
 #include "proxc/problem.h"
 #include "proxc/runtime.h"
 #include "proxc/solver.h"

@@ -139,6 +139,9 @@ struct SolverSummary {
   double objective = 0;
   bool has_projection = false;
   double objective_at_projection = 0;
+  /// The terms the objective leaves out: prox functions of the user's
+  /// without a value callback (a denoiser), by name.
+  std::vector<std::string> objective_leaves_out;
   /// Seconds per phase.
   double parse_s = 0, passes_s = 0, compile_s = 0, iterate_s = 0;
   BackendKind backend_requested = BackendKind::Halide, backend_used = BackendKind::Halide;

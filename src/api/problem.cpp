@@ -8,10 +8,12 @@
 #include <functional>
 
 #include "api/access.h"
+#include "proxc/prox_fn.h"
 #include "emulate/fold.h"
 #include "frontend/json.h"
 #include "frontend/load.h"
 #include "frontend/parser.h"
+#include "frontend/plugin.h"
 #include "io/array_io.h"
 #include "ir/dot.h"
 #include "ir/latex.h"
@@ -334,6 +336,23 @@ Term weighted_poisson_norm(const Expr& e, const Expr& counts, const Expr& w) {
   });
 }
 Term zero_prox(const Expr& e) { return make_single(ir::FunctionKind::ZeroProx, e); }
+Term prox_fn(const std::string& name, const Expr& e, const std::map<std::string, double>& params) {
+  ir::register_builtin_prox_fns();
+  const proxc_prox_fn* f = proxc_find_prox_fn(name.c_str());
+  user_assert(f) << "prox_fn: no prox function named '" << name
+                 << "' is registered (register it with proxc_register_prox_fn first)";
+  std::vector<double> values(f->param_defaults, f->param_defaults + f->num_params);
+  for (const auto& [key, value] : params) {
+    int i = 0;
+    while (i < f->num_params && key != f->param_names[i]) ++i;
+    user_assert(i < f->num_params) << name << ": has no parameter '" << key << "'";
+    values[static_cast<size_t>(i)] = value;
+  }
+  return make_single(ir::FunctionKind::UserProx, e, [&](ir::FunctionTerm& t) {
+    t.user_name = name;
+    t.user_params = values;
+  });
+}
 Term box(const Expr& e, const Param& lower, const Param& upper) {
   return make_single(ir::FunctionKind::Box, e, [&](ir::FunctionTerm& t) {
     t.lower = param_of(lower, "box", "lower");

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "proxc/prox_fn.h"
 #include "support/error.h"
 
 namespace proxc::internal::emulate {
@@ -51,6 +52,46 @@ DoubleData group_norms(const Tensor& u, const std::vector<int64_t>& axes) {
   DoubleData g(u.size());
   for (size_t f = 0; f < u.size(); ++f) g[f] = std::sqrt(sq[static_cast<size_t>(rep[f])]);
   return g;
+}
+
+// A prox function of the user's, in place: its callback on float32 copies.
+void user_prox(const FunctionTerm& t, double r, Tensor* u) {
+  const proxc_prox_fn* f = proxc_find_prox_fn(t.user_name.c_str());
+  user_assert(f) << "no prox function named '" << t.user_name << "' is registered in this program";
+  if (!(r < std::numeric_limits<double>::infinity())) return;  // alpha = 0: the identity
+  std::vector<float> in(u->size()), out(u->size(), 0.0f);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(u->data[i]);
+  int rc = 0;
+  try {
+    rc = f->prox(f->user, in.data(), u->shape.data(), static_cast<int>(u->shape.size()), r, t.user_params.data(),
+                 out.data());
+  } catch (...) {
+    user_error << t.user_name << ": the prox callback threw an exception (operand " << shape_to_string(u->shape)
+               << ")";
+  }
+  user_assert(rc == 0) << t.user_name << ": the prox callback failed (returned " << rc << "; operand "
+                       << shape_to_string(u->shape) << ", rho " << r << ")";
+  for (size_t i = 0; i < out.size(); ++i) u->data[i] = out[i];
+}
+
+// f(u) of a prox function of the user's; 0 when it has no value callback
+// (term_has_value: the objective leaves it out).
+double user_value(const FunctionTerm& t, const DoubleData& u, const Shape& shape) {
+  const proxc_prox_fn* f = proxc_find_prox_fn(t.user_name.c_str());
+  user_assert(f) << "no prox function named '" << t.user_name << "' is registered in this program";
+  if (!f->value) return 0;
+  std::vector<float> x(u.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(u[i]);
+  double out = 0;
+  int rc = 0;
+  try {
+    rc = f->value(f->user, x.data(), shape.data(), static_cast<int>(shape.size()), t.user_params.data(), &out);
+  } catch (...) {
+    user_error << t.user_name << ": the value callback threw an exception (operand " << shape_to_string(shape) << ")";
+  }
+  user_assert(rc == 0) << t.user_name << ": the value callback failed (returned " << rc << "; operand "
+                       << shape_to_string(shape) << ")";
+  return out;
 }
 
 // prox_f(r, u) of the bare function, in place. r may be +inf (alpha = 0).
@@ -141,6 +182,8 @@ void bare_prox(const FunctionTerm& t, double r, Tensor* u, const ConstantLookup&
     }
     case FunctionKind::ZeroProx:
       return;
+    case FunctionKind::UserProx:
+      return user_prox(t, r, u);
   }
 }
 
@@ -252,6 +295,9 @@ double value(const FunctionTerm& t, const Tensor& v, const ConstantLookup& data)
       break;
     }
     case FunctionKind::ZeroProx:
+      break;
+    case FunctionKind::UserProx:
+      f = user_value(t, u, v.shape);
       break;
   }
   double total = is_indicator(t.kind) ? 0.0 : t.alpha * f;

@@ -2,6 +2,7 @@
 // operators, term roles and prox functions (docs/language.md).
 #include "frontend/parser_impl.h"
 #include "ir/operators.h"
+#include "proxc/prox_fn.h"
 
 namespace proxc::internal::parsing {
 
@@ -199,6 +200,10 @@ bool Parser::prox_function(Args& a, Value* out) {
   const std::string& fn = a.fn();
   FunctionKind kind;
   if (function_kind_from_string(fn, &kind)) {
+    if (kind == FunctionKind::UserProx) {
+      fail(a.loc(), "a prox function of your own is called by its registered name, e.g. patch_NLM(x); '" + fn +
+                        "' names the kind in JSON only");
+    }
     const FunctionInfo& info = function_info(kind);
     FunctionTerm t;
     t.kind = kind;
@@ -225,28 +230,9 @@ bool Parser::prox_function(Args& a, Value* out) {
       }
     }
     t.arg = a.expr(a.pos[0], "operand");
-    auto param = [&](const char* name, Param* out) {
-      const Value* v = a.take_kw(name);
-      if (!v) return;
-      if (v->type == Value::Type::Scalar) {
-        *out = Param::of(v->scalar);
-      } else if (v->type == Value::Type::Expr && v->expr->is_constant()) {
-        *out = Param::of(v->expr);
-      } else {
-        fail(v->loc, fn + ": " + name + " must be a number or a constant array, got " + describe_value(*v));
-      }
-    };
-    auto number = [&](const char* name, double* out) {
-      if (const Value* v = a.take_kw(name)) *out = a.scalar(*v, name);
-    };
-    number("alpha", &t.alpha);
-    number("beta", &t.beta);
-    param("b", &t.b);
-    param("c", &t.c);
-    number("gamma", &t.gamma);
-    number("d", &t.d);
+    common_parameters(a, &t);
     for (const TermSlot& slot : info.slots) {
-      if (!slot.positional()) param(slot.key, &bound_param(t, slot));
+      if (!slot.positional()) term_param(a, slot.key, &bound_param(t, slot));
     }
     a.done(allowed);
     Value v;
@@ -258,12 +244,71 @@ bool Parser::prox_function(Args& a, Value* out) {
   return false;
 }
 
+// A keyword parameter that is a number or a constant array (b, c, bounds).
+void Parser::term_param(Args& a, const char* name, Param* out) {
+  const Value* v = a.take_kw(name);
+  if (!v) return;
+  if (v->type == Value::Type::Scalar) {
+    *out = Param::of(v->scalar);
+  } else if (v->type == Value::Type::Expr && v->expr->is_constant()) {
+    *out = Param::of(v->expr);
+  } else {
+    fail(v->loc, a.fn() + ": " + name + " must be a number or a constant array, got " + describe_value(*v));
+  }
+}
+
+// alpha, beta, b, c, gamma and d, which every function takes.
+void Parser::common_parameters(Args& a, FunctionTerm* t) {
+  auto number = [&](const char* name, double* out) {
+    if (const Value* v = a.take_kw(name)) *out = a.scalar(*v, name);
+  };
+  number("alpha", &t->alpha);
+  number("beta", &t->beta);
+  term_param(a, "b", &t->b);
+  term_param(a, "c", &t->c);
+  number("gamma", &t->gamma);
+  number("d", &t->d);
+}
+
+// A prox function of the user's (include/proxc/prox_fn.h), called by its
+// registered name: its operand, its declared parameters by keyword (each
+// defaulting to its declared default) and the common ones. False when no
+// function of that name is registered.
+bool Parser::user_prox_function(Args& a, Value* out) {
+  const std::string& fn = a.fn();
+  const proxc_prox_fn* f = proxc_find_prox_fn(fn.c_str());
+  if (!f) return false;
+  FunctionTerm t;
+  t.kind = FunctionKind::UserProx;
+  t.user_name = fn;
+  std::vector<std::string> allowed = {"alpha", "beta", "b", "c", "gamma", "d"};
+  std::string usage = fn + "(x";
+  for (int i = 0; i < f->num_params; ++i) usage += std::string(", ") + f->param_names[i] + "=...";
+  a.arity(1, 1, (usage + ")").c_str());
+  t.arg = a.expr(a.pos[0], "operand");
+  for (int i = 0; i < f->num_params; ++i) {
+    const char* name = f->param_names[i];
+    allowed.emplace_back(name);
+    const Value* v = a.take_kw(name);
+    t.user_params.push_back(v ? a.scalar(*v, name) : f->param_defaults[i]);
+  }
+  common_parameters(a, &t);
+  a.done(allowed);
+  out->type = Value::Type::Terms;
+  out->terms.push_back(located(a.loc(), [&] { return make_term(t); }));
+  return true;
+}
+
 Value Parser::builtin(Args& a) {
   const std::string& fn = a.fn();
   Value v;
-  if (constructor(a, &v) || linear_operator(a, &v) || term_role(a, &v) || prox_function(a, &v)) return v;
+  if (constructor(a, &v) || linear_operator(a, &v) || term_role(a, &v) || prox_function(a, &v) ||
+      user_prox_function(a, &v)) {
+    return v;
+  }
   if (env_.count(fn)) fail(a.loc(), "'" + fn + "' is a name, not a function; it cannot be called");
-  fail(a.loc(), "unknown function '" + fn + "'");
+  fail(a.loc(), "unknown function '" + fn + "' (not a built-in, and no prox function of that name is registered: " +
+                    "a plugin registers its own, --plugin lib.so)");
 }
 
 }  // namespace proxc::internal::parsing

@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/constant_io.h"
+#include "frontend/plugin.h"
 #include "emulate/fold.h"
+#include "proxc/prox_fn.h"
 #include "ir/operators.h"
 #include "ir/printer.h"
 #include "ir/traverse.h"
@@ -136,6 +138,12 @@ class JsonWriter {
     j["c"] = param(t.c);
     j["gamma"] = t.gamma;
     j["d"] = t.d;
+    if (t.kind == FunctionKind::UserProx) {
+      j["name"] = t.user_name;
+      Json params = Json::object();
+      for (size_t i = 0; i < t.user_params.size(); ++i) params[user_param_name(t, i)] = t.user_params[i];
+      j["params"] = params;
+    }
     for (const TermSlot& slot : function_info(t.kind).slots) {
       switch (slot.role) {
         case TermSlotRole::Axes: j[slot.key] = t.axes; break;
@@ -387,6 +395,27 @@ class JsonReader {
     return Param::of(v.get<double>());
   }
 
+  // A prox function of the user's: its registered name and its parameters
+  // by name (those left out take their declared defaults).
+  void user_prox(const Json& j, const std::string& ctx, FunctionTerm* t) {
+    t->user_name = string(j, "name", ctx);
+    const proxc_prox_fn* f = proxc_find_prox_fn(t->user_name.c_str());
+    user_assert(f) << ctx << ": no prox function named \"" << t->user_name
+                   << "\" is registered in this program (a plugin registers its own: --plugin lib.so)";
+    Json params = j.contains("params") ? j.at("params") : Json::object();
+    user_assert(params.is_object()) << ctx << ".params: an object of numbers by parameter name";
+    for (auto it = params.begin(); it != params.end(); ++it) {
+      bool known = false;
+      for (int i = 0; i < f->num_params; ++i) known = known || it.key() == f->param_names[i];
+      user_assert(known) << ctx << ".params: " << t->user_name << " has no parameter \"" << it.key() << "\"";
+      user_assert(it.value().is_number()) << ctx << ".params." << it.key() << ": a number";
+    }
+    for (int i = 0; i < f->num_params; ++i) {
+      const char* name = f->param_names[i];
+      t->user_params.push_back(params.contains(name) ? params.at(name).get<double>() : f->param_defaults[i]);
+    }
+  }
+
   FunctionTerm term(const Json& j, const std::string& ctx) {
     FunctionTerm t;
     std::string fn = string(j, "function", ctx);
@@ -398,6 +427,7 @@ class JsonReader {
     t.c = param(field(j, "c", ctx));
     t.gamma = number(j, "gamma", ctx);
     t.d = number(j, "d", ctx);
+    if (t.kind == FunctionKind::UserProx) user_prox(j, ctx, &t);
     for (const TermSlot& slot : function_info(t.kind).slots) {
       switch (slot.role) {
         case TermSlotRole::Axes: t.axes = ints(j, slot.key, ctx); break;
@@ -428,6 +458,7 @@ std::string print_json(const Problem& p, const JsonPrintOptions& options) {
 }
 
 Problem parse_json(const std::string& text, const std::string& path, const std::string& base_dir) {
+  register_builtin_prox_fns();
   try {
     return JsonReader(path, base_dir).read(text);
   } catch (const nlohmann::json::exception& e) {

@@ -1,6 +1,7 @@
 // The .prox parser: statements and expressions (the Parser class,
 // parser_impl.h), the arguments of a call, and the entry points.
 #include "frontend/parser_impl.h"
+#include "frontend/plugin.h"
 
 namespace proxc::internal {
 
@@ -76,6 +77,7 @@ using parsing::kMaxSourceBytes;
 using parsing::Parser;
 
 ParsedProgram parse_program(const std::string& text, const std::string& file, const std::string& base_dir) {
+  register_builtin_prox_fns();
   // A UTF-8 byte-order mark, as some editors write one, is not text: dropped,
   // so that columns and the lines errors show start after it.
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) return Parser(text.substr(3), file, base_dir).run();

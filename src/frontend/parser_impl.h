@@ -500,6 +500,9 @@ class Parser {
   bool linear_operator(Args& a, Value* out);
   bool term_role(Args& a, Value* out);
   bool prox_function(Args& a, Value* out);
+  bool user_prox_function(Args& a, Value* out);
+  void term_param(Args& a, const char* name, Param* out);
+  void common_parameters(Args& a, FunctionTerm* t);
   Value make_expr_value(proxc::internal::Expr e) {
     Value v;
     v.type = Value::Type::Expr;

@@ -16,4 +16,10 @@ namespace proxc::internal {
 /// stays loaded for the life of the process.
 std::vector<std::string> load_plugin(const std::string& path);
 
+/// Registers the prox functions proxc ships (patch_NLM) once per process;
+/// the parser, the JSON loader and the API call it before they look a
+/// function up. Plugins also register prox functions
+/// (proxc_plugin_init_prox, include/proxc/prox_fn.h).
+void register_builtin_prox_fns();
+
 }  // namespace proxc::internal

@@ -54,10 +54,10 @@ hl::Lowered lower_scheduled(const StepProgram& p, const std::string& schedule, c
   hl::Lowered L = hl::lower(p, halide_ops::Schedule::None);
   if (!L.spectra_sources.empty() || !L.otf_sources.empty()) {
     why = "Halide 14's autoschedulers cannot schedule around the FFT extern stage of this pipeline";
-  } else if (!L.graph->black_boxes().empty()) {
+  } else if (!L.graph->black_boxes().empty() || !L.graph->prox_fns().empty()) {
     // An autoscheduler may call the extern stage per tile, from several
     // threads: each call would run the user's whole operator.
-    why = "the pipeline calls black-box operators, which must run once on whole arrays";
+    why = "the pipeline calls user code (black-box operators, prox functions), which must run once on whole arrays";
   } else if (plugin.empty() || !std::filesystem::exists(plugin)) {
     why = "its plugin " + (plugin.empty() ? std::string("libautoschedule_") + as->option + ".so" : plugin) +
           " is not installed (libhalide14-0-dev ships it)";

@@ -1,10 +1,12 @@
 #include "halide/black_box_extern.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "proxc/black_box.h"
+#include "proxc/prox_fn.h"
 
 namespace {
 
@@ -113,5 +115,101 @@ extern "C" int proxc_black_box_stage(halide_buffer_t* in, uint64_t id, int adjoi
                 std::to_string(rc) + "; input " + shape_text(in_shape) + ", output " + shape_text(out_shape) + ")");
   }
   if (!direct) transfer(y.data(), out_shape, out, true);
+  return 0;
+}
+
+namespace {
+
+// The operand of a prox function's stage as a dense array: the buffer's own
+// memory when it is that already, else a copy into *copy. Sets the whole
+// array as the region a bounds query asks for (returns false then).
+const float* whole_operand(halide_buffer_t* in, const std::vector<int64_t>& shape, std::vector<float>* copy) {
+  const int rank = static_cast<int>(shape.size());
+  if (in->is_bounds_query()) {
+    for (int i = 0; i < rank; ++i) {
+      in->dim[i].min = 0;
+      in->dim[i].extent = static_cast<int32_t>(shape[static_cast<size_t>(rank - 1 - i)]);
+    }
+    return nullptr;
+  }
+  if (whole_and_dense(in, shape)) return reinterpret_cast<const float*>(in->host);
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  copy->assign(static_cast<size_t>(n), 0.0f);
+  transfer(copy->data(), shape, in, false);
+  return copy->data();
+}
+
+}  // namespace
+
+extern "C" int proxc_prox_fn_stage(halide_buffer_t* in, halide_buffer_t* rho_buffer, uint64_t id, double p0, double p1, double p2,
+                                   double p3, double p4, double p5, double p6, double p7, int rank, int e0, int e1,
+                                   int e2, int e3, int e4, int e5, halide_buffer_t* out) {
+  const int ext[6] = {e0, e1, e2, e3, e4, e5};
+  const double params[8] = {p0, p1, p2, p3, p4, p5, p6, p7};
+  const std::vector<int64_t> shape(ext, ext + rank);
+  std::vector<float> x;
+  const float* src = whole_operand(in, shape, &x);
+  if (!src || rho_buffer->is_bounds_query()) return 0;  // a bounds query
+  const double rho = *reinterpret_cast<const double*>(rho_buffer->host);
+  const proxc_prox_fn* fn = proxc_find_prox_fn_by_id(id);
+  if (!fn) return fail("prox_fn: no prox function with id " + std::to_string(id) + " is registered in this program");
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  std::vector<float> y;
+  float* dst = reinterpret_cast<float*>(out->host);
+  const bool direct = whole_and_dense(out, shape);
+  if (!direct) {
+    y.assign(static_cast<size_t>(n), 0.0f);
+    dst = y.data();
+  }
+  if (!(rho < HUGE_VAL)) {  // alpha = 0: the term is the identity's prox
+    std::copy(src, src + n, dst);
+  } else {
+    int rc = 0;
+    try {
+      rc = fn->prox(fn->user, src, shape.data(), rank, rho, params, dst);
+    } catch (...) {
+      return fail(std::string(fn->name) + ": the prox callback threw an exception (operand " + shape_text(shape) +
+                  ")");
+    }
+    if (rc != 0) {
+      return fail(std::string(fn->name) + ": the prox callback failed (returned " + std::to_string(rc) +
+                  "; operand " + shape_text(shape) + ", rho " + std::to_string(rho) + ")");
+    }
+  }
+  if (!direct) transfer(y.data(), shape, out, true);
+  return 0;
+}
+
+extern "C" int proxc_prox_fn_value_stage(halide_buffer_t* in, uint64_t id, double p0, double p1, double p2,
+                                         double p3, double p4, double p5, double p6, double p7, int rank, int e0,
+                                         int e1, int e2, int e3, int e4, int e5, halide_buffer_t* out) {
+  const int ext[6] = {e0, e1, e2, e3, e4, e5};
+  const double params[8] = {p0, p1, p2, p3, p4, p5, p6, p7};
+  const std::vector<int64_t> shape(ext, ext + rank);
+  std::vector<float> x;
+  const float* src = whole_operand(in, shape, &x);
+  if (!src) return 0;  // a bounds query
+  const proxc_prox_fn* fn = proxc_find_prox_fn_by_id(id);
+  if (!fn) return fail("prox_fn: no prox function with id " + std::to_string(id) + " is registered in this program");
+  double value = 0;
+  if (fn->value) {
+    int rc = 0;
+    try {
+      rc = fn->value(fn->user, src, shape.data(), rank, params, &value);
+    } catch (...) {
+      return fail(std::string(fn->name) + ": the value callback threw an exception (operand " + shape_text(shape) +
+                  ")");
+    }
+    if (rc != 0) {
+      return fail(std::string(fn->name) + ": the value callback failed (returned " + std::to_string(rc) +
+                  "; operand " + shape_text(shape) + ")");
+    }
+  }
+  // The output is one double at index 0 (the only element any consumer reads).
+  if (out->dim[0].min <= 0 && out->dim[0].min + out->dim[0].extent > 0) {
+    reinterpret_cast<double*>(out->host)[-out->dim[0].min] = value;
+  }
   return 0;
 }

@@ -167,7 +167,7 @@ bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string
   // bounds (Adams2019 on a deconvolution's setup), which the checks catch:
   // the run then falls back to the default schedule (Part::run).
   Halide::Target pt = t.with_feature(Halide::Target::NoBoundsQuery).with_feature(Halide::Target::NoRuntime);
-  if (L.graph->black_boxes().empty() && trusted_schedule) pt = pt.with_feature(Halide::Target::NoAsserts);
+  if (L.graph->black_boxes().empty() && L.graph->prox_fns().empty() && trusted_schedule) pt = pt.with_feature(Halide::Target::NoAsserts);
   L.pipeline.compile_to_object(obj, L.graph->arguments(), "proxc_cached", pt);
   std::error_code ec;
   if (runtime.get().empty()) {  // no shared runtime (no C++ compiler?): the JIT instead

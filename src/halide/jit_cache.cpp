@@ -87,7 +87,9 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
     std::map<std::string, Halide::JITExtern> externs = {
         {"proxc_circulant_solve", Halide::JITExtern(proxc_circulant_solve)},
         {"proxc_fft_conv", Halide::JITExtern(proxc_fft_conv)},
-        {"proxc_black_box_stage", Halide::JITExtern(proxc_black_box_stage)}};
+        {"proxc_black_box_stage", Halide::JITExtern(proxc_black_box_stage)},
+        {"proxc_prox_fn_stage", Halide::JITExtern(proxc_prox_fn_stage)},
+        {"proxc_prox_fn_value_stage", Halide::JITExtern(proxc_prox_fn_value_stage)}};
     e->lowered.pipeline.set_jit_externs(externs);
     e->lowered.pipeline.jit_handlers().custom_malloc = cached_malloc;
     e->lowered.pipeline.jit_handlers().custom_free = cached_free;

@@ -485,7 +485,9 @@ class Lowerer {
 
   Graph::Term term(const FunctionTerm& t) {
     Val alpha = scalar(t.alpha), beta = scalar(t.beta), gamma = scalar(t.gamma), d = scalar(t.d);
-    Val b = param_at(t.b), c = param_at(t.c), lower = param_at(t.lower), upper = param_at(t.upper);
+    Val b = param_at(t.b), c = param_at(t.c);
+    if (t.kind == FunctionKind::UserProx) return graph_->user_term(t.user_name, t.user_params, alpha, beta, gamma, d, b, c);
+    Val lower = param_at(t.lower), upper = param_at(t.upper);
     Val counts, weight;
     if (t.counts) counts = data(t.counts.get());
     if (t.weight) weight = t.weight->rank() == 0 ? scalar(static_cast<double>(t.weight->constant->array.data[0]))

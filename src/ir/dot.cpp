@@ -46,7 +46,7 @@ std::string print_dot(const Problem& problem) {
   }
   for (size_t t = 0; t < p.terms.size(); ++t) {
     const FunctionTerm& term = p.terms[t];
-    std::string label = std::string(to_string(term.kind));
+    std::string label = term_function_name(term);
     if (term.alpha != 1) label = format_double(term.alpha) + " * " + label;
     out << "  t" << t << " [label=" << quote_string(label) << ", shape=box, style=filled, fillcolor=lightgrey];\n";
     out << "  n" << id.at(term.arg.get()) << " -> t" << t << ";\n";

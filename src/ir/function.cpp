@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ir/operators.h"
+#include "proxc/prox_fn.h"
 #include "support/error.h"
 
 namespace proxc::internal {
@@ -68,8 +69,55 @@ bool is_direct_least_squares_operator(const Expr& e) {
   return false;
 }
 
+std::string term_function_name(const FunctionTerm& t) {
+  return t.kind == FunctionKind::UserProx ? t.user_name : std::string(to_string(t.kind));
+}
+
+bool term_has_value(const FunctionTerm& t) {
+  if (t.kind != FunctionKind::UserProx) return true;
+  const proxc_prox_fn* f = proxc_find_prox_fn(t.user_name.c_str());
+  return f && f->value;
+}
+
+const char* user_param_name(const FunctionTerm& t, size_t i) {
+  const proxc_prox_fn* f = proxc_find_prox_fn(t.user_name.c_str());
+  internal_assert(f && i < static_cast<size_t>(f->num_params)) << t.user_name << ": parameter " << i;
+  return f->param_names[i];
+}
+
+namespace {
+
+// A prox function of the user's: registered, its parameters one value each,
+// and the operand's shape and the values accepted by its check callback.
+void check_user_prox(const FunctionTerm& t) {
+  const char* fn = t.user_name.c_str();
+  const proxc_prox_fn* f = proxc_find_prox_fn(fn);
+  user_assert(f) << "no prox function named '" << t.user_name
+                 << "' is registered in this program (a plugin registers its own: --plugin lib.so)";
+  user_assert(t.user_params.size() == static_cast<size_t>(f->num_params))
+      << fn << ": takes " << f->num_params << " parameters, got " << t.user_params.size();
+  for (size_t i = 0; i < t.user_params.size(); ++i) {
+    user_assert(std::isfinite(t.user_params[i]))
+        << fn << ": " << f->param_names[i] << " must be finite, got " << t.user_params[i];
+  }
+  const Shape& s = t.arg->shape;
+  user_assert(!s.empty() && s.size() <= PROXC_PROX_FN_MAX_RANK)
+      << fn << ": the operand must have rank 1 to " << PROXC_PROX_FN_MAX_RANK << ", got shape "
+      << shape_to_string(s);
+  if (f->check) {
+    char message[512] = {0};
+    int rc = f->check(f->user, s.data(), static_cast<int>(s.size()), t.user_params.data(), message, sizeof message);
+    message[sizeof message - 1] = 0;
+    user_assert(rc == 0) << fn << ": " << (*message ? message : "the function refuses this operand")
+                         << " (operand shape " << shape_to_string(s) << ")";
+  }
+}
+
+}  // namespace
+
 FunctionTerm make_term(FunctionTerm t) {
-  const char* fn = to_string(t.kind);
+  const std::string fn_name = term_function_name(t);
+  const char* fn = fn_name.c_str();
   internal_assert(t.arg) << fn << ": null operand";
   user_assert(t.arg->has_variable) << fn << ": the operand has no variable; a term must depend on a variable";
   user_assert(std::isfinite(t.alpha) && t.alpha >= 0)
@@ -139,6 +187,11 @@ FunctionTerm make_term(FunctionTerm t) {
     user_assert(is_direct_least_squares_operator(t.arg))
         << fn << ": the operand must be a variable, mul_elemwise(w, x), conv(k, x) or a scaling of these "
         << "(an operator with a diagonal or circulant Gram matrix)";
+  }
+  if (t.kind == FunctionKind::UserProx) {
+    check_user_prox(t);
+  } else {
+    internal_assert(t.user_name.empty() && t.user_params.empty()) << fn << " is not a prox function of the user's";
   }
   if (t.kind == FunctionKind::Box) {
     check_param(t.lower, fn, "lower", s, true);

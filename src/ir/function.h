@@ -10,7 +10,10 @@
 /// beta = 1, b = 0, c = 0, gamma = 0, d = 0; alpha ≥ 0, gamma ≥ 0, beta ≠ 0;
 /// b and c are scalars or constants of the operand's shape. `λ * F` multiplies
 /// alpha by λ > 0. sum_entries honours alpha (ProxImaL ignores it; see
-/// docs/semantics.md). least_squares has the value of sum_squares; it marks
+/// docs/semantics.md). A prox function of the user's (UserProx,
+/// include/proxc/prox_fn.h) is written by its registered name,
+/// `patch_NLM(x, sigma_scale=4)`; its row's keyword "prox_fn" names the kind
+/// in JSON only. least_squares has the value of sum_squares; it marks
 /// a data term whose operator (identity, mul_elemwise, conv, scalings of
 /// them) has a diagonal or circulant Gram matrix, so that a solver can take
 /// its prox with respect to the variable by a direct solve (absorb pass).
@@ -69,6 +72,7 @@ namespace proxc::internal {
     PROXC_TERM_SLOT(Weight, "weight", "the weight",                                                          \
                     "weighted_poisson_norm needs the weight: weighted_poisson_norm(x, counts, w)"))          \
   X(ZeroProx, "zero_prox", "", "0", )                                                                         \
+  X(UserProx, "prox_fn", "", "", )                                                                            \
   X(LeastSquares, "least_squares", "", "\\left\\| #0 \\right\\|_2^2", )
 
 enum class FunctionKind {
@@ -119,12 +123,25 @@ struct FunctionTerm {
   /// The weighted functions: the weight w; masked_nonneg: the mask (a
   /// constant of the operand's shape, or a scalar).
   Expr weight;
+  /// A prox function of the user's: its registered name and the values of
+  /// its declared parameters, in their declared order (defaults filled in).
+  std::string user_name;
+  std::vector<double> user_params;
   /// box: lower and upper bounds (scalars, possibly infinite, or constants).
   Param lower = Param::of(-std::numeric_limits<double>::infinity());
   Param upper = Param::of(std::numeric_limits<double>::infinity());
   /// Set by the split pass.
   TermRole role = TermRole::Unassigned;
 };
+
+/// How messages and printers name a term's function: its keyword, or a
+/// user prox function's registered name.
+std::string term_function_name(const FunctionTerm& t);
+/// False for a prox function of the user's without a value callback: the
+/// objective leaves it out (its value counts as 0).
+bool term_has_value(const FunctionTerm& t);
+/// The name of parameter i of a user prox function's term (registered).
+const char* user_param_name(const FunctionTerm& t, size_t i);
 
 /// Indicator functions (nonneg, box, the domain of poisson_norm) count a point
 /// within this slack as feasible when their value is evaluated (ProxImaL's rule).

@@ -143,7 +143,9 @@ class LatexPrinter {
         case TermSlotRole::Upper: slots.push_back(param(bound_param(t, slot))); break;
       }
     }
-    std::string f = fill(info.latex, [&](size_t i) { return slots.at(i); });
+    std::string f = t.kind == FunctionKind::UserProx
+                        ? tex_name(t.user_name) + "\\left(" + arg + "\\right)"
+                        : fill(info.latex, [&](size_t i) { return slots.at(i); });
     std::string s = t.alpha != 1 ? num(t.alpha) + "\\, " + f : f;
     std::string x = e(t.arg, true);
     if (!t.c.is_scalar(0)) s += " + \\langle " + param(t.c) + ", " + x + " \\rangle";

@@ -236,8 +236,13 @@ class TextPrinter {
   std::string term(const FunctionTerm& t) {
     std::string s;
     if (t.alpha != 1) s += format_double(t.alpha) + " * ";
-    s += to_string(t.kind);
+    s += term_function_name(t);
     s += "(" + ref(t.arg.get(), kAdditive);
+    // A prox function of the user's: every declared parameter, defaults
+    // included (the text then means the same under another default).
+    for (size_t i = 0; i < t.user_params.size(); ++i) {
+      s += std::string(", ") + user_param_name(t, i) + "=" + format_double(t.user_params[i]);
+    }
     const FunctionInfo& info = function_info(t.kind);
     for (const TermSlot& slot : info.slots) {  // the slots written after the operand
       if (slot.role == TermSlotRole::Axes) s += ", " + format_ints(t.axes);

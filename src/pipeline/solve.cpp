@@ -60,6 +60,10 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     sum->objective = obj.total;
     sum->has_projection = obj.has_projection;
     sum->objective_at_projection = obj.total_at_projection;
+    sum->objective_leaves_out.clear();
+    for (const FunctionTerm& t : problem.terms) {
+      if (!term_has_value(t)) sum->objective_leaves_out.push_back(term_function_name(t));
+    }
   };
   SolveResult result = run_solver(problem, p, options, backend, objective);
   result.summary.passes_s = passes_s;

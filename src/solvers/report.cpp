@@ -29,6 +29,16 @@ const char* to_string(Termination t) {
   return "?";
 }
 
+namespace {
+// " (leaves out f, g: no value)", or "" when the objective has every term.
+std::string leaves_out_note(const std::vector<std::string>& names) {
+  if (names.empty()) return "";
+  std::string s = " (leaves out";
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : " ") + names[i];
+  return s + ": no value)";
+}
+}  // namespace
+
 std::string SolverSummary::brief_report() const {
   char buf[320];
   char obj[96];
@@ -38,7 +48,7 @@ std::string SolverSummary::brief_report() const {
     std::snprintf(obj, sizeof obj, "objective %.6g", objective);
   std::snprintf(buf, sizeof buf, "%s: %s after %d iterations, %s, %.3f s iterating (%s)", to_string(solver),
                 to_string(termination), iterations, obj, iterate_s, to_string(backend_used));
-  return buf;
+  return buf + leaves_out_note(objective_leaves_out);
 }
 
 std::string SolverSummary::full_report() const {
@@ -52,8 +62,8 @@ std::string SolverSummary::full_report() const {
   std::snprintf(buf, sizeof buf, "residuals         r %.3e (eps %.3e), s %.3e (eps %.3e)\n", last.r,
                 last.eps_pri, last.s, last.eps_dual);
   out << buf;
-  std::snprintf(buf, sizeof buf, "objective         %.9g\n", objective);
-  out << buf;
+  std::snprintf(buf, sizeof buf, "objective         %.9g", objective);
+  out << buf << leaves_out_note(objective_leaves_out) << "\n";
   if (has_projection) {
     std::snprintf(buf, sizeof buf, "objective at max(x, 0)  %.9g\n", objective_at_projection);
     out << buf;
@@ -95,6 +105,7 @@ std::string SolverSummary::to_json() const {
   j["iterations"] = iterations;
   j["objective"] = num(objective);
   if (has_projection) j["objective_at_projection"] = num(objective_at_projection);
+  if (!objective_leaves_out.empty()) j["objective_leaves_out"] = objective_leaves_out;
   j["residuals"] = {{"r", num(last.r)},
                     {"s", num(last.s)},
                     {"eps_pri", num(last.eps_pri)},

@@ -486,7 +486,7 @@ std::string print_step_program(const StepProgram& p) {
       case StepKind::Prox:
       case StepKind::Value: {
         FunctionTerm t = *n->term;
-        out << "[" << to_string(t.kind) << " alpha=" << format_double(t.alpha) << " beta=" << format_double(t.beta)
+        out << "[" << term_function_name(t) << " alpha=" << format_double(t.alpha) << " beta=" << format_double(t.beta)
             << "]";
         break;
       }

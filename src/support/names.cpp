@@ -14,7 +14,7 @@ bool NameScope::is_reserved(const std::string& name) {
       // prox functions
       "sum_squares", "norm1", "group_norm1", "nonneg", "poisson_norm", "sum_entries", "box", "least_squares",
       "weighted_norm1", "weighted_sum_squares", "weighted_group_norm1", "weighted_nonneg", "masked_nonneg",
-      "weighted_poisson_norm", "zero_prox",
+      "weighted_poisson_norm", "zero_prox", "prox_fn", "patch_NLM",
       // term roles and the record of rewriting passes
       "omega", "psi", "passes_run", "solver", "knorm"};
   return reserved.count(name) > 0;

@@ -467,6 +467,52 @@ TEST(ApiBlackBox, APluginsOperatorSolvesLikeTheSameConvolution) {
   EXPECT_FALSE(proxc::check(bad).passed);
 }
 
+// A prox function registered by the program itself (proxc/prox_fn.h), used
+// through proxc::prox_fn: the projection onto [lo, hi] solves as box does;
+// patch_NLM, which proxc ships, builds with ProxImaL's parameter names.
+int clip_prox(void*, const float* v, const int64_t* shape, int rank, double, const double* p, float* out) {
+  int64_t n = 1;
+  for (int a = 0; a < rank; ++a) n *= shape[a];
+  for (int64_t i = 0; i < n; ++i) out[i] = std::min(std::max(v[i], static_cast<float>(p[0])), static_cast<float>(p[1]));
+  return 0;
+}
+
+TEST(ApiProxFn, AProgramsOwnProxFunctionSolvesLikeBox) {
+  static const char* const names[] = {"lo", "hi"};
+  static const double defaults[] = {0.0, 1.0};
+  const proxc_prox_fn clip = {"api_clip", clip_prox, nullptr, nullptr, 2, names, defaults, nullptr};
+  ASSERT_EQ(proxc_register_prox_fn(&clip), 0);
+  proxc::Array b = proxc::load_array(example("data/noisy.npy"));
+  std::vector<proxc::Array> results;
+  for (bool mine : {true, false}) {
+    proxc::Problem p;
+    proxc::Expr x = p.variable(b.shape(), "x");
+    p.minimize(proxc::sum_squares(x - b) + 0.02 * proxc::norm1(proxc::grad(x)) +
+               (mine ? proxc::prox_fn("api_clip", x, {{"hi", 0.5}}) : proxc::box(x, 0.0, 0.5)));
+    if (mine) {
+      EXPECT_THAT(p.print(), HasSubstr("api_clip(x, lo=0, hi=0.5)"));
+    }
+    proxc::SolverOptions o;
+    o.max_iters = 50;
+    o.eps_abs = 0;
+    o.eps_rel = 0;
+    proxc::SolverSummary s = proxc::solve(p, o);
+    if (mine) {
+      EXPECT_EQ(s.objective_leaves_out, std::vector<std::string>{"api_clip"});
+    }
+    results.push_back(p.value(x));
+  }
+  for (int64_t i = 0; i < b.size(); ++i) ASSERT_NEAR(results[0][i], results[1][i], 1e-6) << i;
+  proxc::Problem q;
+  proxc::Expr y = q.variable({16, 16}, "y");
+  q.minimize(proxc::sum_squares(y) + proxc::prox_fn("patch_NLM", y, {{"sigma_fixed", 0}}));
+  EXPECT_THAT(q.print(), HasSubstr("patch_NLM(y, sigma_fixed=0, sigma_scale=6, templateWindowSizeNLM=3"));
+  EXPECT_THAT(error_of([&] { proxc::prox_fn("patch_NLM", y, {{"sigma", 1}}); }),
+              HasSubstr("patch_NLM: has no parameter 'sigma'"));
+  EXPECT_THAT(error_of([&] { proxc::prox_fn("no_such_fn", y); }),
+              HasSubstr("no prox function named 'no_such_fn' is registered"));
+}
+
 TEST(ApiModule, CompilesAheadOfTime) {
   std::string dir = temp_dir();
   proxc::Problem p = proxc::load_problem(example("deconv_tv.prox"));

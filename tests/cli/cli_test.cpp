@@ -588,6 +588,40 @@ TEST(CliPlugin, BlackBoxOperatorsFromAPlugin) {
   EXPECT_THAT(notplugin.out, HasSubstr("cannot load the plugin"));
 }
 
+// Prox functions of your own from a plugin (proxc_plugin_init_prox): parsed
+// by their names, solved on both backends with the same result as the
+// built-in they reimplement, and patch_NLM, which proxc ships, with no plugin.
+TEST(CliPlugin, ProxFunctionsFromAPlugin) {
+  std::string dir = test::temp_dir();
+  const std::string plugin = "--plugin " + shell_quote(PROXC_TEST_PLUGIN) + " ";
+  const std::string head = "x = variable(16, 12)\nb = gaussian([16, 12], 3)\nminimize sum_squares(x - b) + ";
+  test::write_text(dir + "/mine.prox", head + "0.1 * soft_threshold(grad(x), scale=0.5)\n");
+  test::write_text(dir + "/builtin.prox", head + "0.05 * norm1(grad(x))\n");
+  auto parsed = proxc(plugin + "parse " + shell_quote(dir + "/mine.prox"));
+  EXPECT_EQ(parsed.exit_code, 0) << parsed.out;
+  EXPECT_THAT(parsed.out, HasSubstr("0.1 * soft_threshold(grad(x), scale=0.5)"));
+  for (const char* backend : {"halide", "emulate"}) {
+    auto a = proxc(plugin + "solve " + shell_quote(dir + "/mine.prox") + " --iters 30 --backend " + backend);
+    auto b = proxc("solve " + shell_quote(dir + "/builtin.prox") + " --iters 30 --backend " + backend);
+    EXPECT_EQ(a.exit_code, 0) << a.out;
+    // The same objective to the digits printed (the value callback's).
+    EXPECT_EQ(a.out.substr(0, a.out.find(" s iterating") - 6), b.out.substr(0, b.out.find(" s iterating") - 6));
+  }
+  auto missing = proxc("parse " + shell_quote(dir + "/mine.prox"));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.out, HasSubstr("mine.prox:3:37: error: unknown function 'soft_threshold'"));
+  test::write_text(dir + "/nlm.prox", head + "patch_NLM(x, sigma_scale=4)\n");
+  auto nlm = proxc("parse " + shell_quote(dir + "/nlm.prox"));
+  EXPECT_EQ(nlm.exit_code, 0) << nlm.out;
+  EXPECT_THAT(nlm.out, HasSubstr("patch_NLM(x, sigma_fixed=0.6, sigma_scale=4, templateWindowSizeNLM=3, "
+                                 "searchWindowSizeNLM=11, gamma_trans=1, prior=1)"));
+  auto solved = proxc("solve " + shell_quote(dir + "/nlm.prox") + " --iters 5 -o " + shell_quote(dir + "/nlm.npy"));
+  EXPECT_EQ(solved.exit_code, 0) << solved.out;
+  EXPECT_THAT(solved.out, HasSubstr("(leaves out patch_NLM: no value)"));
+  auto step = proxc("compile " + shell_quote(dir + "/nlm.prox") + " --emit step");
+  EXPECT_THAT(step.out, HasSubstr("prox[patch_NLM alpha=1"));
+}
+
 TEST(CliCheck, ABrokenAdjointFailsWithExitOne) {
   auto r = proxc("check " + example("denoise_tv_iso.prox") + " --debug-break-adjoint grad");
   EXPECT_EQ(r.exit_code, 1) << r.out;

@@ -1102,8 +1102,24 @@ TEST(HalideSchedule, BlackBoxesKeepTheDefaultSchedule) {
   ::testing::internal::CaptureStderr();
   auto step = b->compile(p);
   std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_THAT(err, ::testing::HasSubstr("the pipeline calls black-box operators"));
+  EXPECT_THAT(err, ::testing::HasSubstr("the pipeline calls user code (black-box operators, prox functions)"));
   EXPECT_EQ(b->schedule_used(), "default");
+  // A prox function of the user's too.
+  FunctionTerm t;
+  t.kind = FunctionKind::UserProx;
+  t.user_name = "soft_threshold";
+  t.user_params = {1.0};
+  t.arg = x;
+  t = make_term(t);
+  StepProgram q;
+  q.name = "prox_fn_schedule";
+  q.outputs = {{"p", step_prox(t, step_input("x", {6, 8}), step_param("rho"))}};
+  auto c = make_halide_backend(o);
+  ::testing::internal::CaptureStderr();
+  auto step2 = c->compile(q);
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, ::testing::HasSubstr("the pipeline calls user code"));
+  EXPECT_EQ(c->schedule_used(), "default");
 }
 
 TEST(HalideSchedule, ExternStagesKeepTheDefaultSchedule) {

@@ -118,7 +118,7 @@ TEST(EveryOperator, PrintedFormsMatchGolden) {
   for (const OperatorInfo& op : operator_table()) EXPECT_TRUE(seen.count(op.kind)) << op.keyword;
   std::set<FunctionKind> functions;
   for (const FunctionTerm& t : p.terms) functions.insert(t.kind);
-  EXPECT_EQ(functions.size(), static_cast<size_t>(FunctionKind::LeastSquares) + 1);
+  EXPECT_EQ(functions.size(), static_cast<size_t>(FunctionKind::LeastSquares) + 1);  // prox_fn: patch_NLM
 }
 
 TEST(EveryOperator, CallKeywordsAreReservedNames) {

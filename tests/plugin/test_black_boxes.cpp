@@ -13,9 +13,20 @@
 //   bad_adjoint  forward 2·x, "adjoint" 2.2·y: the dot test must catch it.
 //   negated_adjoint  forward 2·x, "adjoint" −2·y: a sign error (KᵀK = −4·I).
 //   fails        the forward callback returns 7.
+//
+// And prox functions (proxc/prox_fn.h), registered by proxc_plugin_init_prox:
+//   soft_threshold(x, scale=1)  f = scale·||x||₁: the prox of norm1, so that
+//                a problem with it must solve as the same problem with
+//                scale * norm1(x) does.
+//   clamp01(x, lo=0, hi=1)      the projection onto [lo, hi]; no value callback.
+//   prox_fails   the prox callback returns 5.
+//   picky        refuses every operand that is not 2-D (its check callback).
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 
 #include "proxc/black_box.h"
+#include "proxc/prox_fn.h"
 
 namespace {
 
@@ -116,6 +127,58 @@ extern "C" int proxc_plugin_init(proxc_register_black_box_fn reg) {
   };
   for (const proxc_black_box& op : ops) {
     if (int rc = reg(&op)) return rc;
+  }
+  return 0;
+}
+
+namespace {
+
+int soft_threshold(void*, const float* v, const int64_t* s, int rank, double rho, const double* p, float* out) {
+  const double t = p[0] / rho;
+  for (int64_t i = 0; i < count(s, rank); ++i) {
+    const double a = std::fabs(v[i]) - t;
+    out[i] = a > 0 ? static_cast<float>(std::copysign(a, static_cast<double>(v[i]))) : 0.0f;
+  }
+  return 0;
+}
+int soft_threshold_value(void*, const float* x, const int64_t* s, int rank, const double* p, double* value) {
+  double f = 0;
+  for (int64_t i = 0; i < count(s, rank); ++i) f += std::fabs(static_cast<double>(x[i]));
+  *value = p[0] * f;
+  return 0;
+}
+int clamp01(void*, const float* v, const int64_t* s, int rank, double, const double* p, float* out) {
+  for (int64_t i = 0; i < count(s, rank); ++i) {
+    out[i] = static_cast<float>(std::fmin(std::fmax(static_cast<double>(v[i]), p[0]), p[1]));
+  }
+  return 0;
+}
+int prox_fails(void*, const float*, const int64_t*, int, double, const double*, float*) { return 5; }
+int copy_prox(void*, const float* v, const int64_t* s, int rank, double, const double*, float* out) {
+  for (int64_t i = 0; i < count(s, rank); ++i) out[i] = v[i];
+  return 0;
+}
+int picky_check(void*, const int64_t*, int rank, const double*, char* message, size_t size) {
+  if (rank == 2) return 0;
+  std::snprintf(message, size, "picky takes a 2-D image, got rank %d", rank);
+  return 1;
+}
+
+}  // namespace
+
+extern "C" int proxc_plugin_init_prox(proxc_register_prox_fn_fn reg) {
+  static const char* const soft_names[] = {"scale"};
+  static const double soft_defaults[] = {1.0};
+  static const char* const clamp_names[] = {"lo", "hi"};
+  static const double clamp_defaults[] = {0.0, 1.0};
+  const proxc_prox_fn fns[] = {
+      {"soft_threshold", soft_threshold, soft_threshold_value, nullptr, 1, soft_names, soft_defaults, nullptr},
+      {"clamp01", clamp01, nullptr, nullptr, 2, clamp_names, clamp_defaults, nullptr},
+      {"prox_fails", prox_fails, nullptr, nullptr, 0, nullptr, nullptr, nullptr},
+      {"picky", copy_prox, nullptr, picky_check, 0, nullptr, nullptr, nullptr},
+  };
+  for (const proxc_prox_fn& f : fns) {
+    if (int rc = reg(&f)) return rc;
   }
   return 0;
 }

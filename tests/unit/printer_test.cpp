@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "frontend/parser.h"
 #include "ir/dot.h"
 #include "frontend/json.h"
@@ -192,6 +194,66 @@ TEST(BlackBox, RegistryRules) {
   other.adjoint = nullptr;
   EXPECT_EQ(proxc_register_black_box(&other), 2);
   EXPECT_EQ(proxc_find_black_box("no_adjoint"), nullptr);
+}
+
+// A prox function of the user's is written by its registered name with every
+// declared parameter (defaults too), reads back from text and JSON, and is a
+// named function in LaTeX and dot.
+TEST(ProxFn, RoundTripsThroughTextAndJson) {
+  test::register_test_black_boxes();
+  expect_round_trip(
+      "x = variable(6, 8)\n"
+      "minimize sum_squares(x) + 0.5 * soft_threshold(grad(x), beta=2, b=0.1) + clamp01(x, hi=0.75)\n");
+  Problem p = parse("x = variable(6, 8)\nminimize 2 * soft_threshold(x - 1, gamma=0.5)\n").problem;
+  EXPECT_THAT(print_text(p), HasSubstr("minimize 2 * soft_threshold(x - 1, scale=1, gamma=0.5)"));
+  EXPECT_THAT(print_json(p), HasSubstr("\"function\": \"prox_fn\""));
+  EXPECT_THAT(print_json(p), HasSubstr("\"name\": \"soft_threshold\""));
+  EXPECT_THAT(print_latex(p), HasSubstr("2\\, \\mathrm{soft\\_threshold}\\left(\\mathrm{x} - 1\\right)"));
+  EXPECT_THAT(print_dot(p), HasSubstr("label=\"2 * soft_threshold\""));
+  // JSON: parameters left out take their defaults; unknown ones and
+  // unregistered names are errors.
+  std::string j = print_json(p);
+  std::string no_params = j;
+  no_params.replace(no_params.find("\"scale\": 1.0"), 12, "");
+  EXPECT_EQ(print_text(parse_json(no_params, "t.json", ".")), print_text(p));
+  std::string bad = j;
+  bad.replace(bad.find("\"scale\""), 7, "\"sclae\"");
+  EXPECT_THAT(test::user_error_of([&] { parse_json(bad, "t.json", "."); }),
+              HasSubstr("soft_threshold has no parameter \"sclae\""));
+  bad = j;
+  bad.replace(bad.find("\"soft_threshold\""), 16, "\"soft_threshole\"");
+  EXPECT_THAT(test::user_error_of([&] { parse_json(bad, "t.json", "."); }),
+              HasSubstr("no prox function named \"soft_threshole\" is registered in this program"));
+}
+
+TEST(ProxFn, RegistryRules) {
+  test::register_test_black_boxes();
+  const proxc_prox_fn* soft = proxc_find_prox_fn("soft_threshold");
+  ASSERT_NE(soft, nullptr);
+  EXPECT_EQ(proxc_find_prox_fn_by_id(proxc_prox_fn_id("soft_threshold")), soft);
+  EXPECT_NE(proxc_prox_fn_id("x"), proxc_black_box_id("x"));
+  EXPECT_EQ(proxc_register_prox_fn(soft), 0);  // the same function again
+  proxc_prox_fn other = *soft;
+  const double two[] = {2.0};
+  other.param_defaults = two;
+  EXPECT_EQ(proxc_register_prox_fn(&other), 3);  // the name is taken
+  other.name = "9lives";
+  EXPECT_EQ(proxc_register_prox_fn(&other), 1);
+  other.name = "no_prox";
+  other.prox = nullptr;
+  EXPECT_EQ(proxc_register_prox_fn(&other), 2);
+  other.prox = soft->prox;
+  const char* const reserved[] = {"gamma"};
+  other.param_names = reserved;
+  EXPECT_EQ(proxc_register_prox_fn(&other), 4);
+  const char* const names[] = {"a"};
+  const double inf[] = {INFINITY};
+  other.param_names = names;
+  other.param_defaults = inf;
+  EXPECT_EQ(proxc_register_prox_fn(&other), 4);
+  other.num_params = PROXC_PROX_FN_MAX_PARAMS + 1;
+  EXPECT_EQ(proxc_register_prox_fn(&other), 4);
+  EXPECT_EQ(proxc_find_prox_fn("no_prox"), nullptr);
 }
 
 TEST(Json, RecordsPassesAndLoadsThemBack) {

@@ -436,6 +436,11 @@ struct CompileCommand {
         for (const std::string& b : a.black_boxes) std::printf(" %s", b.c_str());
         std::printf("; link proxc::runtime (libproxc_runtime.a), and register them before the first call\n");
       }
+      if (!a.prox_fns.empty()) {
+        std::printf("the pipeline calls prox functions of your own:");
+        for (const std::string& b : a.prox_fns) std::printf(" %s", b.c_str());
+        std::printf("; link proxc::runtime (libproxc_runtime.a), and register them before the first call\n");
+      }
       return kExitOk;
     }
     if (!emit_kind.empty()) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "proxc/black_box.h"
+#include "proxc/prox_fn.h"
 
 namespace proxc::halide_ops {
 
@@ -219,12 +220,20 @@ class Graph {
     Val weight;             ///< the weighted functions' weight, masked_nonneg's mask
     std::vector<int> axes;  ///< group_norm1 only
     std::string id;         ///< its variable in the recorded source
+    std::string user_name;             ///< kind "prox_fn": the registered name (proxc/prox_fn.h)
+    std::vector<double> user_params;  ///< kind "prox_fn": its parameters' values
   };
   Term term(const std::string& kind, const Val& alpha, const Val& beta, const Val& gamma, const Val& d,
             const Val& b, const Val& c, const Val& lower, const Val& upper, const Val& counts, const Val& weight,
             const std::vector<int>& axes);
+  /// A prox function of the user's (proxc/prox_fn.h) as a term (kind
+  /// "prox_fn"): its registered name and its parameters' values.
+  Term user_term(const std::string& name, const std::vector<double>& params, const Val& alpha, const Val& beta,
+                 const Val& gamma, const Val& d, const Val& b, const Val& c);
   /// prox_{f/rho}(v) for the term t (SEMANTICS.md's formula with the
-  /// affine argument folded in); rho is a double scalar.
+  /// affine argument folded in); rho is a double scalar. A prox function
+  /// of the user's runs as the extern stage proxc_prox_fn_stage of
+  /// libproxc_runtime on its whole (folded) argument.
   Val prox(const Term& t, const Val& v, const Val& rho_val);
   /// f(v) in double; indicators are 0 within `slack` of their set and inf
   /// (the scalar `inf`) outside.
@@ -334,6 +343,8 @@ class Graph {
   std::map<int, Halide::ImageParam>& otfs() { return otfs_; }
   /// The names of the black-box operators the pipeline calls.
   const std::set<std::string>& black_boxes() const { return black_boxes_; }
+  /// The prox functions of the user's the pipeline calls (by name).
+  const std::set<std::string>& prox_fns() const { return prox_fns_; }
   std::map<int, Halide::Param<float>>& scalars() { return scalars_; }
   std::map<int, Halide::Param<int>>& extent_slots() { return extents_; }
 
@@ -348,6 +359,10 @@ class Graph {
   int generate(int argc, char** argv);
 
  private:
+  /// prox and value of a prox function of the user's: extern stages.
+  Val user_prox(const Term& t, const Val& v, const Val& rho_val);
+  Halide::Expr user_value(const Term& t, const Val& u);
+  std::vector<Halide::ExternFuncArgument> user_stage_args(const Term& t, const Val& u);
   using Coords = std::vector<Halide::Expr>;
   struct RawArg {
     std::string text;
@@ -579,6 +594,7 @@ class Graph {
   int term_ids_ = 0;
   std::set<std::string> materialized_;
   std::set<std::string> black_boxes_;
+  std::set<std::string> prox_fns_;
   std::set<std::string> output_funcs_;  ///< materialized values that are outputs themselves
   std::set<int> merged_;                ///< outputs computed as the second value of a pair (pair_outputs)
   std::set<std::string> fused_;         ///< outputs in a compute_with group (fuse_outputs)

@@ -10,7 +10,8 @@ namespace proxc::halide_ops {
 inline Graph::Term Graph::term(const std::string& kind, const Val& alpha, const Val& beta, const Val& gamma,
                                const Val& d, const Val& b, const Val& c, const Val& lower, const Val& upper,
                                const Val& counts, const Val& weight, const std::vector<int>& axes) {
-  Term t{kind, alpha, beta, gamma, d, b, c, lower, upper, counts, weight, axes, "t" + std::to_string(term_ids_++)};
+  Term t{kind, alpha, beta, gamma, d, b, c, lower, upper, counts, weight, axes, "t" + std::to_string(term_ids_++),
+         "", {}};
   if (record_) {
     *record_ << "  Graph::Term " << t.id << " = g.term("
              << args(kind, alpha, beta, gamma, d, b, c, lower, upper, counts, weight, axes) << ");\n";
@@ -18,7 +19,72 @@ inline Graph::Term Graph::term(const std::string& kind, const Val& alpha, const 
   return t;
 }
 
+inline Graph::Term Graph::user_term(const std::string& name, const std::vector<double>& params, const Val& alpha,
+                                    const Val& beta, const Val& gamma, const Val& d, const Val& b, const Val& c) {
+  if (params.size() > PROXC_PROX_FN_MAX_PARAMS) fail("prox_fn " + name + ": too many parameters");
+  Term t{"prox_fn", alpha, beta, gamma, d, b, c, Val(), Val(), Val(), Val(), {}, "t" + std::to_string(term_ids_++),
+         name, params};
+  if (record_) {
+    *record_ << "  Graph::Term " << t.id << " = g.user_term(" << args(name, params, alpha, beta, gamma, d, b, c)
+             << ");\n";
+  }
+  return t;
+}
+
+// The arguments every extern stage of a prox function of the user's takes
+// after its input u (and rho): the function's id, its parameters (unused
+// slots 0), the rank and the extents of u.
+inline std::vector<Halide::ExternFuncArgument> Graph::user_stage_args(const Term& t, const Val& u) {
+  std::vector<Halide::ExternFuncArgument> a = {Halide::Expr(proxc_prox_fn_id(t.user_name.c_str()))};
+  for (size_t i = 0; i < PROXC_PROX_FN_MAX_PARAMS; ++i) {
+    a.push_back(Halide::Expr(i < t.user_params.size() ? t.user_params[i] : 0.0));
+  }
+  if (u.ext.size() > PROXC_PROX_FN_MAX_RANK) fail("prox_fn " + t.user_name + ": ranks 1 to 6");
+  a.push_back(Halide::Expr(static_cast<int>(u.ext.size())));
+  for (size_t i = 0; i < PROXC_PROX_FN_MAX_RANK; ++i) a.push_back(i < u.ext.size() ? u.ext[i] : Halide::Expr(1));
+  return a;
+}
+
+inline Val Graph::user_prox(const Term& t, const Val& v, const Val& rho_val) {
+  Halide::Expr rho = Halide::cast<float>(at(rho_val, {}));
+  Halide::Expr alpha = at(t.alpha, {}), beta = at(t.beta, {}), gamma = at(t.gamma, {});
+  Halide::Expr denom = rho + 2.0f * gamma;
+  // The bare function's rho, in double; +inf when alpha = 0 (the stage then
+  // copies). A buffer of its own: an extern stage's scalar arguments cannot
+  // call Funcs.
+  Halide::Func r("prox_fn_rho" + std::to_string(counter_++));
+  r() = Halide::cast<double>(denom) / Halide::cast<double>(alpha * beta * beta);
+  r.compute_root();
+  const std::vector<Halide::Expr>& ext = v.ext;
+  Val u = define(
+      "u", ext, [&](const Coords& i) { return (rho * call(v, i) - at(t.c, i)) * beta / denom - at(t.b, i); });
+  schedule_at_root(u);  // an extern stage reads a buffer of its own
+  Val out;
+  out.f = Halide::Func("prox_fn" + std::to_string(counter_++));
+  out.ext = ext;
+  std::vector<Halide::ExternFuncArgument> a = {u.f, r};
+  for (const auto& e : user_stage_args(t, u)) a.push_back(e);
+  prox_fns_.insert(t.user_name);
+  out.f.define_extern("proxc_prox_fn_stage", a, Halide::Float(32), static_cast<int>(ext.size()));
+  if (schedule_ == Schedule::Default) out.f.compute_root();
+  Val p = define("prox", ext, [&](const Coords& i) { return (call(out, i) + at(t.b, i)) / beta; });
+  return rec(p, "prox", RawArg{t.id}, v, rho_val);
+}
+
+// f(u) of a prox function of the user's, as a double Expr: the extern stage
+// proxc_prox_fn_value_stage (0 for a function without a value callback).
+inline Halide::Expr Graph::user_value(const Term& t, const Val& u) {
+  Halide::Func f("prox_fn_value" + std::to_string(counter_++));
+  std::vector<Halide::ExternFuncArgument> a = {u.f};
+  for (const auto& e : user_stage_args(t, u)) a.push_back(e);
+  prox_fns_.insert(t.user_name);
+  f.define_extern("proxc_prox_fn_value_stage", a, Halide::Float(64), 1);
+  f.compute_root();
+  return f(0);
+}
+
 inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
+  if (t.kind == "prox_fn") return user_prox(t, v, rho_val);
   Halide::Expr rho = Halide::cast<float>(at(rho_val, {}));
   Halide::Expr alpha = at(t.alpha, {}), beta = at(t.beta, {}), gamma = at(t.gamma, {});
   Halide::Expr denom = rho + 2.0f * gamma;
@@ -140,6 +206,8 @@ inline Val Graph::value(const Term& t, const Val& v0, const Val& inf_val, double
                                                           w * x - cv * Halide::log(Halide::max(w * x, f64(1e-9))))));
   } else if (k == "zero_prox") {
     f = f64(0);
+  } else if (k == "prox_fn") {
+    f = alpha * user_value(t, u);
   } else {
     fail("value: unknown function " + k);
   }
