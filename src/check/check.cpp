@@ -267,8 +267,27 @@ double norm_bound(const Expr& k) {
       case ExprKind::Grad: v = 2 * std::sqrt(static_cast<double>(n->ints[0])) * b(0); break;
       case ExprKind::Conv: {
         const Array& kern = n->args[0]->constant->array;
-        Shape dims(n->shape.begin(), n->shape.begin() + kern.rank());
-        v = fft::conv_norm(kern, dims) * b(1);
+        if (is_circular_conv(*n)) {
+          Shape dims(n->shape.begin(), n->shape.begin() + kern.rank());
+          v = fft::conv_norm(kern, dims) * b(1);
+          break;
+        }
+        // Zero or replicate boundary: Schur's test on the convolution with
+        // |k| (rows via |K|·1, columns via |K|ᵀ·1; a replicated border
+        // pixel's column gathers the overhang).
+        auto d = std::make_shared<ConstantData>();
+        d->array = kern;
+        for (float& w : d->array.data) w = std::fabs(w);
+        Expr var = make_variable(n->shape, "x");
+        Expr w = make_conv(make_constant(d, "k"), var, n->str);
+        emulate::Tensor ones(n->shape);
+        std::fill(ones.data.begin(), ones.data.end(), 1.0);
+        double rows = 0, cols = 0;
+        const emulate::Tensor row_sums = emulate::forward(w, {{var.get(), &ones}}, false);
+        const auto col_sums = emulate::adjoint(w, ones);
+        for (double r : row_sums.data) rows = std::max(rows, r);
+        for (double c : col_sums.at(var.get()).data) cols = std::max(cols, c);
+        v = std::sqrt(rows * cols) * b(1);
         break;
       }
       case ExprKind::MulElemwise: {

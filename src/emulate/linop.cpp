@@ -78,7 +78,60 @@ Tensor grad_adj(const Tensor& p, const Shape& s, int64_t dims) {
 // ---- conv over the first k.rank() axes; `adjoint` correlates instead ----
 // For each kernel entry, y += k[i] · (x circularly shifted by i − origin):
 // per-axis index tables keep the inner loop free of divisions.
-Tensor conv_apply(const Array& k, const Tensor& x, bool adjoint) {
+// conv with boundary "zero" or "replicate": each output entry m of the
+// forward map reads x at m − i + k.shape/2, which is left out (zero) or
+// clamped to the border (replicate) where it falls outside. The adjoint is the
+// exact transpose: the same reads, scattered back.
+Tensor conv_bounded_apply(const Array& k, const Tensor& x, bool adjoint, bool replicate) {
+  const Shape& s = x.shape;
+  const size_t r = static_cast<size_t>(k.rank());
+  Shape spatial(s.begin(), s.begin() + static_cast<long>(r));
+  int64_t inner = 1;
+  for (size_t a = r; a < s.size(); ++a) inner *= s[a];
+  auto sst = strides_of(spatial);
+  auto kst = strides_of(k.shape);
+  const int64_t n_spatial = num_elements(spatial);
+  Tensor y(s);
+  std::vector<int64_t> i, c(r);
+  std::vector<std::vector<int64_t>> table(r);  // -1: outside (zero boundary)
+  for (int64_t fk = 0; fk < k.size(); ++fk) {
+    const double w = k.data[static_cast<size_t>(fk)];
+    if (w == 0) continue;
+    unravel(fk, k.shape, kst, &i);
+    for (size_t a = 0; a < r; ++a) {
+      table[a].resize(static_cast<size_t>(spatial[a]));
+      for (int64_t m = 0; m < spatial[a]; ++m) {
+        int64_t o = m - i[a] + k.shape[a] / 2;
+        if (replicate) o = std::min(std::max<int64_t>(o, 0), spatial[a] - 1);
+        table[a][static_cast<size_t>(m)] = o < 0 || o >= spatial[a] ? -1 : o * sst[a];
+      }
+    }
+    std::fill(c.begin(), c.end(), 0);
+    for (int64_t fm = 0; fm < n_spatial; ++fm) {
+      int64_t src = 0;
+      bool inside = true;
+      for (size_t a = 0; a < r; ++a) {
+        const int64_t t = table[a][static_cast<size_t>(c[a])];
+        inside = inside && t >= 0;
+        src += t;
+      }
+      if (inside) {
+        const int64_t from = adjoint ? fm : src, to = adjoint ? src : fm;
+        const double* xs = &x.data[static_cast<size_t>(from * inner)];
+        double* ys = &y.data[static_cast<size_t>(to * inner)];
+        for (int64_t ch = 0; ch < inner; ++ch) ys[ch] += w * xs[ch];
+      }
+      for (size_t a = r; a-- > 0;) {  // odometer over the spatial coordinates
+        if (++c[a] < spatial[a]) break;
+        c[a] = 0;
+      }
+    }
+  }
+  return y;
+}
+
+Tensor conv_apply(const Array& k, const Tensor& x, bool adjoint, const std::string& boundary) {
+  if (!boundary.empty()) return conv_bounded_apply(k, x, adjoint, boundary == "replicate");
   const Shape& s = x.shape;
   const size_t r = static_cast<size_t>(k.rank());
   Shape spatial(s.begin(), s.begin() + static_cast<long>(r));
@@ -249,7 +302,7 @@ void node_adjoint_of(const ExprNode* n, Tensor g, const ConstantLookup& data,
     case ExprKind::Variable:
     case ExprKind::Constant: break;
     case ExprKind::Grad: push(a[0], grad_adj(g, a[0]->shape, n->ints[0])); break;
-    case ExprKind::Conv: push(a[1], conv_apply(data(a[0].get()), g, true)); break;
+    case ExprKind::Conv: push(a[1], conv_apply(data(a[0].get()), g, true, n->str)); break;
     case ExprKind::MulElemwise: {
       const Array& w = data(a[0].get());
       for (size_t i = 0; i < g.size(); ++i) g.data[i] *= constant_at(a[0].get(), w, i);
@@ -362,7 +415,7 @@ Tensor forward(const Expr& k, const std::map<const ExprNode*, const Tensor*>& va
       }
       case ExprKind::Constant: internal_error << "constant reached in linear order"; break;
       case ExprKind::Grad: y = grad_fwd(value(a[0]), n->ints[0]); break;
-      case ExprKind::Conv: y = conv_apply(data(a[0].get()), value(a[1]), false); break;
+      case ExprKind::Conv: y = conv_apply(data(a[0].get()), value(a[1]), false, n->str); break;
       case ExprKind::MulElemwise: {
         const Array& w = data(a[0].get());
         y = value(a[1]);

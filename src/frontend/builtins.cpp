@@ -115,12 +115,12 @@ bool Parser::linear_operator(Args& a, Value* out) {
   const OperatorInfo* op = find_operator(a.fn());
   if (!op || op->syntax != OperatorSyntax::Call) return false;
   const std::string& fn = a.fn();
-  // Positional slots: every slot but a keyword (Dims); OptionalInts may be left out.
+  // Positional slots: every slot but a keyword (Dims, Option); OptionalInts may be left out.
   size_t lo = 0, hi = 0;
   bool list = false;
   std::vector<std::string> keywords;
   for (const Slot& slot : op->slots) {
-    if (slot.role == SlotRole::Dims) {
+    if (slot.role == SlotRole::Dims || slot.role == SlotRole::Option) {
       keywords.push_back(slot.key);
     } else if (slot.role == SlotRole::Operands) {
       list = true;
@@ -156,6 +156,12 @@ bool Parser::linear_operator(Args& a, Value* out) {
         int64_t d = v ? a.integer(*v, slot.key) : -1;
         if (v && d < 1) fail(v->loc, fn + ": " + slot.key + " must be >= 1, got " + std::to_string(d));
         args.lists.push_back(v ? std::vector<int64_t>{d} : std::vector<int64_t>{});
+        break;
+      }
+      case SlotRole::Option: {
+        const Value* v = kw_values[kw++];
+        if (v && v->type != Value::Type::String) fail(v->loc, fn + ": " + slot.key + " is " + slot.what);
+        if (v) args.name = v->str;
         break;
       }
       case SlotRole::Factor: args.factor = a.scalar(a.pos[pos++], slot.what); break;

@@ -78,6 +78,9 @@ class JsonWriter {
         case SlotRole::Dims: j[slot.key] = n->ints[0]; break;
         case SlotRole::Factor: j[slot.key] = n->scalar; break;
         case SlotRole::Name: j[slot.key] = n->str; break;
+        case SlotRole::Option:
+          if (!n->str.empty()) j[slot.key] = n->str;
+          break;
         case SlotRole::ConstantOrName:
           if (!n->str.empty()) j[slot.key] = n->str;
           break;
@@ -337,6 +340,9 @@ class JsonReader {
         case SlotRole::Dims: out.lists.push_back({integer(j, slot.key, ctx)}); break;
         case SlotRole::Factor: out.factor = number(j, slot.key, ctx); break;
         case SlotRole::Name: out.name = string(j, slot.key, ctx); break;
+        case SlotRole::Option:
+          if (j.contains(slot.key)) out.name = string(j, slot.key, ctx);
+          break;
       }
     }
     if (list) {

@@ -247,7 +247,7 @@ class Lowerer {
       switch (n->kind) {
         case ExprKind::Conv: {
           const int64_t kernel_taps = num_elements(n->args[0]->shape);
-          t = kernel_taps >= kFftConvTaps ? kNever : static_cast<double>(kernel_taps) * inner;
+          t = kernel_taps >= kFftConvTaps && is_circular_conv(*n) ? kNever : static_cast<double>(kernel_taps) * inner;
           break;
         }
         case ExprKind::Grad: t = 2.0 * inner; break;
@@ -347,6 +347,10 @@ class Lowerer {
         return graph_->grad(x, static_cast<int>(n->ints[0]), extents(n->shape));
       }
       case ExprKind::Conv: {
+        if (!is_circular_conv(*n)) {
+          Val k = kernel(a[0].get());
+          return graph_->conv_bounded(k, go(a[1]), false, n->str == "replicate", extents(n->shape));
+        }
         if (use_fft(a[0].get())) return fft_conv(a[0].get(), go(a[1]), false, n->shape);
         Val k = kernel(a[0].get());
         Val x = go(a[1]);
@@ -433,6 +437,11 @@ class Lowerer {
       case ExprKind::Constant: return;
       case ExprKind::Grad: push(a[0], graph_->grad_t(g, static_cast<int>(n->ints[0]), extents(a[0]->shape))); return;
       case ExprKind::Conv: {
+        if (!is_circular_conv(*n)) {
+          Val k = kernel(a[0].get());
+          push(a[1], graph_->conv_bounded(k, g, true, n->str == "replicate", extents(a[1]->shape)));
+          return;
+        }
         if (use_fft(a[0].get())) {
           push(a[1], fft_conv(a[0].get(), g, true, a[1]->shape));
           return;

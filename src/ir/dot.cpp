@@ -23,6 +23,7 @@ std::string node_label(const ExprNode* n, const PrintPlan& plan) {
     for (const Slot& slot : operator_info(n->kind).slots) {
       if (slot.role == SlotRole::Factor) label += " " + format_double(n->scalar);
       if (slot.role == SlotRole::Name) label += " " + n->str;
+      if (slot.role == SlotRole::Option && !n->str.empty()) label += std::string(" ") + slot.key + "=" + n->str;
     }
   }
   return label + "\\n" + shape_to_string(n->shape);

@@ -145,7 +145,12 @@ Expr make_grad(Expr x, int64_t dims) {
   return n;
 }
 
-Expr make_conv(Expr kernel, Expr x) {
+bool is_circular_conv(const ExprNode& n) { return n.kind == ExprKind::Conv && n.str.empty(); }
+
+Expr make_conv(Expr kernel, Expr x, std::string boundary) {
+  if (boundary == "circular") boundary.clear();
+  user_assert(boundary.empty() || boundary == "zero" || boundary == "replicate")
+      << "conv: boundary must be \"circular\", \"zero\" or \"replicate\", got \"" << boundary << "\"";
   check_constant_param(kernel, "conv", "kernel (first argument)");
   check_operand(x, "conv");
   user_assert(kernel->rank() >= 1 && kernel->rank() <= x->rank())
@@ -156,7 +161,9 @@ Expr make_conv(Expr kernel, Expr x) {
         << "conv: kernel shape " << shape_to_string(kernel->shape) << " is larger than operand shape "
         << shape_to_string(x->shape) << " along axis " << i;
   }
-  return node(ExprKind::Conv, x->shape, {kernel, x});
+  auto n = node(ExprKind::Conv, x->shape, {kernel, x});
+  n->str = boundary;
+  return n;
 }
 
 Expr make_mul_elemwise(Expr weight, Expr x) {

@@ -69,8 +69,9 @@ namespace proxc::internal {
   X(Constant, "constant", Leaf, "", "", )                                                                     \
   X(Grad, "grad", Call, "grad(x) or grad(x, dims=2)", "\\nabla @0", PROXC_SLOT(Operand, "operand", ""),     \
     PROXC_SLOT(Dims, "dims", "dims"))                                                                        \
-  X(Conv, "conv", Call, "conv(kernel, x)", "@0 \\ast @1", PROXC_SLOT(Constant, "kernel (first argument)", ""), \
-    PROXC_SLOT(Operand, "operand", ""))                                                                      \
+  X(Conv, "conv", Call, "conv(kernel, x) or conv(kernel, x, boundary=\"zero\")", "@0 \\ast @1",                \
+    PROXC_SLOT(Constant, "kernel (first argument)", ""), PROXC_SLOT(Operand, "operand", ""),                  \
+    PROXC_SLOT(Option, "the boundary: \"circular\" (the default), \"zero\" or \"replicate\"", "boundary"))   \
   X(MulElemwise, "mul_elemwise", Call, "mul_elemwise(w, x)", "@0 \\odot @1",                                 \
     PROXC_SLOT(Constant, "weight (first argument)", ""), PROXC_SLOT(Operand, "operand", ""))                  \
   X(Subsample, "subsample", Call, "subsample(x, [s0, s1])", "S_{#1}\\,@0", PROXC_SLOT(Operand, "operand", ""), \
@@ -195,7 +196,13 @@ Expr make_scalar_constant(double v);
 Expr make_gaussian(Shape size, double sigma);
 /// `dims` < 0 means x's rank.
 Expr make_grad(Expr x, int64_t dims = -1);
-Expr make_conv(Expr kernel, Expr x);
+/// conv(kernel, x, boundary): `boundary` is "" (circular, the default),
+/// "zero" (x is 0 outside) or "replicate" (x repeats its border, ProxImaL's
+/// conv_nofft); "circular" is stored as "". Only the circular one has a
+/// circulant Gram matrix (FFT solves); the others are applied directly.
+Expr make_conv(Expr kernel, Expr x, std::string boundary = "");
+/// Whether n is a circular convolution (conv without a boundary option).
+bool is_circular_conv(const ExprNode& n);
 Expr make_mul_elemwise(Expr weight, Expr x);
 Expr make_subsample(Expr x, std::vector<int64_t> steps);
 Expr make_scale(double s, Expr x);

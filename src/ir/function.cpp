@@ -65,7 +65,7 @@ bool is_direct_least_squares_operator(const Expr& e) {
   double unused = 1;
   Expr n = strip_scalings(e, &unused);  // scalings are diagonal
   if (n->is_variable()) return true;
-  if (n->kind == ExprKind::MulElemwise || n->kind == ExprKind::Conv) return n->args[1]->is_variable();
+  if (n->kind == ExprKind::MulElemwise || is_circular_conv(*n)) return n->args[1]->is_variable();
   return false;
 }
 

@@ -116,6 +116,7 @@ class LatexPrinter {
         case SlotRole::Dims: text(ints(slot_ints(*n, i))); break;
         case SlotRole::Factor: text(num(n->scalar)); break;
         case SlotRole::Name: text(tex_name(n->str)); break;
+        case SlotRole::Option: break;  // the boundary rule: not part of the formula
         case SlotRole::ConstantOrName:
           if (next < a.size()) operand(a[next++]);
           else text("M_{\\mathrm{" + n->str + "}}");

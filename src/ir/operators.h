@@ -35,6 +35,7 @@ enum class SlotRole {
   Factor,          ///< the scalar factor (ExprNode::scalar)
   Name,            ///< a string (ExprNode::str)
   ConstantOrName,  ///< a constant operand, or the name of a built-in one (args or str)
+  Option,          ///< a string keyword `key="..."` (ExprNode::str); "" is the default, not written
 };
 
 /// One argument slot: its role, how messages name it ("the steps"), and its

@@ -223,6 +223,9 @@ class TextPrinter {
           break;
         case SlotRole::Factor: put(format_double(n->scalar)); break;
         case SlotRole::Name: put(quote_string(n->str)); break;
+        case SlotRole::Option:
+          if (!n->str.empty()) put(std::string(slot.key) + "=" + quote_string(n->str));
+          break;
         case SlotRole::ConstantOrName:
           put(next < a.size() ? ref(a[next++].get(), kAdditive) : quote_string(n->str));
           break;

@@ -129,7 +129,7 @@ bool direct_gram(const Layout& l, DirectGram* g) {
       g->identity += s * s;
     } else if (e->kind == ExprKind::MulElemwise && e->args[1]->is_variable()) {
       g->weights.push_back({s * s, e->args[0]});
-    } else if (e->kind == ExprKind::Conv && e->args[1]->is_variable() &&
+    } else if (is_circular_conv(*e) && e->args[1]->is_variable() &&
                (!g->kernel || g->kernel == e->args[0])) {
       g->kernel = e->args[0];
       g->conv_scale += s * s;

@@ -19,6 +19,7 @@
 
 #include "check/check.h"
 #include "emulate/emulate_backend.h"
+#include "emulate/linop.h"
 #include "halide/halide_backend.h"
 #include "halide/lower.h"
 #include "ir/printer.h"
@@ -219,6 +220,54 @@ TEST(HalideParity, BlackBoxesRunAsExternStages) {
   Expr x = make_variable({4, 4}, "x");
   EXPECT_THAT(test::user_error_of([&] { dot_test(halide(), make_black_box("fails", x), 1); }),
               ::testing::HasSubstr("black_box fails: the forward callback failed (returned 7; input (4, 4), output (4, 4))"));
+}
+
+// conv with a zero or replicated boundary (ProxImaL's conv_nofft): hand
+// values in 1-D, then the dot test on both backends and halide against the
+// emulator for odd and even, asymmetric kernels, with trailing channels.
+TEST(HalideParity, ConvolutionsWithABoundary) {
+  auto constant = [](Shape s, std::vector<float> v, const char* name) {
+    auto d = std::make_shared<ConstantData>();
+    d->array = Array(std::move(s));
+    d->array.data.assign(v.begin(), v.end());
+    return make_constant(d, name);
+  };
+  const Expr k1 = constant({3}, {1, 2, 3}, "k");
+  const Expr x1 = make_variable({4}, "x");
+  emulate::Tensor t(Shape{4});
+  t.data.assign({1, 2, 3, 4});
+  // y[m] = Σ_i k[i]·x[m − i + 1]: x is 0 beyond its ends, or its end value.
+  const std::vector<std::pair<std::string, std::vector<double>>> expected = {
+      {"", {16, 10, 16, 18}}, {"zero", {4, 10, 16, 17}}, {"replicate", {7, 10, 16, 21}}};
+  for (const auto& [boundary, want] : expected) {
+    Expr c = make_conv(k1, x1, boundary);
+    const emulate::Tensor y = emulate::forward(c, {{x1.get(), &t}}, false);
+    EXPECT_EQ(std::vector<double>(y.data.begin(), y.data.end()), want) << boundary;
+  }
+  std::mt19937_64 rng(5);
+  // An even, asymmetric kernel on a 2-D image (its overhang differs below
+  // and above), a 1-D kernel on colour channels (one axis only), and 3 × 3
+  // composed with grad (the fold feeding a stencil).
+  struct Case {
+    Shape image, kernel;
+    bool composed;
+  };
+  for (const Case& cs : {Case{{9, 7}, {4, 2}, false}, Case{{6, 8, 3}, {5}, false}, Case{{6, 8}, {3, 3}, true}}) {
+    Expr x = make_variable(cs.image, "x");
+    Expr k = random_constant(cs.kernel, &rng, -1, 1, "k");
+    for (const char* boundary : {"zero", "replicate"}) {
+      Expr c = make_conv(k, x, boundary);
+      if (cs.composed) c = make_grad(make_conv(k, make_scale(2, x), boundary));
+      SCOPED_TRACE(print_expression(c));
+      for (Backend* be : {&emulator(), &halide()}) {
+        DotTestResult r = dot_test(*be, c, 5);
+        EXPECT_TRUE(r.passed) << be->name() << ": " << r.what << ": error " << r.error << " > " << r.tolerance;
+      }
+      expect_operator_parity(c, &rng);
+    }
+  }
+  EXPECT_THAT(test::user_error_of([&] { make_conv(k1, x1, "mirror"); }),
+              ::testing::HasSubstr("conv: boundary must be \"circular\", \"zero\" or \"replicate\", got \"mirror\""));
 }
 
 // A deconvolution whose blur is a black box reaches the same result as the
