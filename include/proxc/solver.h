@@ -104,6 +104,19 @@ struct SolverOptions {
   int hqs_max_inner_iters = 0;
   /// The algorithms' step sizes (see StepSizes).
   StepSizes steps;
+  /// ProxImaL's Problem switches (--no-absorb, --no-merge,
+  /// --no-diagonalize, --norm): whether the absorb and merge passes run
+  /// (absorb=, merge=); whether absorb makes a data term whose operator has a
+  /// diagonal or circulant Gram matrix a direct solve (try_diagonalize=);
+  /// how the scale pass gets ||K|| (try_fast_norm=True: Bound, False:
+  /// Power). The split and scale passes always run: proxc's solvers iterate
+  /// on the split problem scaled to ||K|| <= 1. Without absorb, a constant
+  /// offset left in a function's operand (`sum_squares(x - b)`; write
+  /// `sum_squares(x, b=b)` instead) is an error of the scale pass.
+  bool absorb = true;
+  bool merge = true;
+  bool diagonalize = true;
+  NormKind norm = NormKind::Bound;
   /// Start from these values (by variable name as Problem::name_of gives
   /// it, user units); zeros otherwise (--x0). An unknown name is a UserError.
   std::map<std::string, Array> x0;

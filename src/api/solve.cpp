@@ -48,6 +48,10 @@ SolverOptions solver_options(const proxc::SolverOptions& o) {
   s.hqs_rho_max = o.hqs_rho_max;
   s.hqs_max_inner_iters = o.hqs_max_inner_iters;
   s.steps = o.steps;
+  s.absorb = o.absorb;
+  s.merge = o.merge;
+  s.diagonalize = o.diagonalize;
+  s.norm = to_string(o.norm);
   for (const auto& [name, a] : o.x0) s.x0[name] = Access::array(a);
   s.callback = o.callback;
   s.interrupt = o.interrupt;

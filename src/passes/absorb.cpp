@@ -199,14 +199,14 @@ bool absorb_once(FunctionTerm* t) {
 
 }  // namespace
 
-Problem absorb_pass(const Problem& p, const PassOptions&) {
+Problem absorb_pass(const Problem& p, const PassOptions& o) {
   Problem out = p;
   for (FunctionTerm& t : out.terms) {
     // Least-squares terms already carry their operator; leave them be.
     if (t.kind == FunctionKind::LeastSquares) continue;
     while (absorb_once(&t)) {
     }
-    if (t.kind == FunctionKind::SumSquares && t.c.is_scalar(0) && t.gamma == 0 &&
+    if (o.diagonalize && t.kind == FunctionKind::SumSquares && t.c.is_scalar(0) && t.gamma == 0 &&
         is_direct_least_squares_operator(t.arg)) {
       t.kind = FunctionKind::LeastSquares;
     }

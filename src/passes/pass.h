@@ -21,6 +21,9 @@ struct PassOptions {
   /// ProxImaL's est_CompGraph_norm with scipy's eigs; the name is the
   /// option's since the first release).
   std::string norm = "bound";
+  /// absorb: mark data terms whose operator has a diagonal or circulant Gram
+  /// matrix as least squares, for a direct solve (ProxImaL's try_diagonalize).
+  bool diagonalize = true;
   /// The scale pass's operator-norm oracle: ||K|| of the stacked psi
   /// operator, by the method `norm` names. The passes depend on the IR and the
   /// constant folder only, so whoever runs them gives it (src/pipeline: operator_norm_oracle).

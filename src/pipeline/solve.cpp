@@ -19,6 +19,14 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
       << problem.solver << " or start from a dump taken before the split pass";
   PassManagerOptions po;
   po.pass.solver = options.solver;
+  po.pass.norm = options.norm;
+  po.pass.diagonalize = options.diagonalize;
+  if (!options.absorb || !options.merge) {
+    // The default pipeline without the passes switched off.
+    if (options.absorb) po.pipeline.push_back("absorb");
+    if (options.merge) po.pipeline.push_back("merge");
+    po.pipeline.insert(po.pipeline.end(), {"split", "scale"});
+  }
   const Problem p = run_passes(problem, po);
   try {
     verify_passes_invariants(p);

@@ -22,6 +22,12 @@ namespace proxc::internal {
 struct SolverOptions {
   /// pc, ladmm, admm or hqs.
   std::string solver = "pc";
+  /// The passes a solve runs (proxc::SolverOptions): absorb, merge,
+  /// absorb's direct solves, and the scale pass's norm ("bound" or "power").
+  bool absorb = true;
+  bool merge = true;
+  bool diagonalize = true;
+  std::string norm = "bound";
   /// Most iterations; each costs one run of the iteration pipeline.
   int max_iters = 1000;
   /// Absolute and relative tolerances of the stopping rule (0 and 0: run

@@ -357,6 +357,27 @@ TEST(CliSolve, ACheckpointResumesWithMoreIterations) {
 }
 
 // Each solver's settings by ProxImaL's names; one of another solver is an error.
+// ProxImaL's Problem switches on solve: the split problem changes (no direct
+// solve: more iterations; the estimated norm), the answer does not; without
+// absorb an offset left in an operand is a user error that says what to do.
+TEST(CliSolve, PassSwitches) {
+  const std::string base = "solve " + example("deconv_tv.prox") + " --json ";
+  auto run = [&](const std::string& flags) {
+    auto r = proxc(base + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << ": " << r.out;
+    return nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  };
+  const auto plain = run(""), power = run("--norm power"), direct = run("--no-diagonalize --no-merge");
+  EXPECT_EQ(plain["knorm"].get<double>(), 3.0000000000000004);  // the bound of vstack(grad(x), x): sqrt(8 + 1)
+  EXPECT_LT(power["knorm"].get<double>(), 3.0);
+  EXPECT_GT(direct["iterations"].get<int>(), plain["iterations"].get<int>());
+  auto bad = proxc(base + "--no-absorb");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_THAT(bad.out, HasSubstr("keeps a constant offset"));
+  EXPECT_THAT(bad.out, HasSubstr("--no-absorb"));
+  EXPECT_EQ(proxc(base + "--norm fast").exit_code, 2);
+}
+
 TEST(CliSolve, SolverSettingsByProximalsNames) {
   const std::string base = "solve " + example("denoise_tv_iso.prox") + " --iters 20 --eps-abs 0 --eps-rel 0 --json ";
   auto objective = [&](const std::string& flags) {

@@ -228,6 +228,7 @@ struct SolverFlags {
   double rho = NAN;                            // admm
   double rho_0 = NAN, rho_scale = NAN, rho_max = NAN;
   int max_inner_iters = -1;  // hqs
+  std::string norm = "bound";
 
   // Into the options, with ProxImaL's rules for what is left out (on the
   // scaled problem, ||K|| = 1): pc sigma = 1 and tau = 1/sigma, or sigma =
@@ -256,6 +257,7 @@ struct SolverFlags {
     if (only(!std::isnan(rho_scale), "--rho-scale", K::HQS)) o->hqs_rho_scale = rho_scale;
     if (only(!std::isnan(rho_max), "--rho-max", K::HQS)) o->hqs_rho_max = rho_max;
     if (only(max_inner_iters >= 0, "--max-inner-iters", K::HQS)) o->hqs_max_inner_iters = max_inner_iters;
+    o->norm = parse_kind<proxc::NormKind>("--norm", "norm", norm);
   }
 };
 
@@ -567,6 +569,14 @@ void add_solver_settings(CLI::App* cmd, SolverFlags* f, proxc::SolverOptions* o)
   cmd->add_option("--cg-iters", o->cg_max_iters, "admm, hqs: most CG steps per x-update (default 50)")
       ->group("Solver settings");
   cmd->add_option("--cg-tol", o->cg_tol, "admm, hqs: CG relative tolerance (default 1e-6)")->group("Solver settings");
+  // ProxImaL's Problem(absorb=, merge=, try_diagonalize=, try_fast_norm=).
+  cmd->add_flag("!--no-absorb", o->absorb, "Skip the absorb pass (ProxImaL's absorb=False)")->group("Passes");
+  cmd->add_flag("!--no-merge", o->merge, "Skip the merge pass (merge=False)")->group("Passes");
+  cmd->add_flag("!--no-diagonalize", o->diagonalize, "No direct least-squares solves (try_diagonalize=False)")
+      ->group("Passes");
+  cmd->add_option("--norm", f->norm, "||K|| for the scale pass: bound (default; try_fast_norm=True) or power")
+      ->check(one_of<proxc::NormKind>())
+      ->group("Passes");
 }
 
 // The `solve` subcommand and its options.
