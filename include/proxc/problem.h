@@ -93,6 +93,11 @@ Expr grad(const Expr& x, int64_t dims = -1);
 /// Circular convolution of x with the kernel k over k's axes, origin
 /// k[kh//2, kw//2]; x's shape.
 Expr conv(const Expr& k, const Expr& x);
+/// conv with a boundary ("circular", "zero" or "replicate": x is 0 outside,
+/// or its border repeated) and ProxImaL's dims (the first dims axes are
+/// convolved; a kernel with more axes holds one kernel per slice; -1: the
+/// kernel's rank).
+Expr conv(const Expr& k, const Expr& x, const std::string& boundary, int64_t dims = -1);
 /// w ⊙ x, w of x's shape.
 Expr mul_elemwise(const Expr& w, const Expr& x);
 /// x[::s0, ::s1, ...].

@@ -167,6 +167,9 @@ Expr operator/(const Expr& a, double s) {
 
 Expr grad(const Expr& x, int64_t dims) { return wrap(ir::make_grad(node(x, "grad"), dims)); }
 Expr conv(const Expr& k, const Expr& x) { return wrap(ir::make_conv(node(k, "conv"), node(x, "conv"))); }
+Expr conv(const Expr& k, const Expr& x, const std::string& boundary, int64_t dims) {
+  return wrap(ir::make_conv(node(k, "conv"), node(x, "conv"), boundary, dims));
+}
 Expr mul_elemwise(const Expr& w, const Expr& x) {
   return wrap(ir::make_mul_elemwise(node(w, "mul_elemwise"), node(x, "mul_elemwise")));
 }

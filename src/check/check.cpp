@@ -64,7 +64,11 @@ double rounding_work(const Expr& k) {
   double w = 0;
   for (const Expr& n : operators_of(k)) {
     switch (n->kind) {
-      case ExprKind::Conv: w += static_cast<double>(num_elements(n->args[0]->shape)); break;
+      case ExprKind::Conv: {  // the taps of each output: the kernel's first dims axes
+        const Shape& ks = n->args[0]->shape;
+        w += static_cast<double>(num_elements(Shape(ks.begin(), ks.begin() + static_cast<long>(n->ints[0]))));
+        break;
+      }
       case ExprKind::Grad: w += 2.0 * static_cast<double>(n->ints[0]); break;
       case ExprKind::Warp: w += 4; break;
       case ExprKind::MulColor: w += 3; break;
@@ -272,14 +276,14 @@ double norm_bound(const Expr& k) {
           v = fft::conv_norm(kern, dims) * b(1);
           break;
         }
-        // Zero or replicate boundary: Schur's test on the convolution with
-        // |k| (rows via |K|·1, columns via |K|ᵀ·1; a replicated border
-        // pixel's column gathers the overhang).
+        // Zero or replicate boundary, or a kernel per slice: Schur's test on
+        // the convolution with |k| (rows via |K|·1, columns via |K|ᵀ·1; a
+        // replicated border pixel's column gathers the overhang).
         auto d = std::make_shared<ConstantData>();
         d->array = kern;
         for (float& w : d->array.data) w = std::fabs(w);
         Expr var = make_variable(n->shape, "x");
-        Expr w = make_conv(make_constant(d, "k"), var, n->str);
+        Expr w = make_conv(make_constant(d, "k"), var, n->str, n->ints[0]);
         emulate::Tensor ones(n->shape);
         std::fill(ones.data.begin(), ones.data.end(), 1.0);
         double rows = 0, cols = 0;

@@ -78,60 +78,53 @@ Tensor grad_adj(const Tensor& p, const Shape& s, int64_t dims) {
 // ---- conv over the first k.rank() axes; `adjoint` correlates instead ----
 // For each kernel entry, y += k[i] · (x circularly shifted by i − origin):
 // per-axis index tables keep the inner loop free of divisions.
-// conv with boundary "zero" or "replicate": each output entry m of the
-// forward map reads x at m − i + k.shape/2, which is left out (zero) or
-// clamped to the border (replicate) where it falls outside. The adjoint is the
-// exact transpose: the same reads, scattered back.
-Tensor conv_bounded_apply(const Array& k, const Tensor& x, bool adjoint, bool replicate) {
+// conv other than one circulant: a boundary "zero" or "replicate", or one
+// kernel per slice (dims below the kernel's rank). Output entry c of the
+// forward map reads x at c − i + k.shape/2 along the first `dims` axes (c
+// along the others), weighted by k[i, c_dims, ..., c_{r−1}]; a coordinate
+// outside wraps (circular), is left out (zero) or is clamped to the border
+// (replicate). The adjoint is the exact transpose: the same reads, scattered.
+Tensor conv_general_apply(const Array& k, const Tensor& x, bool adjoint, const std::string& boundary,
+                          int64_t dims) {
   const Shape& s = x.shape;
-  const size_t r = static_cast<size_t>(k.rank());
-  Shape spatial(s.begin(), s.begin() + static_cast<long>(r));
-  int64_t inner = 1;
-  for (size_t a = r; a < s.size(); ++a) inner *= s[a];
-  auto sst = strides_of(spatial);
+  const size_t n = s.size(), r = static_cast<size_t>(k.rank()), d = static_cast<size_t>(dims);
+  auto xst = strides_of(s);
   auto kst = strides_of(k.shape);
-  const int64_t n_spatial = num_elements(spatial);
+  Shape taps_shape(k.shape.begin(), k.shape.begin() + static_cast<long>(d));
+  auto tst = strides_of(taps_shape);
+  const int64_t taps = num_elements(taps_shape);
   Tensor y(s);
-  std::vector<int64_t> i, c(r);
-  std::vector<std::vector<int64_t>> table(r);  // -1: outside (zero boundary)
-  for (int64_t fk = 0; fk < k.size(); ++fk) {
-    const double w = k.data[static_cast<size_t>(fk)];
-    if (w == 0) continue;
-    unravel(fk, k.shape, kst, &i);
-    for (size_t a = 0; a < r; ++a) {
-      table[a].resize(static_cast<size_t>(spatial[a]));
-      for (int64_t m = 0; m < spatial[a]; ++m) {
-        int64_t o = m - i[a] + k.shape[a] / 2;
-        if (replicate) o = std::min(std::max<int64_t>(o, 0), spatial[a] - 1);
-        table[a][static_cast<size_t>(m)] = o < 0 || o >= spatial[a] ? -1 : o * sst[a];
-      }
-    }
-    std::fill(c.begin(), c.end(), 0);
-    for (int64_t fm = 0; fm < n_spatial; ++fm) {
-      int64_t src = 0;
+  std::vector<int64_t> c, t;
+  for (size_t p = 0; p < x.size(); ++p) {
+    unravel(static_cast<int64_t>(p), s, xst, &c);
+    int64_t kbase = 0;  // the slice's kernel: its coordinates beyond dims
+    for (size_t a = d; a < r; ++a) kbase += c[a] * kst[a];
+    for (int64_t ft = 0; ft < taps; ++ft) {
+      unravel(ft, taps_shape, tst, &t);
+      int64_t koff = kbase, src = 0;
       bool inside = true;
-      for (size_t a = 0; a < r; ++a) {
-        const int64_t t = table[a][static_cast<size_t>(c[a])];
-        inside = inside && t >= 0;
-        src += t;
+      for (size_t a = 0; a < n; ++a) {
+        int64_t o = c[a];
+        if (a < d) {
+          koff += t[a] * kst[a];
+          o = c[a] - t[a] + k.shape[a] / 2;
+          if (boundary.empty()) o = mod(o, s[a]);
+          else if (boundary == "replicate") o = std::min(std::max<int64_t>(o, 0), s[a] - 1);
+          else inside = inside && o >= 0 && o < s[a];
+        }
+        src += o * xst[a];
       }
-      if (inside) {
-        const int64_t from = adjoint ? fm : src, to = adjoint ? src : fm;
-        const double* xs = &x.data[static_cast<size_t>(from * inner)];
-        double* ys = &y.data[static_cast<size_t>(to * inner)];
-        for (int64_t ch = 0; ch < inner; ++ch) ys[ch] += w * xs[ch];
-      }
-      for (size_t a = r; a-- > 0;) {  // odometer over the spatial coordinates
-        if (++c[a] < spatial[a]) break;
-        c[a] = 0;
-      }
+      if (!inside) continue;
+      const double w = k.data[static_cast<size_t>(koff)];
+      if (adjoint) y.data[static_cast<size_t>(src)] += w * x.data[p];
+      else y.data[p] += w * x.data[static_cast<size_t>(src)];
     }
   }
   return y;
 }
 
-Tensor conv_apply(const Array& k, const Tensor& x, bool adjoint, const std::string& boundary) {
-  if (!boundary.empty()) return conv_bounded_apply(k, x, adjoint, boundary == "replicate");
+Tensor conv_apply(const Array& k, const Tensor& x, bool adjoint, const std::string& boundary, int64_t dims) {
+  if (!boundary.empty() || dims != k.rank()) return conv_general_apply(k, x, adjoint, boundary, dims);
   const Shape& s = x.shape;
   const size_t r = static_cast<size_t>(k.rank());
   Shape spatial(s.begin(), s.begin() + static_cast<long>(r));
@@ -302,7 +295,7 @@ void node_adjoint_of(const ExprNode* n, Tensor g, const ConstantLookup& data,
     case ExprKind::Variable:
     case ExprKind::Constant: break;
     case ExprKind::Grad: push(a[0], grad_adj(g, a[0]->shape, n->ints[0])); break;
-    case ExprKind::Conv: push(a[1], conv_apply(data(a[0].get()), g, true, n->str)); break;
+    case ExprKind::Conv: push(a[1], conv_apply(data(a[0].get()), g, true, n->str, n->ints[0])); break;
     case ExprKind::MulElemwise: {
       const Array& w = data(a[0].get());
       for (size_t i = 0; i < g.size(); ++i) g.data[i] *= constant_at(a[0].get(), w, i);
@@ -415,7 +408,7 @@ Tensor forward(const Expr& k, const std::map<const ExprNode*, const Tensor*>& va
       }
       case ExprKind::Constant: internal_error << "constant reached in linear order"; break;
       case ExprKind::Grad: y = grad_fwd(value(a[0]), n->ints[0]); break;
-      case ExprKind::Conv: y = conv_apply(data(a[0].get()), value(a[1]), false, n->str); break;
+      case ExprKind::Conv: y = conv_apply(data(a[0].get()), value(a[1]), false, n->str, n->ints[0]); break;
       case ExprKind::MulElemwise: {
         const Array& w = data(a[0].get());
         y = value(a[1]);

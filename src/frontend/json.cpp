@@ -337,7 +337,10 @@ class JsonReader {
         case SlotRole::Ints:
         case SlotRole::OptionalInts: out.lists.push_back(ints(j, slot.key, ctx)); break;
         case SlotRole::Shape: out.lists.push_back(shape); break;
-        case SlotRole::Dims: out.lists.push_back({integer(j, slot.key, ctx)}); break;
+        case SlotRole::Dims:  // absent: the default (dumps before conv had dims=)
+          out.lists.push_back(j.contains(slot.key) ? std::vector<int64_t>{integer(j, slot.key, ctx)}
+                                                   : std::vector<int64_t>{});
+          break;
         case SlotRole::Factor: out.factor = number(j, slot.key, ctx); break;
         case SlotRole::Name: out.name = string(j, slot.key, ctx); break;
         case SlotRole::Option:

@@ -246,7 +246,8 @@ class Lowerer {
       double t = inner;
       switch (n->kind) {
         case ExprKind::Conv: {
-          const int64_t kernel_taps = num_elements(n->args[0]->shape);
+          const Shape& ks = n->args[0]->shape;  // the taps of each output: the first dims axes
+          const int64_t kernel_taps = num_elements(Shape(ks.begin(), ks.begin() + static_cast<long>(n->ints[0])));
           t = kernel_taps >= kFftConvTaps && is_circular_conv(*n) ? kNever : static_cast<double>(kernel_taps) * inner;
           break;
         }
@@ -349,7 +350,8 @@ class Lowerer {
       case ExprKind::Conv: {
         if (!is_circular_conv(*n)) {
           Val k = kernel(a[0].get());
-          return graph_->conv_bounded(k, go(a[1]), false, n->str == "replicate", extents(n->shape));
+          return graph_->conv_general(k, go(a[1]), false, boundary_code(*n), static_cast<int>(n->ints[0]),
+                                      extents(n->shape));
         }
         if (use_fft(a[0].get())) return fft_conv(a[0].get(), go(a[1]), false, n->shape);
         Val k = kernel(a[0].get());
@@ -395,6 +397,8 @@ class Lowerer {
     return Val();
   }
 
+  // Graph::conv_general's boundary: 0 circular, 1 zero, 2 replicate.
+  static int boundary_code(const ExprNode& n) { return n.str.empty() ? 0 : n.str == "zero" ? 1 : 2; }
   static bool use_fft(const ExprNode* kernel) { return num_elements(kernel->shape) >= kFftConvTaps; }
 
   // Convolution by FFT; the kernel's transfer function is an otf slot (one per kernel).
@@ -439,7 +443,8 @@ class Lowerer {
       case ExprKind::Conv: {
         if (!is_circular_conv(*n)) {
           Val k = kernel(a[0].get());
-          push(a[1], graph_->conv_bounded(k, g, true, n->str == "replicate", extents(a[1]->shape)));
+          push(a[1], graph_->conv_general(k, g, true, boundary_code(*n), static_cast<int>(n->ints[0]),
+                                          extents(a[1]->shape)));
           return;
         }
         if (use_fft(a[0].get())) {

@@ -145,9 +145,11 @@ Expr make_grad(Expr x, int64_t dims) {
   return n;
 }
 
-bool is_circular_conv(const ExprNode& n) { return n.kind == ExprKind::Conv && n.str.empty(); }
+bool is_circular_conv(const ExprNode& n) {
+  return n.kind == ExprKind::Conv && n.str.empty() && n.ints.size() == 1 && n.ints[0] == n.args[0]->rank();
+}
 
-Expr make_conv(Expr kernel, Expr x, std::string boundary) {
+Expr make_conv(Expr kernel, Expr x, std::string boundary, int64_t dims) {
   if (boundary == "circular") boundary.clear();
   user_assert(boundary.empty() || boundary == "zero" || boundary == "replicate")
       << "conv: boundary must be \"circular\", \"zero\" or \"replicate\", got \"" << boundary << "\"";
@@ -161,8 +163,19 @@ Expr make_conv(Expr kernel, Expr x, std::string boundary) {
         << "conv: kernel shape " << shape_to_string(kernel->shape) << " is larger than operand shape "
         << shape_to_string(x->shape) << " along axis " << i;
   }
+  if (dims < 0) dims = kernel->rank();
+  user_assert(dims >= 1 && dims <= kernel->rank())
+      << "conv: dims must be from 1 to the kernel's rank " << kernel->rank() << " (kernel shape "
+      << shape_to_string(kernel->shape) << "), got " << dims;
+  for (int i = static_cast<int>(dims); i < kernel->rank(); ++i) {
+    user_assert(kernel->shape[i] == x->shape[i])
+        << "conv: with dims=" << dims << " the kernel holds one kernel per slice along axis " << i
+        << ", so its extent there must be the operand's: kernel shape " << shape_to_string(kernel->shape)
+        << ", operand shape " << shape_to_string(x->shape);
+  }
   auto n = node(ExprKind::Conv, x->shape, {kernel, x});
   n->str = boundary;
+  n->ints = {dims};
   return n;
 }
 

@@ -71,6 +71,7 @@ namespace proxc::internal {
     PROXC_SLOT(Dims, "dims", "dims"))                                                                        \
   X(Conv, "conv", Call, "conv(kernel, x) or conv(kernel, x, boundary=\"zero\")", "@0 \\ast @1",                \
     PROXC_SLOT(Constant, "kernel (first argument)", ""), PROXC_SLOT(Operand, "operand", ""),                  \
+    PROXC_SLOT(Dims, "dims", "dims"),                                                                        \
     PROXC_SLOT(Option, "the boundary: \"circular\" (the default), \"zero\" or \"replicate\"", "boundary"))   \
   X(MulElemwise, "mul_elemwise", Call, "mul_elemwise(w, x)", "@0 \\odot @1",                                 \
     PROXC_SLOT(Constant, "weight (first argument)", ""), PROXC_SLOT(Operand, "operand", ""))                  \
@@ -200,8 +201,13 @@ Expr make_grad(Expr x, int64_t dims = -1);
 /// "zero" (x is 0 outside) or "replicate" (x repeats its border, ProxImaL's
 /// conv_nofft); "circular" is stored as "". Only the circular one has a
 /// circulant Gram matrix (FFT solves); the others are applied directly.
-Expr make_conv(Expr kernel, Expr x, std::string boundary = "");
-/// Whether n is a circular convolution (conv without a boundary option).
+/// `dims` (ProxImaL's conv dims=): the convolution runs over the first dims
+/// axes; a kernel with more axes than dims holds one kernel per slice along
+/// its further axes, which equal x's there (per-channel convolution). -1:
+/// the kernel's rank (one kernel, applied to every slice along x's further axes).
+Expr make_conv(Expr kernel, Expr x, std::string boundary = "", int64_t dims = -1);
+/// Whether n is one circulant operator: a circular conv with one kernel
+/// (no boundary option, no per-slice kernels), which FFTs apply and solve.
 bool is_circular_conv(const ExprNode& n);
 Expr make_mul_elemwise(Expr weight, Expr x);
 Expr make_subsample(Expr x, std::vector<int64_t> steps);

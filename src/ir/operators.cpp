@@ -127,7 +127,7 @@ Expr make_operator(ExprKind kind, const OperatorArgs& a) {
     case ExprKind::Grad:
       return make_grad(x[0], a.lists[0].empty() ? -1 : a.lists[0][0]);
     case ExprKind::Conv:
-      return make_conv(x[0], x[1], a.name);
+      return make_conv(x[0], x[1], a.name, a.lists[0].empty() ? -1 : a.lists[0][0]);
     case ExprKind::MulElemwise:
       return make_mul_elemwise(x[0], x[1]);
     case ExprKind::Subsample:

@@ -244,19 +244,34 @@ TEST(HalideParity, ConvolutionsWithABoundary) {
     const emulate::Tensor y = emulate::forward(c, {{x1.get(), &t}}, false);
     EXPECT_EQ(std::vector<double>(y.data.begin(), y.data.end()), want) << boundary;
   }
+  // dims=1 with a kernel per column (ProxImaL's per-channel conv): column 0
+  // by [1, 2, 3], column 1 by [0, 1, 0] (the identity).
+  const Expr k2 = constant({3, 2}, {1, 0, 2, 1, 3, 0}, "k2");
+  const Expr x2 = make_variable({4, 2}, "x");
+  emulate::Tensor t2(Shape{4, 2});
+  t2.data.assign({1, 10, 2, 20, 3, 30, 4, 40});
+  const emulate::Tensor y2 = emulate::forward(make_conv(k2, x2, "", 1), {{x2.get(), &t2}}, false);
+  EXPECT_EQ(std::vector<double>(y2.data.begin(), y2.data.end()),
+            (std::vector<double>{16, 10, 10, 20, 16, 30, 18, 40}));
   std::mt19937_64 rng(5);
   // An even, asymmetric kernel on a 2-D image (its overhang differs below
   // and above), a 1-D kernel on colour channels (one axis only), and 3 × 3
   // composed with grad (the fold feeding a stencil).
+  // With dims, a kernel per colour channel, each boundary.
   struct Case {
     Shape image, kernel;
     bool composed;
+    int64_t dims;
+    std::vector<const char*> boundaries;
   };
-  for (const Case& cs : {Case{{9, 7}, {4, 2}, false}, Case{{6, 8, 3}, {5}, false}, Case{{6, 8}, {3, 3}, true}}) {
+  for (const Case& cs : {Case{{9, 7}, {4, 2}, false, -1, {"zero", "replicate"}},
+                         Case{{6, 8, 3}, {5}, false, -1, {"zero", "replicate"}},
+                         Case{{6, 8}, {3, 3}, true, -1, {"zero", "replicate"}},
+                         Case{{6, 8, 3}, {3, 2, 3}, false, 2, {"", "zero", "replicate"}}}) {
     Expr x = make_variable(cs.image, "x");
     Expr k = random_constant(cs.kernel, &rng, -1, 1, "k");
-    for (const char* boundary : {"zero", "replicate"}) {
-      Expr c = make_conv(k, x, boundary);
+    for (const char* boundary : cs.boundaries) {
+      Expr c = make_conv(k, x, boundary, cs.dims);
       if (cs.composed) c = make_grad(make_conv(k, make_scale(2, x), boundary));
       SCOPED_TRACE(print_expression(c));
       for (Backend* be : {&emulator(), &halide()}) {
@@ -266,6 +281,11 @@ TEST(HalideParity, ConvolutionsWithABoundary) {
       expect_operator_parity(c, &rng);
     }
   }
+  EXPECT_THAT(test::user_error_of([&] { make_conv(k2, make_variable({4, 3}, "x"), "", 1); }),
+              ::testing::HasSubstr("conv: with dims=1 the kernel holds one kernel per slice along axis 1, so its "
+                                   "extent there must be the operand's: kernel shape (3, 2), operand shape (4, 3)"));
+  EXPECT_THAT(test::user_error_of([&] { make_conv(k1, x1, "", 2); }),
+              ::testing::HasSubstr("conv: dims must be from 1 to the kernel's rank 1"));
   EXPECT_THAT(test::user_error_of([&] { make_conv(k1, x1, "mirror"); }),
               ::testing::HasSubstr("conv: boundary must be \"circular\", \"zero\" or \"replicate\", got \"mirror\""));
 }

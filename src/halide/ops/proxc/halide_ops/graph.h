@@ -171,11 +171,12 @@ class Graph {
   Val grad_t(const Val& p0, int d, const Ext& ext);
   /// Circular convolution with kernel k centred at k.ext/2 (adjoint: correlation).
   Val conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext);
-  /// The same with x zero outside its extent, or (replicate) its border
-  /// repeated; the adjoint is the exact transpose (replicate: the
-  /// correlation over the extended domain, its overhang folded back onto the
-  /// border, axis by axis).
-  Val conv_bounded(const Val& k, const Val& x0, bool adjoint, bool replicate, const Ext& ext);
+  /// A convolution over the first `dims` axes with x wrapped (boundary 0),
+  /// zero outside its extent (1) or its border repeated (2), and the
+  /// kernel's axes beyond dims holding one kernel per slice; the adjoint is
+  /// the exact transpose (replicate: the correlation over the extended
+  /// domain, its overhang folded back onto the border, axis by axis).
+  Val conv_general(const Val& k, const Val& x0, bool adjoint, int boundary, int dims, const Ext& ext);
   /// The same convolution by FFT (the extern stage proxc_fft_conv of
   /// libproxc_runtime): the kernel's transfer function is otf slot `otf`, a
   /// float buffer (re, im) × FFTW's r2c layout over the first kr axes.

@@ -93,42 +93,45 @@ inline Val Graph::conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext
   return rec(v, "conv", k, x0, adjoint, ext);
 }
 
-inline Val Graph::conv_bounded(const Val& k, const Val& x0, bool adjoint, bool replicate, const Ext& ext) {
+inline Val Graph::conv_general(const Val& k, const Val& x0, bool adjoint, int boundary, int dims, const Ext& ext) {
   Val x = stencil(x0);
   std::vector<Halide::Expr> e = extents(ext);
   const std::vector<Halide::Expr>& n = x.ext;  // the same extents in and out
   const int kr = k.rank();
   Halide::Region ranges;
-  for (int i = kr - 1; i >= 0; --i) ranges.push_back(Halide::Range(0, k.ext[i]));
+  for (int i = dims - 1; i >= 0; --i) ranges.push_back(Halide::Range(0, k.ext[i]));
   Halide::RDom r(ranges);
-  // x (or the adjoint's y) at any coordinate: zero outside, or clamped
-  // (replicate, forward only).
+  const bool replicate = boundary == 2, zero = boundary == 1;
+  // x (or the adjoint's y) at a coordinate up to a kernel's width outside:
+  // wrapped (circular), zero, or clamped (replicate, forward only).
   auto at = [&](const Coords& c) {
     Coords src = c;
     Halide::Expr inside = Halide::Internal::const_true();
-    for (int i = 0; i < kr; ++i) {
+    for (int i = 0; i < dims; ++i) {
       inside = inside && c[i] >= 0 && c[i] < n[i];
-      src[i] = Halide::clamp(c[i], 0, n[i] - 1);
+      Halide::Expr w = boundary == 0 ? Halide::select(c[i] < 0, c[i] + n[i], c[i] >= n[i], c[i] - n[i], c[i]) : c[i];
+      src[i] = Halide::clamp(w, 0, n[i] - 1);
     }
-    return replicate && !adjoint ? call(x, src) : Halide::select(inside, call(x, src), 0.0f);
+    return zero || (replicate && adjoint) ? Halide::select(inside, call(x, src), 0.0f) : call(x, src);
   };
-  Val v = define(adjoint ? "corr_b" : "conv_b", e, [&](const Coords& c) {
+  Val v = define(adjoint ? "corr_g" : "conv_g", e, [&](const Coords& c) {
     Coords ki(kr), src = c;
-    for (int i = 0; i < kr; ++i) {
-      Halide::Expr ri = r[kr - 1 - i];
+    for (int i = 0; i < kr; ++i) ki[i] = c[i];  // the slice's kernel beyond dims
+    for (int i = 0; i < dims; ++i) {
+      Halide::Expr ri = r[dims - 1 - i];
       ki[i] = ri;
       src[i] = adjoint ? c[i] + ri - k.ext[i] / 2 : c[i] - ri + k.ext[i] / 2;
     }
     return Halide::sum(call(k, ki) * at(src));
   });
   if (replicate && adjoint) {
-    v.unroll_from = std::max(2, kr);  // read beyond [0, n) along the kernel's axes
+    v.unroll_from = std::max(2, dims);  // read beyond [0, n) along the kernel's axes
     // Forward reads x at m − i + h (h = k/2), clamped: the entries it reads
     // beyond the border belong to the border. The correlation v above,
     // computed over the extended domain, has them at −(k − 1 − h) .. −1 and
     // n .. n − 1 + h along each axis; they are added onto entries 0 and n − 1.
     schedule_at_root(v);
-    for (int i = 0; i < kr; ++i) {
+    for (int i = 0; i < dims; ++i) {
       Val prev = v;
       Halide::Expr lo = k.ext[i] - 1 - k.ext[i] / 2, hi = k.ext[i] / 2;
       Halide::RDom below(1, Halide::max(lo, 1)), above(1, Halide::max(hi, 1));
@@ -142,7 +145,7 @@ inline Val Graph::conv_bounded(const Val& k, const Val& x0, bool adjoint, bool r
       });
     }
   }
-  return rec(v, "conv_bounded", k, x0, adjoint, replicate, ext);
+  return rec(v, "conv_general", k, x0, adjoint, boundary, dims, ext);
 }
 
 inline Val Graph::fft_conv(const Val& x0, int otf, int kr, bool adjoint, const Ext& ext) {
