@@ -98,6 +98,10 @@ Expr conv(const Expr& k, const Expr& x);
 /// convolved; a kernel with more axes holds one kernel per slice; -1: the
 /// kernel's rank).
 Expr conv(const Expr& k, const Expr& x, const std::string& boundary, int64_t dims = -1);
+/// ProxImaL's uneven_subsample: output entry o is x at (indices[0][o],
+/// indices[1][o], ...), 0 where that falls outside x; `indices` holds whole
+/// numbers, shape (rank of x,) + the output's shape.
+Expr uneven_subsample(const Expr& x, const Expr& indices);
 /// w ⊙ x, w of x's shape.
 Expr mul_elemwise(const Expr& w, const Expr& x);
 /// x[::s0, ::s1, ...].

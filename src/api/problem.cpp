@@ -167,6 +167,9 @@ Expr operator/(const Expr& a, double s) {
 
 Expr grad(const Expr& x, int64_t dims) { return wrap(ir::make_grad(node(x, "grad"), dims)); }
 Expr conv(const Expr& k, const Expr& x) { return wrap(ir::make_conv(node(k, "conv"), node(x, "conv"))); }
+Expr uneven_subsample(const Expr& x, const Expr& indices) {
+  return wrap(ir::make_uneven_subsample(node(x, "uneven_subsample"), node(indices, "uneven_subsample")));
+}
 Expr conv(const Expr& k, const Expr& x, const std::string& boundary, int64_t dims) {
   return wrap(ir::make_conv(node(k, "conv"), node(x, "conv"), boundary, dims));
 }

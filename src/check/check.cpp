@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <deque>
 #include <limits>
 #include <random>
@@ -298,6 +299,27 @@ double norm_bound(const Expr& k) {
         double m = 0;
         for (float w : n->args[0]->constant->array.data) m = std::max(m, std::fabs(static_cast<double>(w)));
         v = m * b(1);
+        break;
+      }
+      case ExprKind::UnevenSubsample: {
+        // KᵀK is diagonal: how often each entry is read. ProxImaL's bound 1
+        // holds only when no entry is read twice.
+        const Shape& xs = n->args[0]->shape;
+        const Array& idx = n->args[1]->constant->array;
+        const size_t count = static_cast<size_t>(num_elements(n->shape));
+        std::map<int64_t, int64_t> reads;
+        int64_t most = 0;
+        for (size_t o = 0; o < count; ++o) {
+          int64_t flat = 0;
+          bool inside = true;
+          for (size_t a = 0; a < xs.size(); ++a) {
+            const int64_t v = static_cast<int64_t>(idx.data[a * count + o]);
+            inside = inside && v >= 0 && v < xs[a];
+            flat = flat * xs[a] + v;
+          }
+          if (inside) most = std::max(most, ++reads[flat]);
+        }
+        v = std::sqrt(static_cast<double>(most)) * b(0);
         break;
       }
       case ExprKind::Subsample:

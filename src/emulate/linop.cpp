@@ -164,6 +164,26 @@ Tensor conv_apply(const Array& k, const Tensor& x, bool adjoint, const std::stri
   return y;
 }
 
+// ---- uneven_subsample ----
+// For each output entry, its source's flat index in x, or -1 outside.
+std::vector<int64_t> uneven_sources(const ExprNode* n, const Array& idx) {
+  const Shape& xs = n->args[0]->shape;
+  auto st = strides_of(xs);
+  const size_t count = static_cast<size_t>(num_elements(n->shape)), rank = xs.size();
+  std::vector<int64_t> src(count, 0);
+  for (size_t o = 0; o < count; ++o) {
+    for (size_t a = 0; a < rank; ++a) {
+      const int64_t v = static_cast<int64_t>(idx.data[a * count + o]);
+      if (src[o] < 0 || v < 0 || v >= xs[a]) {
+        src[o] = -1;
+      } else {
+        src[o] += v * st[a];
+      }
+    }
+  }
+  return src;
+}
+
 // ---- subsample ----
 Tensor subsample_apply(const Tensor& in, const Shape& small, const Shape& big, const std::vector<int64_t>& steps,
                        bool adjoint) {
@@ -303,6 +323,15 @@ void node_adjoint_of(const ExprNode* n, Tensor g, const ConstantLookup& data,
       break;
     }
     case ExprKind::Subsample: push(a[0], subsample_apply(g, n->shape, a[0]->shape, n->ints, true)); break;
+    case ExprKind::UnevenSubsample: {
+      Tensor out(a[0]->shape);
+      const std::vector<int64_t> src = uneven_sources(n, data(a[1].get()));
+      for (size_t o = 0; o < src.size(); ++o) {
+        if (src[o] >= 0) out.data[static_cast<size_t>(src[o])] += g.data[o];
+      }
+      push(a[0], std::move(out));
+      break;
+    }
     case ExprKind::Scale:
       for (double& v : g.data) v *= n->scalar;
       push(a[0], std::move(g));
@@ -416,6 +445,13 @@ Tensor forward(const Expr& k, const std::map<const ExprNode*, const Tensor*>& va
         break;
       }
       case ExprKind::Subsample: y = subsample_apply(value(a[0]), n->shape, a[0]->shape, n->ints, false); break;
+      case ExprKind::UnevenSubsample: {
+        const Tensor& x = value(a[0]);
+        const std::vector<int64_t> src = uneven_sources(n, data(a[1].get()));
+        y = Tensor(n->shape);
+        for (size_t o = 0; o < src.size(); ++o) y.data[o] = src[o] >= 0 ? x.data[static_cast<size_t>(src[o])] : 0.0;
+        break;
+      }
       case ExprKind::Scale:
         y = value(a[0]);
         for (double& v : y.data) v *= n->scalar;

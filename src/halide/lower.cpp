@@ -390,6 +390,10 @@ class Lowerer {
         Val h = data(a[1].get());
         return graph_->warp(h, x, extents(n->shape));
       }
+      case ExprKind::UnevenSubsample: {
+        Val x = go(a[0]);
+        return graph_->uneven_subsample(x, data(a[1].get()), extents(n->shape));
+      }
       case ExprKind::BlackBox:
         return graph_->black_box(go(a[0]), n->str, false, extents(a[0]->shape), extents(n->shape));
     }
@@ -489,6 +493,9 @@ class Lowerer {
         push(a[0], graph_->warp_t(h, g, extents(a[0]->shape)));
         return;
       }
+      case ExprKind::UnevenSubsample:
+        push(a[0], graph_->uneven_subsample_t(g, data(a[1].get()), extents(a[0]->shape)));
+        return;
       case ExprKind::BlackBox:
         push(a[0], graph_->black_box(g, n->str, true, extents(n->shape), extents(a[0]->shape)));
         return;

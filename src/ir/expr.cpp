@@ -188,6 +188,21 @@ Expr make_mul_elemwise(Expr weight, Expr x) {
   return node(ExprKind::MulElemwise, x->shape, {weight, x});
 }
 
+Expr make_uneven_subsample(Expr x, Expr indices) {
+  check_operand(x, "uneven_subsample");
+  check_constant_param(indices, "uneven_subsample", "indices (second argument)");
+  const Shape& is = indices->shape;
+  user_assert(is.size() >= 2 && is[0] == x->rank())
+      << "uneven_subsample: indices shape " << shape_to_string(is) << " must be (" << x->rank()
+      << ", ...the output's shape) for operand shape " << shape_to_string(x->shape);
+  user_assert(is.size() - 1 <= 5) << "uneven_subsample: the output would have " << is.size() - 1 << " dimensions";
+  for (float v : indices->constant->array.data) {
+    user_assert(v == std::floor(v) && std::fabs(v) < 16777216.0f)
+        << "uneven_subsample: indices must be whole numbers (below 2^24 in magnitude), found " << v;
+  }
+  return node(ExprKind::UnevenSubsample, Shape(is.begin() + 1, is.end()), {x, indices});
+}
+
 Expr make_subsample(Expr x, std::vector<int64_t> steps) {
   check_operand(x, "subsample");
   user_assert(static_cast<int>(steps.size()) == x->rank())

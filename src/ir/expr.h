@@ -77,6 +77,9 @@ namespace proxc::internal {
     PROXC_SLOT(Constant, "weight (first argument)", ""), PROXC_SLOT(Operand, "operand", ""))                  \
   X(Subsample, "subsample", Call, "subsample(x, [s0, s1])", "S_{#1}\\,@0", PROXC_SLOT(Operand, "operand", ""), \
     PROXC_SLOT(Ints, "the steps", "steps"))                                                                  \
+  X(UnevenSubsample, "uneven_subsample", Call, "uneven_subsample(x, indices)", "S_{#1}\\,@0",                 \
+    PROXC_SLOT(Operand, "operand", ""),                                                                      \
+    PROXC_SLOT(Constant, "indices (an integer array of shape (rank of x, ...output shape))", ""))              \
   X(Scale, "scale", Scaling, " * ", "#0\\, @1", PROXC_SLOT(Factor, "factor", "factor"),                        \
     PROXC_SLOT(Operand, "operand", ""))                                                                      \
   X(Add, "add", Infix, " + ", "#0 + #1", PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Operand, "operand", "")) \
@@ -211,6 +214,11 @@ Expr make_conv(Expr kernel, Expr x, std::string boundary = "", int64_t dims = -1
 bool is_circular_conv(const ExprNode& n);
 Expr make_mul_elemwise(Expr weight, Expr x);
 Expr make_subsample(Expr x, std::vector<int64_t> steps);
+/// ProxImaL's uneven_subsample: y[o] = x[indices[0][o], indices[1][o], ...],
+/// 0 where an index falls outside x; `indices` is a constant of integers of
+/// shape (rank of x,) + the output's shape. Adjoint: the exact transpose (a
+/// position read twice gathers both).
+Expr make_uneven_subsample(Expr x, Expr indices);
 Expr make_scale(double s, Expr x);
 Expr make_add(Expr a, Expr b);
 Expr make_sub(Expr a, Expr b);

@@ -130,6 +130,8 @@ Expr make_operator(ExprKind kind, const OperatorArgs& a) {
       return make_conv(x[0], x[1], a.name, a.lists[0].empty() ? -1 : a.lists[0][0]);
     case ExprKind::MulElemwise:
       return make_mul_elemwise(x[0], x[1]);
+    case ExprKind::UnevenSubsample:
+      return make_uneven_subsample(x[0], x[1]);
     case ExprKind::Subsample:
       return make_subsample(x[0], list(0));
     case ExprKind::Scale:

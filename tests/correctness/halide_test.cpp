@@ -290,6 +290,57 @@ TEST(HalideParity, ConvolutionsWithABoundary) {
               ::testing::HasSubstr("conv: boundary must be \"circular\", \"zero\" or \"replicate\", got \"mirror\""));
 }
 
+// ProxImaL's uneven_subsample: hand values (an index outside gives 0, an
+// entry read twice gathers twice in the adjoint), the norm bound sqrt(2) of
+// an entry read twice, then the dot test on both backends and parity, with
+// colour channels (indices over all three axes).
+TEST(HalideParity, UnevenSubsample) {
+  auto constant = [](Shape s, std::vector<float> v, const char* name) {
+    auto d = std::make_shared<ConstantData>();
+    d->array = Array(std::move(s));
+    d->array.data.assign(v.begin(), v.end());
+    return make_constant(d, name);
+  };
+  const Expr x = make_variable({3, 4}, "x");
+  const Expr idx = constant({2, 2, 3}, {0, 2, -1, 1, 1, 0, 0, 3, 0, 1, 1, 9}, "idx");
+  const Expr u = make_uneven_subsample(x, idx);
+  ASSERT_EQ(u->shape, Shape({2, 3}));
+  emulate::Tensor t(Shape{3, 4});
+  for (size_t i = 0; i < t.size(); ++i) t.data[i] = static_cast<double>(i);
+  const emulate::Tensor y = emulate::forward(u, {{x.get(), &t}}, false);
+  EXPECT_EQ(std::vector<double>(y.data.begin(), y.data.end()), (std::vector<double>{0, 11, 0, 5, 5, 0}));
+  emulate::Tensor ones(Shape{2, 3});
+  std::fill(ones.data.begin(), ones.data.end(), 1.0);
+  const auto back = emulate::adjoint(u, ones);
+  const emulate::Tensor& z = back.at(x.get());
+  EXPECT_EQ(std::vector<double>(z.data.begin(), z.data.end()),
+            (std::vector<double>{1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1}));
+  EXPECT_DOUBLE_EQ(norm_bound(u), std::sqrt(2.0));
+  std::mt19937_64 rng(9);
+  for (const Expr& op : {u, make_grad(make_uneven_subsample(make_scale(2, x), idx))}) {
+    SCOPED_TRACE(print_expression(op));
+    for (Backend* be : {&emulator(), &halide()}) {
+      DotTestResult r = dot_test(*be, op, 5);
+      EXPECT_TRUE(r.passed) << be->name() << ": " << r.what << ": error " << r.error << " > " << r.tolerance;
+    }
+    expect_operator_parity(op, &rng);
+  }
+  // Colour: 40 random samples of a (6, 5, 3) image, some outside, some twice.
+  const Expr c = make_variable({6, 5, 3}, "c");
+  std::uniform_int_distribution<int> pick(-1, 6);
+  std::vector<float> iv;
+  for (int a = 0; a < 3; ++a) {
+    for (int o = 0; o < 40; ++o) iv.push_back(static_cast<float>(std::min(pick(rng), a == 0 ? 6 : a == 1 ? 5 : 3)));
+  }
+  const Expr uc = make_uneven_subsample(c, constant({3, 40}, iv, "ic"));
+  EXPECT_TRUE(dot_test(halide(), uc, 5).passed);
+  expect_operator_parity(uc, &rng);
+  EXPECT_THAT(test::user_error_of([&] { make_uneven_subsample(x, constant({3, 2}, {0, 0, 0, 0, 0, 0}, "i3")); }),
+              ::testing::HasSubstr("uneven_subsample: indices shape (3, 2) must be (2, ...the output's shape)"));
+  EXPECT_THAT(test::user_error_of([&] { make_uneven_subsample(x, constant({2, 1}, {0.5f, 0}, "ih")); }),
+              ::testing::HasSubstr("indices must be whole numbers"));
+}
+
 // A deconvolution whose blur is a black box reaches the same result as the
 // same problem written with conv (the operator is the same; only its
 // implementation differs), on halide, with a pc and a linearized-ADMM solve.

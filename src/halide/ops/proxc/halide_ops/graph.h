@@ -214,6 +214,13 @@ class Graph {
   Val warp(const Val& h, const Val& x0, const Ext& ext);
   /// The adjoint of warp: a scatter over the output pixels.
   Val warp_t(const Val& h, const Val& y0, const Ext& ext);
+  /// ProxImaL's uneven_subsample: output entry o is x at the coordinates
+  /// idx(0, o), idx(1, o), ... (a float data array of whole numbers), 0
+  /// where they fall outside x. ext: the output's extents.
+  Val uneven_subsample(const Val& x0, const Val& idx, const Ext& ext);
+  /// Its adjoint: y scattered back (serially: two entries may share a
+  /// source); ext: x's extents.
+  Val uneven_subsample_t(const Val& y0, const Val& idx, const Ext& ext);
 
   // ---- Prox functions and values ----
 

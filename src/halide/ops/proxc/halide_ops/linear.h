@@ -354,6 +354,57 @@ inline Val Graph::warp_t(const Val& h, const Val& y0, const Ext& ext) {
   return rec(out, "warp_t", h, y0, ext);
 }
 
+inline Val Graph::uneven_subsample(const Val& x0, const Val& idx, const Ext& ext) {
+  Val x = stencil(x0);
+  const int xr = x.rank();
+  return rec(define("uneven", extents(ext),
+                    [&](const Coords& c) {
+                      Coords src(static_cast<size_t>(xr));
+                      Halide::Expr inside = Halide::Internal::const_true();
+                      for (int a = 0; a < xr; ++a) {
+                        Coords at = {Halide::Expr(a)};
+                        at.insert(at.end(), c.begin(), c.end());
+                        Halide::Expr v = Halide::cast<int>(call(idx, at));
+                        inside = inside && v >= 0 && v < x.ext[a];
+                        src[a] = Halide::clamp(v, 0, x.ext[a] - 1);
+                      }
+                      return Halide::select(inside, call(x, src), 0.0f);
+                    }),
+             "uneven_subsample", x0, idx, ext);
+}
+
+inline Val Graph::uneven_subsample_t(const Val& y0, const Val& idx, const Ext& ext) {
+  Val y = stencil(y0);
+  std::vector<Halide::Expr> e = extents(ext);
+  Val out;
+  out.f = Halide::Func("uneven_t" + std::to_string(counter_++));
+  out.ext = e;
+  out.vars = make_vars(static_cast<int>(e.size()));
+  Coords c(out.vars.begin(), out.vars.end());
+  out.f(reversed(c)) = 0.0f;
+  const int yr = y.rank();
+  Halide::Region ranges;
+  for (int i = yr - 1; i >= 0; --i) ranges.push_back(Halide::Range(0, y.ext[i]));
+  Halide::RDom r(ranges);
+  Coords src(static_cast<size_t>(yr)), dst(e.size());
+  for (int i = 0; i < yr; ++i) src[i] = r[yr - 1 - i];
+  Halide::Expr inside = Halide::Internal::const_true();
+  for (size_t a = 0; a < e.size(); ++a) {
+    Coords at = {Halide::Expr(static_cast<int>(a))};
+    at.insert(at.end(), src.begin(), src.end());
+    Halide::Expr v = Halide::cast<int>(call(idx, at));
+    inside = inside && v >= 0 && v < e[a];
+    dst[a] = Halide::clamp(v, 0, e[a] - 1);
+  }
+  out.f(reversed(dst)) += Halide::select(inside, call(y, src), 0.0f);
+  schedule_at_root(out);
+  if (schedule_ == Schedule::Default) {
+    // The scatter runs serially (two entries may write one source): said so.
+    out.f.update(0).unscheduled();
+  }
+  return rec(out, "uneven_subsample_t", y0, idx, ext);
+}
+
 inline Val Graph::color_impl(const Val& x, const std::vector<Halide::Expr>& m, bool adjoint, const Ext& ext) {
   return define(adjoint ? "color_t" : "color", extents(ext), [&](const Coords& c) {
     std::vector<Halide::Expr> rows;
