@@ -125,6 +125,9 @@ Expr mul_color(const Expr& x, const Expr& matrix);
 Expr mul_color(const Expr& x, const std::string& named_matrix);
 /// Bilinear resampling through the 3×3 homography H.
 Expr warp(const Expr& x, const Expr& homography);
+/// warp onto a target of target_shape = {h, w} pixels; a homography of shape
+/// (3, 3, K) gives K warps, stacked on a new last axis (ProxImaL's warp).
+Expr warp(const Expr& x, const Expr& homography, const std::vector<int64_t>& target_shape);
 /// The black-box operator registered under `name` (proxc/black_box.h).
 Expr black_box(const std::string& name, const Expr& x);
 

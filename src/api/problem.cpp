@@ -208,6 +208,9 @@ Expr mul_color(const Expr& x, const Expr& matrix) {
 Expr mul_color(const Expr& x, const std::string& named_matrix) {
   return wrap(ir::make_mul_color(node(x, "mul_color"), nullptr, named_matrix));
 }
+Expr warp(const Expr& x, const Expr& homography, const std::vector<int64_t>& target_shape) {
+  return wrap(ir::make_warp(node(x, "warp"), node(homography, "warp"), target_shape));
+}
 Expr warp(const Expr& x, const Expr& homography) {
   return wrap(ir::make_warp(node(x, "warp"), node(homography, "warp")));
 }

@@ -352,11 +352,12 @@ double norm_bound(const Expr& k) {
         // Schur's test on the interpolation weights: rows via W·1, columns via Wᵀ·1.
         Expr w = isolate_operator(n);
         Expr var = linop_variables(w)[0];
-        emulate::Tensor ones(var->shape);
+        emulate::Tensor ones(var->shape), out_ones(w->shape);  // a target shape may differ from x's
         std::fill(ones.data.begin(), ones.data.end(), 1.0);
+        std::fill(out_ones.data.begin(), out_ones.data.end(), 1.0);
         double rows = 0, cols = 0;
         const emulate::Tensor row_sums = emulate::forward(w, {{var.get(), &ones}}, false);
-        const auto col_sums = emulate::adjoint(w, ones);
+        const auto col_sums = emulate::adjoint(w, out_ones);
         for (double r : row_sums.data) rows = std::max(rows, r);
         for (double c : col_sums.at(var.get()).data) cols = std::max(cols, c);
         v = std::sqrt(rows * cols) * b(0);

@@ -259,30 +259,36 @@ Tensor color_apply(const Tensor& x, const double m[9], bool adjoint) {
 }
 
 // ---- warp: bilinear sampling at H·(col, row, 1) ----
-Tensor warp_apply(const Tensor& in, const Array& h, bool adjoint) {
-  const Shape& s = in.shape;
-  const int64_t rows = s[0], cols = s[1];
-  const int64_t ch = s.size() > 2 ? s[2] : 1;
-  Tensor out(s);
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) {
-      double u = h.data[0] * j + h.data[1] * i + h.data[2];
-      double v = h.data[3] * j + h.data[4] * i + h.data[5];
-      double w = h.data[6] * j + h.data[7] * i + h.data[8];
-      if (w == 0 || !std::isfinite(u / w) || !std::isfinite(v / w)) continue;
-      double sx = u / w, sy = v / w;
-      if (sx < -1 || sy < -1 || sx > static_cast<double>(cols) || sy > static_cast<double>(rows)) continue;
-      int64_t x0 = static_cast<int64_t>(std::floor(sx)), y0 = static_cast<int64_t>(std::floor(sy));
-      double fx = sx - static_cast<double>(x0), fy = sy - static_cast<double>(y0);
-      const int64_t tr[4] = {y0, y0, y0 + 1, y0 + 1};
-      const int64_t tc[4] = {x0, x0 + 1, x0, x0 + 1};
-      const double tw[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
-      for (int t = 0; t < 4; ++t) {
-        if (tr[t] < 0 || tr[t] >= rows || tc[t] < 0 || tc[t] >= cols || tw[t] == 0) continue;
-        for (int64_t c = 0; c < ch; ++c) {
-          int64_t dst = (i * cols + j) * ch + c, src = (tr[t] * cols + tc[t]) * ch + c;
-          if (adjoint) out.data[src] += tw[t] * in.data[dst];
-          else out.data[dst] += tw[t] * in.data[src];
+// x (H, W[, C]) → y (h, w[, C][, K]): output pixel (i, j) of slice k samples
+// x at H_k·(j, i, 1); the adjoint scatters with the same weights.
+Tensor warp_apply(const Tensor& in, const Array& h, bool adjoint, const Shape& xs, const Shape& ys) {
+  const int64_t rows = xs[0], cols = xs[1], orows = ys[0], ocols = ys[1];
+  const int64_t ch = xs.size() > 2 ? xs[2] : 1;
+  const int64_t K = h.rank() == 3 ? h.shape[2] : 1;
+  Tensor out(adjoint ? xs : ys);
+  for (int64_t k = 0; k < K; ++k) {
+    auto H = [&](int e) { return static_cast<double>(h.data[static_cast<size_t>(e * K + k)]); };
+    for (int64_t i = 0; i < orows; ++i) {
+      for (int64_t j = 0; j < ocols; ++j) {
+        double u = H(0) * j + H(1) * i + H(2);
+        double v = H(3) * j + H(4) * i + H(5);
+        double w = H(6) * j + H(7) * i + H(8);
+        if (w == 0 || !std::isfinite(u / w) || !std::isfinite(v / w)) continue;
+        double sx = u / w, sy = v / w;
+        if (sx < -1 || sy < -1 || sx > static_cast<double>(cols) || sy > static_cast<double>(rows)) continue;
+        int64_t x0 = static_cast<int64_t>(std::floor(sx)), y0 = static_cast<int64_t>(std::floor(sy));
+        double fx = sx - static_cast<double>(x0), fy = sy - static_cast<double>(y0);
+        const int64_t tr[4] = {y0, y0, y0 + 1, y0 + 1};
+        const int64_t tc[4] = {x0, x0 + 1, x0, x0 + 1};
+        const double tw[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
+        for (int t = 0; t < 4; ++t) {
+          if (tr[t] < 0 || tr[t] >= rows || tc[t] < 0 || tc[t] >= cols || tw[t] == 0) continue;
+          for (int64_t c = 0; c < ch; ++c) {
+            const size_t dst = static_cast<size_t>(((i * ocols + j) * ch + c) * K + k),
+                         src = static_cast<size_t>((tr[t] * cols + tc[t]) * ch + c);
+            if (adjoint) out.data[src] += tw[t] * in.data[dst];
+            else out.data[dst] += tw[t] * in.data[src];
+          }
         }
       }
     }
@@ -375,7 +381,7 @@ void node_adjoint_of(const ExprNode* n, Tensor g, const ConstantLookup& data,
       push(a[0], color_apply(g, m, true));
       break;
     }
-    case ExprKind::Warp: push(a[0], warp_apply(g, data(a[1].get()), true)); break;
+    case ExprKind::Warp: push(a[0], warp_apply(g, data(a[1].get()), true, a[0]->shape, n->shape)); break;
     case ExprKind::BlackBox: push(a[0], black_box_apply(n, g, a[0]->shape, true)); break;
   }
 }
@@ -488,7 +494,7 @@ Tensor forward(const Expr& k, const std::map<const ExprNode*, const Tensor*>& va
         y = color_apply(value(a[0]), m, false);
         break;
       }
-      case ExprKind::Warp: y = warp_apply(value(a[0]), data(a[1].get()), false); break;
+      case ExprKind::Warp: y = warp_apply(value(a[0]), data(a[1].get()), false, a[0]->shape, n->shape); break;
       case ExprKind::BlackBox: y = black_box_apply(n, value(a[0]), n->shape, false); break;
     }
     val[n] = std::move(y);

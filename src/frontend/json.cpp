@@ -73,8 +73,10 @@ class JsonWriter {
     for (size_t i = 0; i < op.slots.size(); ++i) {
       const Slot& slot = op.slots[i];
       switch (slot.role) {
-        case SlotRole::Ints:
-        case SlotRole::OptionalInts: j[slot.key] = slot_ints(*n, i); break;
+        case SlotRole::Ints: j[slot.key] = slot_ints(*n, i); break;
+        case SlotRole::OptionalInts:
+          if (!slot_ints(*n, i).empty()) j[slot.key] = slot_ints(*n, i);
+          break;
         case SlotRole::Dims: j[slot.key] = n->ints[0]; break;
         case SlotRole::Factor: j[slot.key] = n->scalar; break;
         case SlotRole::Name: j[slot.key] = n->str; break;
@@ -334,8 +336,10 @@ class JsonReader {
           if (j.contains(slot.key)) out.name = string(j, slot.key, ctx);
           else ++want;
           break;
-        case SlotRole::Ints:
-        case SlotRole::OptionalInts: out.lists.push_back(ints(j, slot.key, ctx)); break;
+        case SlotRole::Ints: out.lists.push_back(ints(j, slot.key, ctx)); break;
+        case SlotRole::OptionalInts:  // absent: the default (dumps before warp had a target shape)
+          out.lists.push_back(j.contains(slot.key) ? ints(j, slot.key, ctx) : std::vector<int64_t>{});
+          break;
         case SlotRole::Shape: out.lists.push_back(shape); break;
         case SlotRole::Dims:  // absent: the default (dumps before conv had dims=)
           out.lists.push_back(j.contains(slot.key) ? std::vector<int64_t>{integer(j, slot.key, ctx)}

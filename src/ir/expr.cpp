@@ -355,14 +355,25 @@ Expr make_mul_color(Expr x, Expr matrix, const std::string& named) {
   return n;
 }
 
-Expr make_warp(Expr x, Expr homography) {
+Expr make_warp(Expr x, Expr homography, std::vector<int64_t> target) {
   check_operand(x, "warp");
   check_constant_param(homography, "warp", "homography");
-  user_assert(homography->shape == Shape({3, 3}))
-      << "warp: the homography must have shape (3, 3), got " << shape_to_string(homography->shape);
+  const Shape& hs = homography->shape;
+  user_assert(hs.size() >= 2 && hs.size() <= 3 && hs[0] == 3 && hs[1] == 3 && (hs.size() == 2 || hs[2] >= 1))
+      << "warp: the homography must have shape (3, 3), or (3, 3, K) for K of them, got " << shape_to_string(hs);
   user_assert(x->rank() == 2 || x->rank() == 3)
       << "warp: the operand must be an image (H, W) or (H, W, C), got shape " << shape_to_string(x->shape);
-  return node(ExprKind::Warp, x->shape, {x, homography});
+  user_assert(target.empty() || (target.size() == 2 && target[0] >= 1 && target[1] >= 1))
+      << "warp: the target shape is [h, w] with h, w >= 1, got " << ints_to_string(target);
+  Shape out = x->shape;
+  if (!target.empty()) {
+    out[0] = target[0];
+    out[1] = target[1];
+  }
+  if (hs.size() == 3) out.push_back(hs[2]);
+  auto n = node(ExprKind::Warp, out, {x, homography});
+  n->ints = std::move(target);
+  return n;
 }
 
 const proxc_black_box& registered_black_box(const std::string& name) {

@@ -94,8 +94,9 @@ namespace proxc::internal {
     PROXC_SLOT(Ints, "the begin offsets", "begin"), PROXC_SLOT(Ints, "the extent", "extent"))                \
   X(MulColor, "mul_color", Call, "mul_color(x, M) or mul_color(x, \"yuv\")", "@1\\, @0",                      \
     PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(ConstantOrName, "colour matrix", "matrix"))                \
-  X(Warp, "warp", Call, "warp(x, H)", "\\mathcal{W}_{#1}(#0)", PROXC_SLOT(Operand, "operand", ""),             \
-    PROXC_SLOT(Constant, "homography", ""))                                                                  \
+  X(Warp, "warp", Call, "warp(x, H) or warp(x, H, [h, w])", "\\mathcal{W}_{#1}(#0)",                          \
+    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Constant, "homography", ""),                               \
+    PROXC_SLOT(OptionalInts, "the target shape [h, w]", "target_shape"))                                    \
   X(BlackBox, "black_box", Call, "black_box(\"name\", x)", "#0(#1)",                                          \
     PROXC_SLOT(Name, "the first argument is the operator's registered name, a string in double quotes",     \
                "operator"),                                                                                  \
@@ -233,7 +234,11 @@ Expr make_transpose(Expr x, std::vector<int64_t> axes);
 Expr make_crop(Expr x, std::vector<int64_t> begin, Shape extent);
 /// `matrix` is a (3, 3) constant; or pass nullptr and a `named` matrix.
 Expr make_mul_color(Expr x, Expr matrix, const std::string& named = "");
-Expr make_warp(Expr x, Expr homography);
+/// warp(x, H, target): bilinear sampling of x (H, W) or (H, W, C) at
+/// H·(col, row, 1) for each pixel of a target of `target` = {h, w} pixels
+/// (empty: x's); H (3, 3), or (3, 3, K) for K homographies, whose warps
+/// stack on a new last axis (ProxImaL's warp).
+Expr make_warp(Expr x, Expr homography, std::vector<int64_t> target = {});
 /// The black box registered under `name` applied to x; a UserError when no
 /// operator holds the name or it rejects x's shape.
 Expr make_black_box(const std::string& name, Expr x);

@@ -153,7 +153,7 @@ Expr make_operator(ExprKind kind, const OperatorArgs& a) {
     case ExprKind::MulColor:
       return x.size() > 1 ? make_mul_color(x[0], x[1]) : make_mul_color(x[0], nullptr, a.name);
     case ExprKind::Warp:
-      return make_warp(x[0], x[1]);
+      return make_warp(x[0], x[1], a.lists[0]);
     case ExprKind::BlackBox:
       return make_black_box(a.name, x[0]);
   }

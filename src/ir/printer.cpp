@@ -215,8 +215,10 @@ class TextPrinter {
           break;
         }
         case SlotRole::Ints:
-        case SlotRole::OptionalInts:
         case SlotRole::Shape: put(format_ints(slot_ints(*n, i))); break;
+        case SlotRole::OptionalInts:  // left out when empty: the operator's default
+          if (!slot_ints(*n, i).empty()) put(format_ints(slot_ints(*n, i)));
+          break;
         case SlotRole::Dims:
           // Written only when it differs from its default, the operand's rank.
           if (n->ints[0] != a[0]->rank()) put(std::string(slot.key) + "=" + std::to_string(n->ints[0]));

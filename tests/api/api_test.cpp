@@ -120,9 +120,10 @@ TEST(ApiProblem, EveryOperatorAndKeywordParameter) {
                   proxc::sum_squares(proxc::crop(x, {1, 1}, {4, 4}) + 1.0) + proxc::sum_entries(-x / 2) +
                   proxc::sum_squares(proxc::mul_color(y, "yuv")) + proxc::nonneg(y) +
                   proxc::norm1(proxc::conv(proxc::Array({1, 1, 3}, {1, 2, 3}), y, "replicate", 2)) +
-                  proxc::sum_squares(proxc::uneven_subsample(x, proxc::Array({2, 2}, {0, 7, 5, 0})));
+                  proxc::sum_squares(proxc::uneven_subsample(x, proxc::Array({2, 2}, {0, 7, 5, 0}))) +
+                  proxc::norm1(proxc::warp(x, proxc::Array({3, 3}, {1, 0, 0.5f, 0, 1, 0, 0, 0, 1}), {4, 4}));
   p.minimize(t);
-  EXPECT_EQ(p.num_terms(), 13u);
+  EXPECT_EQ(p.num_terms(), 14u);
   std::string text = p.print();
   // One array used three times is one constant.
   size_t arrays = 0;
@@ -132,7 +133,7 @@ TEST(ApiProblem, EveryOperatorAndKeywordParameter) {
   for (const char* s : {"2 * sum_squares(conv(", "gamma=0.5", "grad(u, dims=1)", "beta=2", "b=0.25", "d=3",
                         "subsample(u, [2, 2])", "box(u, lower=0, upper=1)", "vstack(", "transpose(",
                         "reshape(", "crop(u, [1, 1], [4, 4])", "sum_entries(", "mul_color(rgb, \"yuv\")",
-                        "dims=2, boundary=\"replicate\")", "uneven_subsample(u, "}) {
+                        "dims=2, boundary=\"replicate\")", "uneven_subsample(u, ", ", [4, 4])"}) {
     EXPECT_THAT(text, HasSubstr(s)) << s;
   }
   // The text parses back to an equal problem.

@@ -290,6 +290,54 @@ TEST(HalideParity, ConvolutionsWithABoundary) {
               ::testing::HasSubstr("conv: boundary must be \"circular\", \"zero\" or \"replicate\", got \"mirror\""));
 }
 
+// warp with a target shape and one homography per output slice (ProxImaL's
+// warp with H of shape (3, 3, K)): hand values of shifts onto a smaller
+// target, then the dot test on both backends and parity, grey and colour.
+TEST(HalideParity, WarpOntoATargetWithSeveralHomographies) {
+  auto constant = [](Shape s, std::vector<float> v, const char* name) {
+    auto d = std::make_shared<ConstantData>();
+    d->array = Array(std::move(s));
+    d->array.data.assign(v.begin(), v.end());
+    return make_constant(d, name);
+  };
+  // Homography 0 the identity, 1 a shift by one column (samples x at col + 1),
+  // stored (3, 3, 2) in C order: entry (r, c, k) at (3r + c)·2 + k.
+  std::vector<float> hv(18, 0.0f);
+  for (int d = 0; d < 3; ++d) hv[static_cast<size_t>((4 * d) * 2)] = hv[static_cast<size_t>((4 * d) * 2 + 1)] = 1;
+  hv[(0 * 3 + 2) * 2 + 1] = 1;  // H_1[0][2] = 1: u = col + 1
+  const Expr h = constant({3, 3, 2}, hv, "h");
+  const Expr x = make_variable({3, 4}, "x");
+  const Expr w = make_warp(x, h, {2, 3});
+  ASSERT_EQ(w->shape, Shape({2, 3, 2}));
+  emulate::Tensor t(Shape{3, 4});
+  for (size_t i = 0; i < t.size(); ++i) t.data[i] = static_cast<double>(i);
+  const emulate::Tensor y = emulate::forward(w, {{x.get(), &t}}, false);
+  EXPECT_EQ(std::vector<double>(y.data.begin(), y.data.end()),
+            (std::vector<double>{0, 1, 1, 2, 2, 3, 4, 5, 5, 6, 6, 7}));
+  std::mt19937_64 rng(12);
+  std::vector<float> rot(18);
+  for (int k = 0; k < 2; ++k) {  // small rotations and shifts
+    const double a = 0.1 * (k + 1), cs = std::cos(a), sn = std::sin(a);
+    const double m[9] = {cs, -sn, 0.7 * k + 0.3, sn, cs, -0.4, 0, 0, 1};
+    for (int e = 0; e < 9; ++e) rot[static_cast<size_t>(e * 2 + k)] = static_cast<float>(m[e]);
+  }
+  const Expr hr = constant({3, 3, 2}, rot, "hr");
+  for (const Expr& op : {make_warp(make_variable({9, 8}, "g"), hr, {7, 10}),
+                         make_warp(make_variable({9, 8, 3}, "c"), hr),
+                         make_grad(make_warp(make_variable({9, 8}, "g"), hr, {6, 6}))}) {
+    SCOPED_TRACE(print_expression(op));
+    for (Backend* be : {&emulator(), &halide()}) {
+      DotTestResult r = dot_test(*be, op, 5);
+      EXPECT_TRUE(r.passed) << be->name() << ": " << r.what << ": error " << r.error << " > " << r.tolerance;
+    }
+    expect_operator_parity(op, &rng);
+  }
+  EXPECT_THAT(test::user_error_of([&] { make_warp(x, constant({3, 2}, {0, 0, 0, 0, 0, 0}, "bad")); }),
+              ::testing::HasSubstr("warp: the homography must have shape (3, 3), or (3, 3, K) for K of them"));
+  EXPECT_THAT(test::user_error_of([&] { make_warp(x, h, {0, 3}); }),
+              ::testing::HasSubstr("warp: the target shape is [h, w] with h, w >= 1"));
+}
+
 // ProxImaL's uneven_subsample: hand values (an index outside gives 0, an
 // entry read twice gathers twice in the adjoint), the norm bound sqrt(2) of
 // an entry read twice, then the dot test on both backends and parity, with

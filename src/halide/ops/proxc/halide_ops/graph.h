@@ -210,7 +210,9 @@ class Graph {
   /// The same with the matrix in scalar slots first..first+8 (row major).
   Val color_slots(const Val& x0, int first, bool adjoint, const Ext& ext);
   /// Bilinear warp of the first two axes by the 3×3 homography h (output
-  /// pixel (i, j) samples x at h·(j, i, 1)); zero outside.
+  /// pixel (i, j) samples x at h·(j, i, 1)); zero outside. ext: the
+  /// output's, whose first two axes may differ from x's (a target shape);
+  /// h of shape (3, 3, K): output slice k (the last axis) by homography k.
   Val warp(const Val& h, const Val& x0, const Ext& ext);
   /// The adjoint of warp: a scatter over the output pixels.
   Val warp_t(const Val& h, const Val& y0, const Ext& ext);
@@ -563,6 +565,8 @@ class Graph {
   static Taps warp_taps(const std::vector<Halide::Expr>& h, Halide::Expr i, Halide::Expr j, Halide::Expr rows,
                         Halide::Expr cols);
   static std::vector<Halide::Expr> homography(const Val& h);
+  /// Homography k of a (3, 3, K) array.
+  static std::vector<Halide::Expr> homography(const Val& h, const Halide::Expr& k);
 
   // The group axes' extents multiplied, when all are compile-time constants
   // (gradient components, colour channels); 0 otherwise.

@@ -309,13 +309,14 @@ inline Val Graph::color_slots(const Val& x0, int first, bool adjoint, const Ext&
 
 inline Val Graph::warp(const Val& h, const Val& x0, const Ext& ext) {
   Val x = stencil(x0);
-  std::vector<Halide::Expr> hh = homography(h);
+  const bool per_slice = h.rank() == 3;  // (3, 3, K): slice k of the output by homography k
   return rec(define("warp", extents(ext),
                     [&](const Coords& c) {
+                      std::vector<Halide::Expr> hh = per_slice ? homography(h, c.back()) : homography(h);
                       Taps t = warp_taps(hh, c[0], c[1], x.ext[0], x.ext[1]);
                       Halide::Expr s = 0.0f;
                       for (int k = 0; k < 4; ++k) {
-                        Coords src = c;
+                        Coords src(c.begin(), c.end() - (per_slice ? 1 : 0));
                         src[0] = Halide::clamp(t.r[k], 0, x.ext[0] - 1);
                         src[1] = Halide::clamp(t.c[k], 0, x.ext[1] - 1);
                         s = s + t.w[k] * call(x, src);
@@ -327,7 +328,7 @@ inline Val Graph::warp(const Val& h, const Val& x0, const Ext& ext) {
 
 inline Val Graph::warp_t(const Val& h, const Val& y0, const Ext& ext) {
   Val y = stencil(y0);
-  std::vector<Halide::Expr> hh = homography(h);
+  const bool per_slice = h.rank() == 3;
   std::vector<Halide::Expr> e = extents(ext);
   Val out;
   out.f = Halide::Func("warp_t" + std::to_string(counter_++));
@@ -335,8 +336,11 @@ inline Val Graph::warp_t(const Val& h, const Val& y0, const Ext& ext) {
   out.vars = make_vars(static_cast<int>(e.size()));
   Coords c(out.vars.begin(), out.vars.end());
   out.f(reversed(c)) = 0.0f;
-  Halide::Region ranges = {Halide::Range(0, e[1]), Halide::Range(0, e[0])};
+  // Over y's pixels (the target's), and its slices when there are several homographies.
+  Halide::Region ranges = {Halide::Range(0, y.ext[1]), Halide::Range(0, y.ext[0])};
+  if (per_slice) ranges.push_back(Halide::Range(0, y.ext.back()));
   Halide::RDom r(ranges);
+  std::vector<Halide::Expr> hh = per_slice ? homography(h, r[2]) : homography(h);
   Taps t = warp_taps(hh, r[1], r[0], e[0], e[1]);
   for (int k = 0; k < 4; ++k) {
     Coords dst = c, src = c;
@@ -344,6 +348,7 @@ inline Val Graph::warp_t(const Val& h, const Val& y0, const Ext& ext) {
     dst[1] = Halide::clamp(t.c[k], 0, e[1] - 1);
     src[0] = r[1];
     src[1] = r[0];
+    if (per_slice) src.push_back(r[2]);
     out.f(reversed(dst)) += t.w[k] * call(y, src);
   }
   schedule_at_root(out);
@@ -450,6 +455,12 @@ inline Graph::Taps Graph::warp_taps(const std::vector<Halide::Expr>& h, Halide::
 inline std::vector<Halide::Expr> Graph::homography(const Val& h) {
   std::vector<Halide::Expr> e;
   for (int i = 0; i < 9; ++i) e.push_back(call(h, {i / 3, i % 3}));
+  return e;
+}
+
+inline std::vector<Halide::Expr> Graph::homography(const Val& h, const Halide::Expr& k) {
+  std::vector<Halide::Expr> e;
+  for (int i = 0; i < 9; ++i) e.push_back(call(h, {i / 3, i % 3, k}));
   return e;
 }
 
