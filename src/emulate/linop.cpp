@@ -42,7 +42,9 @@ Tensor black_box_apply(const ExprNode* n, const Tensor& x, const Shape& out_shap
 }
 
 // ---- grad ----
-Tensor grad_fwd(const Tensor& x, int64_t dims) {
+// boundary "" (replicate: no difference past the last entry), "zero" or
+// "circular": what x is past its last entry along an axis.
+Tensor grad_fwd(const Tensor& x, int64_t dims, const std::string& boundary) {
   const Shape& s = x.shape;
   Shape os = s;
   os.push_back(dims);
@@ -52,14 +54,17 @@ Tensor grad_fwd(const Tensor& x, int64_t dims) {
   for (int64_t f = 0; f < static_cast<int64_t>(x.size()); ++f) {
     unravel(f, s, st, &c);
     for (int64_t j = 0; j < dims; ++j) {
-      double v = c[j] < s[j] - 1 ? x.data[f + st[j]] - x.data[f] : 0.0;
+      double v = c[j] < s[j] - 1         ? x.data[f + st[j]] - x.data[f]
+                 : boundary == "zero"     ? -x.data[f]
+                 : boundary == "circular" ? x.data[f - (s[j] - 1) * st[j]] - x.data[f]
+                                          : 0.0;
       y.data[f * dims + j] = v;
     }
   }
   return y;
 }
 
-Tensor grad_adj(const Tensor& p, const Shape& s, int64_t dims) {
+Tensor grad_adj(const Tensor& p, const Shape& s, int64_t dims, const std::string& boundary) {
   Tensor x(s);
   auto st = strides_of(s);
   std::vector<int64_t> c;
@@ -68,7 +73,8 @@ Tensor grad_adj(const Tensor& p, const Shape& s, int64_t dims) {
     double v = 0;
     for (int64_t j = 0; j < dims; ++j) {
       if (c[j] > 0) v += p.data[(f - st[j]) * dims + j];
-      if (c[j] < s[j] - 1) v -= p.data[f * dims + j];
+      else if (boundary == "circular") v += p.data[(f + (s[j] - 1) * st[j]) * dims + j];  // from the last entry
+      if (c[j] < s[j] - 1 || !boundary.empty()) v -= p.data[f * dims + j];
     }
     x.data[f] = v;
   }
@@ -320,7 +326,7 @@ void node_adjoint_of(const ExprNode* n, Tensor g, const ConstantLookup& data,
   switch (n->kind) {
     case ExprKind::Variable:
     case ExprKind::Constant: break;
-    case ExprKind::Grad: push(a[0], grad_adj(g, a[0]->shape, n->ints[0])); break;
+    case ExprKind::Grad: push(a[0], grad_adj(g, a[0]->shape, n->ints[0], n->str)); break;
     case ExprKind::Conv: push(a[1], conv_apply(data(a[0].get()), g, true, n->str, n->ints[0])); break;
     case ExprKind::MulElemwise: {
       const Array& w = data(a[0].get());
@@ -442,7 +448,7 @@ Tensor forward(const Expr& k, const std::map<const ExprNode*, const Tensor*>& va
         break;
       }
       case ExprKind::Constant: internal_error << "constant reached in linear order"; break;
-      case ExprKind::Grad: y = grad_fwd(value(a[0]), n->ints[0]); break;
+      case ExprKind::Grad: y = grad_fwd(value(a[0]), n->ints[0], n->str); break;
       case ExprKind::Conv: y = conv_apply(data(a[0].get()), value(a[1]), false, n->str, n->ints[0]); break;
       case ExprKind::MulElemwise: {
         const Array& w = data(a[0].get());

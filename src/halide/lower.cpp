@@ -345,6 +345,10 @@ class Lowerer {
       case ExprKind::Constant: return data(n);
       case ExprKind::Grad: {
         Val x = go(a[0]);
+        if (!n->str.empty()) {
+          return graph_->grad_bounded(x, static_cast<int>(n->ints[0]), n->str == "circular", false,
+                                      extents(n->shape));
+        }
         return graph_->grad(x, static_cast<int>(n->ints[0]), extents(n->shape));
       }
       case ExprKind::Conv: {
@@ -443,7 +447,14 @@ class Lowerer {
     switch (n->kind) {
       case ExprKind::Variable:
       case ExprKind::Constant: return;
-      case ExprKind::Grad: push(a[0], graph_->grad_t(g, static_cast<int>(n->ints[0]), extents(a[0]->shape))); return;
+      case ExprKind::Grad:
+        if (!n->str.empty()) {
+          push(a[0], graph_->grad_bounded(g, static_cast<int>(n->ints[0]), n->str == "circular", true,
+                                          extents(a[0]->shape)));
+          return;
+        }
+        push(a[0], graph_->grad_t(g, static_cast<int>(n->ints[0]), extents(a[0]->shape)));
+        return;
       case ExprKind::Conv: {
         if (!is_circular_conv(*n)) {
           Val k = kernel(a[0].get());

@@ -131,7 +131,10 @@ Expr make_gaussian(Shape size, double sigma) {
   return make_constant(std::move(data));
 }
 
-Expr make_grad(Expr x, int64_t dims) {
+Expr make_grad(Expr x, int64_t dims, std::string boundary) {
+  if (boundary == "replicate") boundary.clear();
+  user_assert(boundary.empty() || boundary == "zero" || boundary == "circular")
+      << "grad: boundary must be \"replicate\", \"zero\" or \"circular\", got \"" << boundary << "\"";
   check_operand(x, "grad");
   if (dims < 0) dims = x->rank();
   user_assert(dims >= 1 && dims <= x->rank())
@@ -142,6 +145,7 @@ Expr make_grad(Expr x, int64_t dims) {
   user_assert(out.size() <= 5) << "grad: output would have " << out.size() << " dimensions";
   auto n = node(ExprKind::Grad, out, {x});
   n->ints = {dims};
+  n->str = boundary;
   return n;
 }
 

@@ -68,7 +68,8 @@ namespace proxc::internal {
   X(Variable, "variable", Leaf, "", "", )                                                                     \
   X(Constant, "constant", Leaf, "", "", )                                                                     \
   X(Grad, "grad", Call, "grad(x) or grad(x, dims=2)", "\\nabla @0", PROXC_SLOT(Operand, "operand", ""),     \
-    PROXC_SLOT(Dims, "dims", "dims"))                                                                        \
+    PROXC_SLOT(Dims, "dims", "dims"),                                                                        \
+    PROXC_SLOT(Option, "the boundary: \"replicate\" (the default), \"zero\" or \"circular\"", "boundary"))   \
   X(Conv, "conv", Call, "conv(kernel, x) or conv(kernel, x, boundary=\"zero\")", "@0 \\ast @1",                \
     PROXC_SLOT(Constant, "kernel (first argument)", ""), PROXC_SLOT(Operand, "operand", ""),                  \
     PROXC_SLOT(Dims, "dims", "dims"),                                                                        \
@@ -200,7 +201,11 @@ Expr make_scalar_constant(double v);
 /// index (h//2, w//2)).
 Expr make_gaussian(Shape size, double sigma);
 /// `dims` < 0 means x's rank.
-Expr make_grad(Expr x, int64_t dims = -1);
+/// grad(x, dims, boundary): forward differences x[i+1] − x[i] along the
+/// first dims axes, x past its last entry being its last entry ("", the
+/// default, ProxImaL's: the difference there is 0; "replicate" is stored as
+/// ""), 0 ("zero": −x[n−1] there) or its first entry ("circular").
+Expr make_grad(Expr x, int64_t dims = -1, std::string boundary = "");
 /// conv(kernel, x, boundary): `boundary` is "" (circular, the default),
 /// "zero" (x is 0 outside) or "replicate" (x repeats its border, ProxImaL's
 /// conv_nofft); "circular" is stored as "". Only the circular one has a

@@ -125,7 +125,7 @@ Expr make_operator(ExprKind kind, const OperatorArgs& a) {
     case ExprKind::Constant:
       break;
     case ExprKind::Grad:
-      return make_grad(x[0], a.lists[0].empty() ? -1 : a.lists[0][0]);
+      return make_grad(x[0], a.lists[0].empty() ? -1 : a.lists[0][0], a.name);
     case ExprKind::Conv:
       return make_conv(x[0], x[1], a.name, a.lists[0].empty() ? -1 : a.lists[0][0]);
     case ExprKind::MulElemwise:

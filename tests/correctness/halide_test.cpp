@@ -290,6 +290,34 @@ TEST(HalideParity, ConvolutionsWithABoundary) {
               ::testing::HasSubstr("conv: boundary must be \"circular\", \"zero\" or \"replicate\", got \"mirror\""));
 }
 
+// grad with x zero or wrapped past its last entry: hand values in 1-D, the
+// dot test on both backends and parity (and composed: div of grad).
+TEST(HalideParity, GradientsWithABoundary) {
+  const Expr x1 = make_variable({3}, "x");
+  emulate::Tensor t(Shape{3});
+  t.data.assign({1, 2, 4});
+  const std::vector<std::pair<std::string, std::vector<double>>> expected = {
+      {"", {1, 2, 0}}, {"zero", {1, 2, -4}}, {"circular", {1, 2, -3}}};
+  for (const auto& [boundary, want] : expected) {
+    const emulate::Tensor y = emulate::forward(make_grad(x1, -1, boundary), {{x1.get(), &t}}, false);
+    EXPECT_EQ(std::vector<double>(y.data.begin(), y.data.end()), want) << boundary;
+  }
+  std::mt19937_64 rng(14);
+  for (const char* boundary : {"zero", "circular"}) {
+    for (Expr op : {make_grad(make_variable({7, 9}, "x"), -1, boundary),
+                    make_grad(make_variable({5, 6, 3}, "x"), 2, boundary)}) {
+      SCOPED_TRACE(print_expression(op));
+      for (Backend* be : {&emulator(), &halide()}) {
+        DotTestResult r = dot_test(*be, op, 5);
+        EXPECT_TRUE(r.passed) << be->name() << ": " << r.what << ": error " << r.error << " > " << r.tolerance;
+      }
+      expect_operator_parity(op, &rng);
+    }
+  }
+  EXPECT_THAT(test::user_error_of([&] { make_grad(x1, -1, "mirror"); }),
+              ::testing::HasSubstr("grad: boundary must be \"replicate\", \"zero\" or \"circular\""));
+}
+
 // warp with a target shape and one homography per output slice (ProxImaL's
 // warp with H of shape (3, 3, K)): hand values of shifts onto a smaller
 // target, then the dot test on both backends and parity, grey and colour.

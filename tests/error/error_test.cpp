@@ -36,7 +36,7 @@ const BadText kBadTexts[] = {
      "conv takes 2 positional arguments, got 1"},
     {"wrong_keyword", "x = variable(4, 5)\nminimize norm1(x, alpah=2)\n", "2:19",
      "norm1 has no keyword 'alpah' (allowed: alpha, beta, b, c, gamma, d)"},
-    {"keyword_on_operator", "x = variable(4, 5)\nminimize norm1(grad(x, axis=1))\n", "2:24", "grad has no keyword 'axis' (allowed: dims)"},
+    {"keyword_on_operator", "x = variable(4, 5)\nminimize norm1(grad(x, axis=1))\n", "2:24", "grad has no keyword 'axis' (allowed: dims, boundary)"},
     {"shape_mismatch", "x = variable(4, 5)\ny = variable(4, 6)\nminimize sum_squares(x - y)\n", "3:24",
      "'-': shapes (4, 5) and (4, 6) do not match"},
     {"shape_mismatch_in_data", "b = load(\"good.npy\")\nx = variable(5, 4)\nminimize sum_squares(x - b)\n", "3:24",

@@ -169,6 +169,9 @@ class Graph {
   Val grad(const Val& x0, int d, const Ext& ext);
   /// The adjoint of grad: minus the divergence.
   Val grad_t(const Val& p0, int d, const Ext& ext);
+  /// grad with x past its last entry 0 (circular false) or its first entry
+  /// (circular true), and (adjoint) its transpose; ext: the result's extents.
+  Val grad_bounded(const Val& v0, int d, bool circular, bool adjoint, const Ext& ext);
   /// Circular convolution with kernel k centred at k.ext/2 (adjoint: correlation).
   Val conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext);
   /// A convolution over the first `dims` axes with x wrapped (boundary 0),

@@ -34,6 +34,45 @@ inline Val Graph::grad(const Val& x0, int d, const Ext& ext) {
   return rec(v, "grad", x0, d, ext);
 }
 
+inline Val Graph::grad_bounded(const Val& v0, int d, bool circular, bool adjoint, const Ext& ext) {
+  Val v = stencil(v0);  // circular reads the far end: not a stencil of neighbouring rows
+  std::vector<Halide::Expr> e = extents(ext);
+  if (!adjoint) {
+    return rec(define("grad_b", e,
+                      [&](const Coords& c) {
+                        Halide::Expr out = 0.0f;
+                        Coords here(c.begin(), c.end() - 1);
+                        for (int ax = d - 1; ax >= 0; --ax) {
+                          Coords next = here;
+                          const Halide::Expr last = c[ax] >= v.ext[ax] - 1;
+                          next[ax] = Halide::select(last, 0, Halide::min(here[ax] + 1, v.ext[ax] - 1));
+                          Halide::Expr beyond = circular ? call(v, next) : Halide::Expr(0.0f);
+                          Halide::Expr diff = Halide::select(last, beyond, call(v, next)) - call(v, here);
+                          out = ax == d - 1 ? diff : Halide::select(c.back() == ax, diff, out);
+                        }
+                        return out;
+                      }),
+               "grad_bounded", v0, d, circular, adjoint, ext);
+  }
+  // Adjoint: x[k] gets p[k − 1] − p[k] along each axis, p[−1] being 0 (zero)
+  // or p[n − 1] (circular).
+  return rec(define("div_b", e,
+                    [&](const Coords& c) {
+                      Halide::Expr out = 0.0f;
+                      for (int ax = 0; ax < d; ++ax) {
+                        Coords here = c, prev = c;
+                        here.push_back(ax);
+                        prev.push_back(ax);
+                        const Halide::Expr first = c[ax] <= 0;
+                        prev[ax] = Halide::select(first, e[ax] - 1, Halide::max(c[ax] - 1, 0));
+                        Halide::Expr before = circular ? call(v, prev) : Halide::Expr(0.0f);
+                        out = out + Halide::select(first, before, call(v, prev)) - call(v, here);
+                      }
+                      return out;
+                    }),
+             "grad_bounded", v0, d, circular, adjoint, ext);
+}
+
 inline Val Graph::grad_t(const Val& p0, int d, const Ext& ext) {
   Val p = stencil(p0, true);
   std::vector<Halide::Expr> xe = extents(ext);
