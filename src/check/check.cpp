@@ -255,6 +255,25 @@ NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters, uint6
   return est;
 }
 
+namespace {
+// Schur's test for an operator of one variable with nonnegative entries
+// (interpolation weights, |k| of a convolution): ||W|| <= sqrt(max row sum ·
+// max column sum), the row sums W·1 and the column sums Wᵀ·1 (1 of the
+// output's shape, which may differ from the input's).
+double schur_bound(const Expr& w) {
+  const Expr var = linop_variables(w)[0];
+  emulate::Tensor ones(var->shape), out_ones(w->shape);
+  std::fill(ones.data.begin(), ones.data.end(), 1.0);
+  std::fill(out_ones.data.begin(), out_ones.data.end(), 1.0);
+  double rows = 0, cols = 0;
+  const emulate::Tensor row_sums = emulate::forward(w, {{var.get(), &ones}}, false);
+  const auto col_sums = emulate::adjoint(w, out_ones);
+  for (double r : row_sums.data) rows = std::max(rows, r);
+  for (double c : col_sums.at(var.get()).data) cols = std::max(cols, c);
+  return std::sqrt(rows * cols);
+}
+}  // namespace
+
 double norm_bound(const Expr& k) {
   std::unordered_map<const ExprNode*, double> memo;
   // Operands first, so every operand's bound is known when its user is reached.
@@ -283,16 +302,7 @@ double norm_bound(const Expr& k) {
         auto d = std::make_shared<ConstantData>();
         d->array = kern;
         for (float& w : d->array.data) w = std::fabs(w);
-        Expr var = make_variable(n->shape, "x");
-        Expr w = make_conv(make_constant(d, "k"), var, n->str, n->ints[0]);
-        emulate::Tensor ones(n->shape);
-        std::fill(ones.data.begin(), ones.data.end(), 1.0);
-        double rows = 0, cols = 0;
-        const emulate::Tensor row_sums = emulate::forward(w, {{var.get(), &ones}}, false);
-        const auto col_sums = emulate::adjoint(w, ones);
-        for (double r : row_sums.data) rows = std::max(rows, r);
-        for (double c : col_sums.at(var.get()).data) cols = std::max(cols, c);
-        v = std::sqrt(rows * cols) * b(1);
+        v = schur_bound(make_conv(make_constant(d, "k"), make_variable(n->shape, "x"), n->str, n->ints[0])) * b(1);
         break;
       }
       case ExprKind::MulElemwise: {
@@ -349,18 +359,8 @@ double norm_bound(const Expr& k) {
         break;
       }
       case ExprKind::Warp: {
-        // Schur's test on the interpolation weights: rows via W·1, columns via Wᵀ·1.
-        Expr w = isolate_operator(n);
-        Expr var = linop_variables(w)[0];
-        emulate::Tensor ones(var->shape), out_ones(w->shape);  // a target shape may differ from x's
-        std::fill(ones.data.begin(), ones.data.end(), 1.0);
-        std::fill(out_ones.data.begin(), out_ones.data.end(), 1.0);
-        double rows = 0, cols = 0;
-        const emulate::Tensor row_sums = emulate::forward(w, {{var.get(), &ones}}, false);
-        const auto col_sums = emulate::adjoint(w, out_ones);
-        for (double r : row_sums.data) rows = std::max(rows, r);
-        for (double c : col_sums.at(var.get()).data) cols = std::max(cols, c);
-        v = std::sqrt(rows * cols) * b(0);
+        // Schur's test on the interpolation weights (nonnegative).
+        v = schur_bound(isolate_operator(n)) * b(0);
         break;
       }
       case ExprKind::BlackBox: {

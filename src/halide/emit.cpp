@@ -16,7 +16,11 @@ std::string halide_emit(const StepProgram& program, const std::string& kind, con
   }
   Halide::Target t = parse_target(options.target);
   std::string used;
-  hl::Lowered L = lower_scheduled(program, options.schedule, t, &used);
+  // C: without a schedule (scalar loops, values inlined): Halide 14's C
+  // backend writes the default schedule's vector shuffles of odd widths
+  // (a float7 shuffled as a float8) in code that does not compile.
+  hl::Lowered L = kind == "c" ? hl::lower(program, halide_ops::Schedule::None)
+                              : lower_scheduled(program, options.schedule, t, &used);
   std::vector<Halide::Argument> args = L.graph->arguments();
   std::string tmp =
       (std::filesystem::temp_directory_path() / ("proxc_emit_" + std::to_string(::getpid()))).string();

@@ -28,6 +28,7 @@
 #include "io/npy.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/solve.h"
+#include "solvers/solver.h"
 #include "test_black_boxes.h"
 #include "test_util.h"
 
@@ -55,6 +56,14 @@ Expr random_constant(Shape s, std::mt19937_64* rng, float lo = -1, float hi = 1,
 }
 
 Array random_array(const Shape& s, std::mt19937_64* rng, float lo = -1, float hi = 1);
+
+// A constant of shape s holding v (C order).
+Expr constant(Shape s, const std::vector<float>& v, const char* name) {
+  auto d = std::make_shared<ConstantData>();
+  d->array = Array(std::move(s));
+  d->array.data.assign(v.begin(), v.end());
+  return make_constant(d, name);
+}
 
 // The program `rest` after b = load("b.npy"), b uniform in [0, 1) of shape
 // s, written to dir.
@@ -226,12 +235,6 @@ TEST(HalideParity, BlackBoxesRunAsExternStages) {
 // values in 1-D, then the dot test on both backends and halide against the
 // emulator for odd and even, asymmetric kernels, with trailing channels.
 TEST(HalideParity, ConvolutionsWithABoundary) {
-  auto constant = [](Shape s, std::vector<float> v, const char* name) {
-    auto d = std::make_shared<ConstantData>();
-    d->array = Array(std::move(s));
-    d->array.data.assign(v.begin(), v.end());
-    return make_constant(d, name);
-  };
   const Expr k1 = constant({3}, {1, 2, 3}, "k");
   const Expr x1 = make_variable({4}, "x");
   emulate::Tensor t(Shape{4});
@@ -322,12 +325,6 @@ TEST(HalideParity, GradientsWithABoundary) {
 // warp with H of shape (3, 3, K)): hand values of shifts onto a smaller
 // target, then the dot test on both backends and parity, grey and colour.
 TEST(HalideParity, WarpOntoATargetWithSeveralHomographies) {
-  auto constant = [](Shape s, std::vector<float> v, const char* name) {
-    auto d = std::make_shared<ConstantData>();
-    d->array = Array(std::move(s));
-    d->array.data.assign(v.begin(), v.end());
-    return make_constant(d, name);
-  };
   // Homography 0 the identity, 1 a shift by one column (samples x at col + 1),
   // stored (3, 3, 2) in C order: entry (r, c, k) at (3r + c)·2 + k.
   std::vector<float> hv(18, 0.0f);
@@ -371,12 +368,6 @@ TEST(HalideParity, WarpOntoATargetWithSeveralHomographies) {
 // an entry read twice, then the dot test on both backends and parity, with
 // colour channels (indices over all three axes).
 TEST(HalideParity, UnevenSubsample) {
-  auto constant = [](Shape s, std::vector<float> v, const char* name) {
-    auto d = std::make_shared<ConstantData>();
-    d->array = Array(std::move(s));
-    d->array.data.assign(v.begin(), v.end());
-    return make_constant(d, name);
-  };
   const Expr x = make_variable({3, 4}, "x");
   const Expr idx = constant({2, 2, 3}, {0, 2, -1, 1, 1, 0, 0, 3, 0, 1, 1, 9}, "idx");
   const Expr u = make_uneven_subsample(x, idx);
@@ -537,6 +528,41 @@ TEST(HalideParity, LargeKernelsConvolveByFft) {
   StepProgram p;
   p.outputs = {{"y", step_forward(make_conv(random_constant({9, 9}, &rng), x), {step_input("x", {24, 20})})}};
   EXPECT_THAT(halide_emit(p, "source"), ::testing::Not(::testing::HasSubstr("g.fft_conv(")));
+}
+
+// --emit c: Halide's C backend output compiles as C++ (with Halide's
+// runtime header alone), for stencils and reductions and for programs with
+// FFT extern stages (written without a schedule: Halide 14's C backend
+// wrote the default schedule's odd-width vector shuffles in code that did
+// not compile).
+TEST(HalideEmit, CCompiles) {
+  std::mt19937_64 rng(31);
+  Expr x = make_variable({24, 20}, "x");
+  Step in = step_input("x", {24, 20});
+  StepProgram tv;
+  tv.name = "emit_c_tv";
+  Expr g = make_grad(x);
+  tv.outputs = {{"div", step_adjoint(g, 0, step_forward(g, {in}))},
+                {"norm", step_reduce(StepKind::SumSquares, step_forward(g, {in}))}};
+  StepProgram fft;
+  fft.name = "emit_c_fft";
+  Expr big = make_conv(random_constant({11, 11}, &rng), x);
+  fft.outputs = {{"y", step_forward(big, {in})},
+                 {"s", step_circulant_solve(random_constant({5, 5}, &rng), in, step_constant(2), step_constant(1))}};
+  // The whole Pock–Chambolle iteration of TV denoising (its default
+  // schedule's C did not compile).
+  PassManagerOptions po;
+  const Problem denoise =
+      run_passes(parse_program_file(test::source_dir() + "/examples/denoise_tv_iso.prox").problem, po);
+  StepProgram pc = iteration_program(denoise, SolverOptions{});
+  const std::string dir = test::temp_dir();
+  for (const StepProgram& p : {tv, fft, pc}) {
+    SCOPED_TRACE(p.name);
+    test::write_text(dir + "/" + p.name + ".cpp", halide_emit(p, "c"));
+    auto r = test::run_command("c++ -std=c++17 -c " + test::shell_quote(dir + "/" + p.name + ".cpp") +
+                               " -I " PROXC_HALIDE_INCLUDE " -o " + test::shell_quote(dir + "/out.o") + " 2>&1");
+    EXPECT_EQ(r.exit_code, 0) << r.out.substr(0, 2000);
+  }
 }
 
 TEST(HalideParity, RotatingWarp) {

@@ -190,7 +190,8 @@ inline Val Graph::conv_general(const Val& k, const Val& x0, bool adjoint, int bo
 inline Val Graph::fft_conv(const Val& x0, int otf, int kr, bool adjoint, const Ext& ext) {
   Val x = x0;
   schedule_at_root(x);
-  if (x.is_buffer) x.f.compute_root();  // an extern stage reads a buffer of its own
+  // An extern stage reads a buffer of its own (without a schedule too: --emit c).
+  if (x.is_buffer || schedule_ != Schedule::Default) x.f.compute_root();
   auto it = otfs_.find(otf);
   if (it == otfs_.end()) {
     it = otfs_.emplace(otf, Halide::ImageParam(Halide::Float(32), kr + 1, "otf" + std::to_string(otf))).first;
@@ -202,7 +203,7 @@ inline Val Graph::fft_conv(const Val& x0, int otf, int kr, bool adjoint, const E
   std::vector<Halide::ExternFuncArgument> args = {x.f, it->second, Halide::Expr(kr),
                                                   Halide::Expr(adjoint ? 1 : 0)};
   out.f.define_extern("proxc_fft_conv", args, Halide::Float(32), static_cast<int>(ext.size()));
-  if (schedule_ == Schedule::Default) out.f.compute_root();
+  out.f.compute_root();
   return rec(out, "fft_conv", x0, otf, kr, adjoint, ext);
 }
 
@@ -211,7 +212,8 @@ inline Val Graph::black_box(const Val& x0, const std::string& name, bool adjoint
   if (in_ext.size() > 6 || ext.size() > 6 || in_ext.empty() || ext.empty()) fail("black_box: ranks 1 to 6");
   Val x = x0;
   schedule_at_root(x);
-  if (x.is_buffer) x.f.compute_root();  // an extern stage reads a buffer of its own
+  // An extern stage reads a buffer of its own (without a schedule too: --emit c).
+  if (x.is_buffer || schedule_ != Schedule::Default) x.f.compute_root();
   Val out;
   out.f = Halide::Func("black_box" + std::to_string(counter_++));
   out.ext = extents(ext);
@@ -223,7 +225,7 @@ inline Val Graph::black_box(const Val& x0, const std::string& name, bool adjoint
   }
   black_boxes_.insert(name);
   out.f.define_extern("proxc_black_box_stage", args, Halide::Float(32), static_cast<int>(ext.size()));
-  if (schedule_ == Schedule::Default) out.f.compute_root();
+  out.f.compute_root();
   return rec(out, "black_box", x0, name, adjoint, in_ext, ext);
 }
 

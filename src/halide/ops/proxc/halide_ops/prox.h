@@ -59,6 +59,7 @@ inline Val Graph::user_prox(const Term& t, const Val& v, const Val& rho_val) {
   Val u = define(
       "u", ext, [&](const Coords& i) { return (rho * call(v, i) - at(t.c, i)) * beta / denom - at(t.b, i); });
   schedule_at_root(u);  // an extern stage reads a buffer of its own
+  if (schedule_ != Schedule::Default) u.f.compute_root();
   Val out;
   out.f = Halide::Func("prox_fn" + std::to_string(counter_++));
   out.ext = ext;
@@ -66,7 +67,7 @@ inline Val Graph::user_prox(const Term& t, const Val& v, const Val& rho_val) {
   for (const auto& e : user_stage_args(t, u)) a.push_back(e);
   prox_fns_.insert(t.user_name);
   out.f.define_extern("proxc_prox_fn_stage", a, Halide::Float(32), static_cast<int>(ext.size()));
-  if (schedule_ == Schedule::Default) out.f.compute_root();
+  out.f.compute_root();
   Val p = define("prox", ext, [&](const Coords& i) { return (call(out, i) + at(t.b, i)) / beta; });
   return rec(p, "prox", RawArg{t.id}, v, rho_val);
 }
@@ -74,6 +75,10 @@ inline Val Graph::user_prox(const Term& t, const Val& v, const Val& rho_val) {
 // f(u) of a prox function of the user's, as a double Expr: the extern stage
 // proxc_prox_fn_value_stage (0 for a function without a value callback).
 inline Halide::Expr Graph::user_value(const Term& t, const Val& u) {
+  if (schedule_ != Schedule::Default) {
+    Halide::Func uf = u.f;
+    uf.compute_root();
+  }
   Halide::Func f("prox_fn_value" + std::to_string(counter_++));
   std::vector<Halide::ExternFuncArgument> a = {u.f};
   for (const auto& e : user_stage_args(t, u)) a.push_back(e);

@@ -61,7 +61,8 @@ inline Val Graph::circulant_solve(const Val& rhs0, int spectrum, int kr, const V
                                   const Ext& ext) {
   Val rhs = rhs0;
   schedule_at_root(rhs);
-  if (rhs.is_buffer) rhs.f.compute_root();  // an extern stage reads a buffer of its own
+  // An extern stage reads a buffer of its own (without a schedule too: --emit c).
+  if (rhs.is_buffer || schedule_ != Schedule::Default) rhs.f.compute_root();
   auto it = spectra_.find(spectrum);
   if (it == spectra_.end()) {
     it = spectra_
@@ -78,7 +79,7 @@ inline Val Graph::circulant_solve(const Val& rhs0, int spectrum, int kr, const V
   std::vector<Halide::ExternFuncArgument> args = {rhs.f, it->second, scalar_definition(a0),
                                                   scalar_definition(c0), Halide::Expr(kr)};
   out.f.define_extern("proxc_circulant_solve", args, Halide::Float(32), static_cast<int>(ext.size()));
-  if (schedule_ == Schedule::Default) out.f.compute_root();
+  out.f.compute_root();
   return rec(out, "circulant_solve", rhs0, spectrum, kr, a0, c0, ext);
 }
 
