@@ -2,9 +2,7 @@
 // of descriptors, keyed by name and by 64-bit id, like the black boxes'.
 // Plain C++, no other dependency, so that ahead-of-time programs link it
 // through libproxc_runtime.
-#include <cctype>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "blackbox/identifier.h"
 #include "proxc/prox_fn.h"
 
 namespace {
@@ -36,14 +35,6 @@ Registry& registry() {
   return *r;
 }
 
-bool identifier(const char* s) {
-  if (!s || !*s || std::isdigit(static_cast<unsigned char>(*s))) return false;
-  for (const char* p = s; *p; ++p) {
-    if (!std::isalnum(static_cast<unsigned char>(*p)) && *p != '_') return false;
-  }
-  return true;
-}
-
 bool valid_params(const proxc_prox_fn* fn) {
   if (fn->num_params < 0 || fn->num_params > PROXC_PROX_FN_MAX_PARAMS) return false;
   if (fn->num_params > 0 && (!fn->param_names || !fn->param_defaults)) return false;
@@ -51,7 +42,7 @@ bool valid_params(const proxc_prox_fn* fn) {
   std::set<std::string> seen;
   for (int i = 0; i < fn->num_params; ++i) {
     const char* n = fn->param_names[i];
-    if (!identifier(n) || reserved.count(n) || !seen.insert(n).second) return false;
+    if (!proxc::internal::is_identifier(n) || reserved.count(n) || !seen.insert(n).second) return false;
     if (!std::isfinite(fn->param_defaults[i])) return false;
   }
   return true;
@@ -75,7 +66,7 @@ bool same(const Entry& e, const proxc_prox_fn* fn) {
 }  // namespace
 
 extern "C" int proxc_register_prox_fn(const proxc_prox_fn* fn) {
-  if (!fn || !identifier(fn->name)) return 1;
+  if (!fn || !proxc::internal::is_identifier(fn->name)) return 1;
   if (!fn->prox) return 2;
   if (!valid_params(fn)) return 4;
   Registry& r = registry();

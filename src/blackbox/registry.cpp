@@ -3,11 +3,12 @@
 // dependency, so that ahead-of-time programs link it through libproxc_runtime.
 #include "proxc/black_box.h"
 
-#include <cctype>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+
+#include "blackbox/identifier.h"
 
 namespace {
 
@@ -30,18 +31,10 @@ Registry& registry() {
 
 thread_local std::string t_failure;
 
-bool valid_name(const char* s) {
-  if (!s || !*s || std::isdigit(static_cast<unsigned char>(*s))) return false;
-  for (const char* p = s; *p; ++p) {
-    if (!std::isalnum(static_cast<unsigned char>(*p)) && *p != '_') return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 extern "C" int proxc_register_black_box(const proxc_black_box* op) {
-  if (!op || !valid_name(op->name)) return 1;
+  if (!op || !proxc::internal::is_identifier(op->name)) return 1;
   if (!op->forward || !op->adjoint) return 2;
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <deque>
 #include <limits>
+#include <map>
 #include <random>
 #include <unordered_map>
 #include <unordered_set>
@@ -314,20 +314,10 @@ double norm_bound(const Expr& k) {
       case ExprKind::UnevenSubsample: {
         // KᵀK is diagonal: how often each entry is read. ProxImaL's bound 1
         // holds only when no entry is read twice.
-        const Shape& xs = n->args[0]->shape;
-        const Array& idx = n->args[1]->constant->array;
-        const size_t count = static_cast<size_t>(num_elements(n->shape));
         std::map<int64_t, int64_t> reads;
         int64_t most = 0;
-        for (size_t o = 0; o < count; ++o) {
-          int64_t flat = 0;
-          bool inside = true;
-          for (size_t a = 0; a < xs.size(); ++a) {
-            const int64_t v = static_cast<int64_t>(idx.data[a * count + o]);
-            inside = inside && v >= 0 && v < xs[a];
-            flat = flat * xs[a] + v;
-          }
-          if (inside) most = std::max(most, ++reads[flat]);
+        for (int64_t src : emulate::uneven_sources(n.get(), n->args[1]->constant->array)) {
+          if (src >= 0) most = std::max(most, ++reads[src]);
         }
         v = std::sqrt(static_cast<double>(most)) * b(0);
         break;

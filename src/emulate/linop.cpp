@@ -170,26 +170,6 @@ Tensor conv_apply(const Array& k, const Tensor& x, bool adjoint, const std::stri
   return y;
 }
 
-// ---- uneven_subsample ----
-// For each output entry, its source's flat index in x, or -1 outside.
-std::vector<int64_t> uneven_sources(const ExprNode* n, const Array& idx) {
-  const Shape& xs = n->args[0]->shape;
-  auto st = strides_of(xs);
-  const size_t count = static_cast<size_t>(num_elements(n->shape)), rank = xs.size();
-  std::vector<int64_t> src(count, 0);
-  for (size_t o = 0; o < count; ++o) {
-    for (size_t a = 0; a < rank; ++a) {
-      const int64_t v = static_cast<int64_t>(idx.data[a * count + o]);
-      if (src[o] < 0 || v < 0 || v >= xs[a]) {
-        src[o] = -1;
-      } else {
-        src[o] += v * st[a];
-      }
-    }
-  }
-  return src;
-}
-
 // ---- subsample ----
 Tensor subsample_apply(const Tensor& in, const Shape& small, const Shape& big, const std::vector<int64_t>& steps,
                        bool adjoint) {
@@ -393,6 +373,25 @@ void node_adjoint_of(const ExprNode* n, Tensor g, const ConstantLookup& data,
 }
 
 }  // namespace
+
+std::vector<int64_t> uneven_sources(const ExprNode* n, const Array& idx) {
+  const Shape& xs = n->args[0]->shape;
+  auto st = strides_of(xs);
+  const size_t count = static_cast<size_t>(num_elements(n->shape)), rank = xs.size();
+  std::vector<int64_t> src(count, 0);
+  for (size_t o = 0; o < count; ++o) {
+    for (size_t a = 0; a < rank; ++a) {
+      const int64_t v = static_cast<int64_t>(idx.data[a * count + o]);
+      if (src[o] < 0 || v < 0 || v >= xs[a]) {
+        src[o] = -1;
+      } else {
+        src[o] += v * st[a];
+      }
+    }
+  }
+  return src;
+}
+
 
 const Array& own_constant_data(const ExprNode* c) { return c->constant->array; }
 

@@ -36,6 +36,10 @@ struct EmulateDebug {
   ExprKind broken_kind = ExprKind::Grad;
 };
 
+/// uneven_subsample node n with indices idx: for each output entry, the
+/// flat index in n's operand it reads, or -1 where it reads outside.
+std::vector<int64_t> uneven_sources(const ExprNode* n, const Array& idx);
+
 /// K applied to the variables' values (`vars`, one per variable node of K).
 /// With `affine`, constant offsets in sums are kept (K x − b); without, the
 /// linear part only.

@@ -54,11 +54,11 @@ DoubleData group_norms(const Tensor& u, const std::vector<int64_t>& axes) {
   return g;
 }
 
-// A prox function of the user's, in place: its callback on float32 copies.
+// A prox function of the user's, in place: its callback on float32 copies
+// (r is finite: prox() leaves alpha = 0 out).
 void user_prox(const FunctionTerm& t, double r, Tensor* u) {
   const proxc_prox_fn* f = proxc_find_prox_fn(t.user_name.c_str());
   user_assert(f) << "no prox function named '" << t.user_name << "' is registered in this program";
-  if (!(r < std::numeric_limits<double>::infinity())) return;  // alpha = 0: the identity
   std::vector<float> in(u->size()), out(u->size(), 0.0f);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(u->data[i]);
   int rc = 0;

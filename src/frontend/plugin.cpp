@@ -3,14 +3,12 @@
 #include <dlfcn.h>
 
 #include <mutex>
-#include <set>
 
-#include "ir/function.h"
-#include "ir/operators.h"
 #include "proxc/black_box.h"
 #include "proxc/prox_fn.h"
 #include "nlm/nlm.h"
 #include "support/error.h"
+#include "support/names.h"
 
 namespace proxc::internal {
 
@@ -43,13 +41,10 @@ int register_prox_for_plugin(const proxc_prox_fn* fn) {
   int rc = proxc_register_prox_fn(fn);
   if (!g_session) return rc;
   const std::string name = fn && fn->name ? fn->name : "(null)";
-  FunctionKind kind;
-  static const std::set<std::string> others = {"variable", "load", "shape", "gaussian", "array", "omega", "psi",
-                                               "minimize"};
-  if (rc == 0 && (function_kind_from_string(name, &kind) || find_operator(name) || others.count(name))) {
+  if (rc == 0 && NameScope::is_reserved(name)) {
     if (g_session->failure.empty()) {
-      g_session->failure = "prox function \"" + name + "\" has the name of a built-in, which the language would "
-                           "call instead; choose another name";
+      g_session->failure = "prox function \"" + name + "\" has a name the language reserves (a built-in "
+                           "function, operator or keyword); choose another name";
     }
     return 3;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proxc/black_box.h"
@@ -69,60 +70,18 @@ int fail(const std::string& message) {
 
 }  // namespace
 
-extern "C" int proxc_black_box_stage(halide_buffer_t* in, uint64_t id, int adjoint, int in_rank, int i0, int i1, int i2,
-                               int i3, int i4, int i5, int out_rank, int o0, int o1, int o2, int o3, int o4, int o5,
-                               halide_buffer_t* out) {
-  const int ie[6] = {i0, i1, i2, i3, i4, i5}, oe[6] = {o0, o1, o2, o3, o4, o5};
-  const std::vector<int64_t> in_shape(ie, ie + in_rank), out_shape(oe, oe + out_rank);
-  if (in->is_bounds_query()) {
-    // The operator reads its whole operand, whatever part of its output is asked for.
-    for (int i = 0; i < in_rank; ++i) {
-      in->dim[i].min = 0;
-      in->dim[i].extent = ie[in_rank - 1 - i];
-    }
-    return 0;
-  }
-  const proxc_black_box* op = proxc_find_black_box_by_id(id);
-  if (!op) return fail("black_box: no operator with id " + std::to_string(id) + " is registered in this program");
-  const char* role = adjoint ? "adjoint" : "forward";
-  int64_t n_in = 1, n_out = 1;
-  for (int64_t e : in_shape) n_in *= e;
-  for (int64_t e : out_shape) n_out *= e;
-  std::vector<float> x;
-  const float* src = reinterpret_cast<const float*>(in->host);
-  if (!whole_and_dense(in, in_shape)) {
-    x.resize(static_cast<size_t>(n_in));
-    transfer(x.data(), in_shape, in, false);
-    src = x.data();
-  }
-  std::vector<float> y;
-  float* dst = reinterpret_cast<float*>(out->host);
-  const bool direct = whole_and_dense(out, out_shape);
-  if (!direct) {
-    y.assign(static_cast<size_t>(n_out), 0.0f);
-    dst = y.data();
-  }
-  const proxc_black_box_apply_fn f = adjoint ? op->adjoint : op->forward;
-  int rc = 0;
-  try {
-    rc = f(op->user, src, in_shape.data(), in_rank, dst, out_shape.data(), out_rank);
-  } catch (...) {
-    return fail(std::string("black_box ") + op->name + ": the " + role + " callback threw an exception (input " +
-                shape_text(in_shape) + ", output " + shape_text(out_shape) + ")");
-  }
-  if (rc != 0) {
-    return fail(std::string("black_box ") + op->name + ": the " + role + " callback failed (returned " +
-                std::to_string(rc) + "; input " + shape_text(in_shape) + ", output " + shape_text(out_shape) + ")");
-  }
-  if (!direct) transfer(y.data(), out_shape, out, true);
-  return 0;
-}
-
 namespace {
 
-// The operand of a prox function's stage as a dense array: the buffer's own
-// memory when it is that already, else a copy into *copy. Sets the whole
-// array as the region a bounds query asks for (returns false then).
+int64_t count(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  return n;
+}
+
+// A stage's operand as a dense array: the buffer's own memory when it is
+// that already, else a copy into *copy. A bounds query is answered with the
+// whole array (the user's code reads all of it, whatever part of the output
+// is asked for), and null is returned.
 const float* whole_operand(halide_buffer_t* in, const std::vector<int64_t>& shape, std::vector<float>* copy) {
   const int rank = static_cast<int>(shape.size());
   if (in->is_bounds_query()) {
@@ -133,14 +92,62 @@ const float* whole_operand(halide_buffer_t* in, const std::vector<int64_t>& shap
     return nullptr;
   }
   if (whole_and_dense(in, shape)) return reinterpret_cast<const float*>(in->host);
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  copy->assign(static_cast<size_t>(n), 0.0f);
+  copy->assign(static_cast<size_t>(count(shape)), 0.0f);
   transfer(copy->data(), shape, in, false);
   return copy->data();
 }
 
+// A stage's output as a dense array of `shape`: the buffer's own memory
+// when it is that already, else a zeroed copy that finish() writes into the
+// part of the array the buffer holds.
+class DenseOutput {
+ public:
+  DenseOutput(halide_buffer_t* out, std::vector<int64_t> shape)
+      : out_(out), shape_(std::move(shape)), direct_(whole_and_dense(out, shape_)) {
+    if (!direct_) copy_.assign(static_cast<size_t>(count(shape_)), 0.0f);
+  }
+  float* data() { return direct_ ? reinterpret_cast<float*>(out_->host) : copy_.data(); }
+  void finish() {
+    if (!direct_) transfer(copy_.data(), shape_, out_, true);
+  }
+
+ private:
+  halide_buffer_t* out_;
+  std::vector<int64_t> shape_;
+  bool direct_;
+  std::vector<float> copy_;
+};
+
 }  // namespace
+
+extern "C" int proxc_black_box_stage(halide_buffer_t* in, uint64_t id, int adjoint, int in_rank, int i0, int i1, int i2,
+                               int i3, int i4, int i5, int out_rank, int o0, int o1, int o2, int o3, int o4, int o5,
+                               halide_buffer_t* out) {
+  const int ie[6] = {i0, i1, i2, i3, i4, i5}, oe[6] = {o0, o1, o2, o3, o4, o5};
+  const std::vector<int64_t> in_shape(ie, ie + in_rank), out_shape(oe, oe + out_rank);
+  std::vector<float> x;
+  const float* src = whole_operand(in, in_shape, &x);
+  if (!src) return 0;  // a bounds query
+  const proxc_black_box* op = proxc_find_black_box_by_id(id);
+  if (!op) return fail("black_box: no operator with id " + std::to_string(id) + " is registered in this program");
+  const char* role = adjoint ? "adjoint" : "forward";
+  DenseOutput dst(out, out_shape);
+  const proxc_black_box_apply_fn f = adjoint ? op->adjoint : op->forward;
+  int rc = 0;
+  try {
+    rc = f(op->user, src, in_shape.data(), in_rank, dst.data(), out_shape.data(), out_rank);
+  } catch (...) {
+    return fail(std::string("black_box ") + op->name + ": the " + role + " callback threw an exception (input " +
+                shape_text(in_shape) + ", output " + shape_text(out_shape) + ")");
+  }
+  if (rc != 0) {
+    return fail(std::string("black_box ") + op->name + ": the " + role + " callback failed (returned " +
+                std::to_string(rc) + "; input " + shape_text(in_shape) + ", output " + shape_text(out_shape) + ")");
+  }
+  dst.finish();
+  return 0;
+}
+
 
 extern "C" int proxc_prox_fn_stage(halide_buffer_t* in, halide_buffer_t* rho_buffer, uint64_t id, double p0, double p1, double p2,
                                    double p3, double p4, double p5, double p6, double p7, int rank, int e0, int e1,
@@ -154,21 +161,13 @@ extern "C" int proxc_prox_fn_stage(halide_buffer_t* in, halide_buffer_t* rho_buf
   const double rho = *reinterpret_cast<const double*>(rho_buffer->host);
   const proxc_prox_fn* fn = proxc_find_prox_fn_by_id(id);
   if (!fn) return fail("prox_fn: no prox function with id " + std::to_string(id) + " is registered in this program");
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  std::vector<float> y;
-  float* dst = reinterpret_cast<float*>(out->host);
-  const bool direct = whole_and_dense(out, shape);
-  if (!direct) {
-    y.assign(static_cast<size_t>(n), 0.0f);
-    dst = y.data();
-  }
+  DenseOutput dst(out, shape);
   if (!(rho < HUGE_VAL)) {  // alpha = 0: the term is the identity's prox
-    std::copy(src, src + n, dst);
+    std::copy(src, src + count(shape), dst.data());
   } else {
     int rc = 0;
     try {
-      rc = fn->prox(fn->user, src, shape.data(), rank, rho, params, dst);
+      rc = fn->prox(fn->user, src, shape.data(), rank, rho, params, dst.data());
     } catch (...) {
       return fail(std::string(fn->name) + ": the prox callback threw an exception (operand " + shape_text(shape) +
                   ")");
@@ -178,7 +177,7 @@ extern "C" int proxc_prox_fn_stage(halide_buffer_t* in, halide_buffer_t* rho_buf
                   "; operand " + shape_text(shape) + ", rho " + std::to_string(rho) + ")");
     }
   }
-  if (!direct) transfer(y.data(), shape, out, true);
+  dst.finish();
   return 0;
 }
 
