@@ -24,3 +24,9 @@ if ! dpkg -s "${packages[@]%%#*}" >/dev/null 2>&1; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${packages[@]}"
 fi
+# The Python package (pip install .) needs venv and the interpreter's headers;
+# a Python of its own (pyenv, a virtual environment) has both already.
+if ! python3 -c 'import venv, sysconfig, os; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' >/dev/null 2>&1; then
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends python3-venv python3-dev python3-pip
+fi

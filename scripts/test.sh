@@ -3,7 +3,11 @@
 # test suite. Exits non-zero on any failure. CI runs this.
 #
 # 1. The dev build (gcc): every test group.
-# 2. The fuzz build (clang, AddressSanitizer + UndefinedBehaviorSanitizer,
+# 2. The Python package: `pip install .` into a fresh virtual environment
+#    (build/venv; its CMake build is kept in build/python), then pytest on
+#    tests/python (ProxImaL's scripts against the conformance cases, the
+#    package's promises, every block of docs/python.md, the examples).
+# 3. The fuzz build (clang, AddressSanitizer + UndefinedBehaviorSanitizer,
 #    libFuzzer): the unit, error, golden and correctness tests again under the
 #    sanitizers, and a smoke run of every fuzz target on its seed corpus.
 set -euo pipefail
@@ -13,6 +17,13 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 
 bash scripts/build.sh dev
 ctest --test-dir build/dev --output-on-failure -j "$jobs"
+
+rm -rf build/venv
+python3 -m venv build/venv
+build/venv/bin/python -m pip install --quiet --upgrade pip
+build/venv/bin/python -m pip install --quiet pytest matplotlib
+CMAKE_BUILD_PARALLEL_LEVEL="$jobs" build/venv/bin/python -m pip install --quiet .
+build/venv/bin/python -m pytest -q tests/python
 
 bash scripts/build.sh fuzz unit_tests error_tests golden_tests correctness_tests \
   fuzz_prox fuzz_json fuzz_npy fuzz_png fuzz_tiff

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,12 @@ struct IterationInfo {
   double eps_pri = 0;   ///< primal tolerance
   double eps_dual = 0;  ///< dual tolerance
   double seconds = 0;   ///< since the iterations started
+  /// The user's objective at this check's iterate, when the solve evaluates
+  /// it at every check (SolverOptions::objective_each_check, or an
+  /// iterate_callback); NaN otherwise. With nonneg or box terms, at the
+  /// iterate's projection max(x, 0) (SolverSummary::objective_at_projection).
+  /// One evaluation: a pass over the terms' operands.
+  double objective = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// How validate() names an option in its messages: as a field of this
@@ -122,6 +129,14 @@ struct SolverOptions {
   std::map<std::string, Array> x0;
   /// Called after every convergence check; return false to stop the solve.
   std::function<bool(const IterationInfo&)> callback;
+  /// Evaluate the user's objective at every check (IterationInfo::objective
+  /// and the history; one evaluation per check).
+  bool objective_each_check = false;
+  /// Called after every convergence check with the iterate in the user's
+  /// units, by variable name as Problem::name_of gives it (the objective
+  /// there in the info); return false to stop the solve. Each call copies
+  /// the variables once.
+  std::function<bool(const IterationInfo&, const std::map<std::string, Array>& x)> iterate_callback;
   /// When set and true, the solve stops at the next check ("interrupted").
   const std::atomic<bool>* interrupt = nullptr;
   /// Save the whole solver state here (--checkpoint) at the first check at
@@ -159,6 +174,10 @@ struct SolverSummary {
   double parse_s = 0, passes_s = 0, compile_s = 0, iterate_s = 0;
   BackendKind backend_requested = BackendKind::Halide, backend_used = BackendKind::Halide;
   ScheduleKind schedule_requested = ScheduleKind::Default, schedule_used = ScheduleKind::Default;
+  /// Pipelines this solve JIT-compiled, and loaded from the on-disk cache
+  /// (0 and 0 when every one was already compiled in this process: a solve
+  /// of the same problem with other data).
+  int pipelines_compiled = 0, pipelines_loaded = 0;
   /// The operator norm the scale pass divided by (1 when not scaled).
   double knorm = 1;
   /// Conjugate-gradient steps of the x-updates (hqs, and admm where its

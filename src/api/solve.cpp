@@ -54,6 +54,15 @@ SolverOptions solver_options(const proxc::SolverOptions& o) {
   s.norm = to_string(o.norm);
   for (const auto& [name, a] : o.x0) s.x0[name] = Access::array(a);
   s.callback = o.callback;
+  s.objective_each_check = o.objective_each_check;
+  if (o.iterate_callback) {
+    s.iterate_callback = [cb = o.iterate_callback](const IterationInfo& info,
+                                                   const std::map<std::string, internal::Array>& x) {
+      std::map<std::string, proxc::Array> user;
+      for (const auto& [name, a] : x) user.emplace(name, Access::make_array(a));
+      return cb(info, user);
+    };
+  }
   s.interrupt = o.interrupt;
   s.checkpoint_path = o.checkpoint_path;
   s.checkpoint_every = o.checkpoint_every;
@@ -98,7 +107,10 @@ SolverSummary solve(Problem& problem, const SolverOptions& options) {
   }
   std::unique_ptr<internal::Backend> backend =
       internal::make_backend(options.backend, options.target, options.schedule, options.cache_dir);
+  const int compiled = internal::halide_compile_count(), loaded = internal::halide_cache_load_count();
   internal::SolveResult r = internal::solve(impl.problem, internal::solver_options(options), *backend);
+  r.summary.pipelines_compiled = internal::halide_compile_count() - compiled;
+  r.summary.pipelines_loaded = internal::halide_cache_load_count() - loaded;
   impl.values.clear();
   for (const auto& [var, name] : r.variables) {
     impl.values[var.get()] = {var, Access::make_array(std::move(r.x.at(name)))};

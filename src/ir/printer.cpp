@@ -7,6 +7,7 @@
 #include "ir/operators.h"
 #include "ir/traverse.h"
 #include "support/error.h"
+#include "support/file_util.h"
 #include "support/format.h"
 #include "support/names.h"
 
@@ -169,8 +170,12 @@ class TextPrinter {
       case ConstantSource::Type::Scalar:
         return format_double(src.scalar);
       case ConstantSource::Type::Inline: {
-        std::string s = "array(" + format_ints(n->shape) + ", [";
         const auto& d = n->constant->array.data;
+        if (opts_.hash_inline) {
+          const std::string bytes(reinterpret_cast<const char*>(d.data()), d.size() * sizeof(float));
+          return "array(" + format_ints(n->shape) + ", hash=" + quote_string(content_hash(bytes)) + ")";
+        }
+        std::string s = "array(" + format_ints(n->shape) + ", [";
         for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + format_double(d[i]);
         return s + "])";
       }

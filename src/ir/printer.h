@@ -46,6 +46,11 @@ struct TextPrintOptions {
   /// hash="xxh3-128:...")`), as dumps do: a pinned file loads from outside
   /// the problem's folder.
   bool pin_hashes = false;
+  /// Inline arrays print as `array((shape), hash="xxh3-128:...")` instead of
+  /// their values: text that does not parse, for comparing problems and
+  /// keying their state cheaply (a 512x512 array's values print in about a
+  /// second).
+  bool hash_inline = false;
 };
 
 /// The canonical .prox text of `p`.

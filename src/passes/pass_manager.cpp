@@ -107,7 +107,9 @@ Problem run_pipeline(const Problem& p, const std::vector<std::string>& pipeline_
       Problem a = cur, b = next;  // compare without the record of passes
       a.passes_run.clear();
       b.passes_run.clear();
-      rec.changed = print_text(a) != print_text(b);
+      TextPrintOptions o;
+      o.hash_inline = true;
+      rec.changed = print_text(a, o) != print_text(b, o);
     }
     for (PassInstrumentation* in : instrumentations) in->after_pass(cur, next, &rec);
     if (records) records->push_back(rec);

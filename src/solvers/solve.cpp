@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "ir/printer.h"
 #include "solvers/algorithm.h"
@@ -128,8 +129,10 @@ class HostLoop {
     const SolverOptions defaults;
     const bool hqs_defaults = o_.hqs_rho_0 == defaults.hqs_rho_0 && o_.hqs_rho_scale == defaults.hqs_rho_scale &&
                               o_.hqs_max_inner_iters == defaults.hqs_max_inner_iters;
+    TextPrintOptions text;
+    text.hash_inline = true;  // the data's hash, not its values printed
     signature_ = content_hash(
-        print_text(p_) + "|" + o_.solver + "|" + std::to_string(o_.fuse) + "|" +
+        print_text(p_, text) + "|" + o_.solver + "|" + std::to_string(o_.fuse) + "|" +
         (spread ? std::to_string(o_.max_iters) : std::string("-")) + "|" + format_double(o_.hqs_rho_max) +
         (steps == steps_text(StepSizes()) ? "" : steps) +
         (hqs_defaults ? "" : "|" + format_double(o_.hqs_rho_0) + "|" + format_double(o_.hqs_rho_scale) + "|" +
@@ -246,6 +249,16 @@ class HostLoop {
       sum_.termination = Termination::Converged;
       return false;
     }
+    if (o_.objective_each_check || o_.iterate_callback) {
+      std::map<std::string, Array> x;
+      info.objective = user_objective(user_iterate(&x));
+      result_.history.back().objective = info.objective;
+      sum_.last.objective = info.objective;
+      if (o_.iterate_callback && !o_.iterate_callback(info, x)) {
+        sum_.termination = Termination::UserStop;
+        return false;
+      }
+    }
     if (o_.callback && !o_.callback(info)) {
       sum_.termination = Termination::UserStop;
       return false;
@@ -274,23 +287,42 @@ class HostLoop {
     sum_.schedule_used = kind_of<ScheduleKind>(backend_.schedule_used());
     // A diverged state whose variables alone were restored is not saved over the last good checkpoint.
     if (!o_.checkpoint_path.empty() && state_whole_) checkpoint(it_);
+    const auto xs = user_iterate(&result_.x);
+    const PrintPlan names(problem_);
+    for (const Expr& v : l_.vars) result_.variables.emplace_back(v, names.name(v.get()));
+    if (objective_hooks_.evaluate) evaluate_objective(xs, &sum_);
+  }
+
+  // The variables of the state in the user's units, by the names the user
+  // sees (the passes keep the variable nodes), into *x; the same by node.
+  std::map<const ExprNode*, const Array*> user_iterate(std::map<std::string, Array>* x) const {
     const double scale = p_.variable_scale();
     std::map<const ExprNode*, const Array*> xs;
-    const PrintPlan names(problem_);  // the names the user sees (the passes keep the variable nodes)
+    const PrintPlan names(problem_);
     for (size_t v = 0; v < l_.vars.size(); ++v) {
-      Array x = state_.at(l_.name(v));
-      for (float& f : x.data) f = static_cast<float>(f / scale);
+      Array a = state_.at(l_.name(v));
+      for (float& f : a.data) f = static_cast<float>(f / scale);
       const std::string& name = names.name(l_.vars[v].get());
-      result_.x[name] = std::move(x);
-      result_.variables.emplace_back(l_.vars[v], name);
-      xs[l_.vars[v].get()] = &result_.x.at(name);
+      (*x)[name] = std::move(a);
+      xs[l_.vars[v].get()] = &x->at(name);
     }
-    if (objective_hooks_.evaluate) {
-      std::vector<std::function<StepOutputs(const StepInputs&)>> runs;
-      for (InvariantStep* step : objective_runs_)
-        runs.push_back([step](const StepInputs& in) { return step->run(in); });
-      objective_hooks_.evaluate(xs, runs, &sum_);
-    }
+    return xs;
+  }
+
+  void evaluate_objective(const std::map<const ExprNode*, const Array*>& xs, SolverSummary* summary) const {
+    std::vector<std::function<StepOutputs(const StepInputs&)>> runs;
+    for (InvariantStep* step : objective_runs_) runs.push_back([step](const StepInputs& in) { return step->run(in); });
+    objective_hooks_.evaluate(xs, runs, summary);
+  }
+
+  // The user's objective at an iterate (NaN without the objective hooks):
+  // at its projection onto the constraints when the problem has nonneg or
+  // box terms, where rounding leaves the iterate itself infeasible (+inf).
+  double user_objective(const std::map<const ExprNode*, const Array*>& xs) const {
+    if (!objective_hooks_.evaluate) return std::numeric_limits<double>::quiet_NaN();
+    SolverSummary s;
+    evaluate_objective(xs, &s);
+    return s.has_projection ? s.objective_at_projection : s.objective;
   }
 
   const Problem& problem_;  // the user's: it names the variables

@@ -62,6 +62,11 @@ struct SolverOptions {
   std::map<std::string, Array> x0;
   /// Called after every convergence check (see check_every); return false to stop the solve.
   std::function<bool(const IterationInfo&)> callback;
+  /// Evaluate the user's objective at every check (IterationInfo::objective).
+  bool objective_each_check = false;
+  /// Called after every check with the iterate in the user's units, by
+  /// variable name (and the objective there); return false to stop the solve.
+  std::function<bool(const IterationInfo&, const std::map<std::string, Array>&)> iterate_callback;
   /// When set and true, the solve stops at the next check ("interrupted");
   /// the CLI sets it from SIGINT.
   const std::atomic<bool>* interrupt = nullptr;

@@ -348,6 +348,45 @@ TEST(ApiSolve, SetConstantReplacesTheData) {
   EXPECT_NO_THROW(proxc::solve(p, warm));
 }
 
+TEST(ApiSolve, IterateCallbackObjectivePerCheckAndCompileCounts) {
+  proxc::Array b = proxc::load_array(example("data/noisy.npy"));
+  proxc::Expr x;
+  proxc::Problem p = denoise_problem(b, &x);
+  proxc::SolverOptions o;
+  o.max_iters = 40;
+  o.check_every = 10;
+  o.eps_abs = o.eps_rel = 0;
+  o.objective_each_check = true;
+  proxc::SolverSummary s = proxc::solve(p, o);
+  ASSERT_EQ(s.history.size(), 4u);
+  for (const proxc::IterationInfo& h : s.history) EXPECT_TRUE(std::isfinite(h.objective)) << h.iteration;
+  // With nonneg, at max(x, 0): the last check's is the summary's.
+  EXPECT_NEAR(s.history.back().objective, s.objective_at_projection, 1e-9 * std::abs(s.objective_at_projection));
+  EXPECT_GT(s.history.front().objective, s.history.back().objective);
+  // Without asking, no objective per check.
+  o.objective_each_check = false;
+  s = proxc::solve(p, o);
+  EXPECT_TRUE(std::isnan(s.history[0].objective));
+  // The same problem again: nothing compiled, nothing loaded.
+  EXPECT_EQ(s.pipelines_compiled, 0);
+  EXPECT_EQ(s.pipelines_loaded, 0);
+  // The iterate at each check, in the user's units; false stops the solve.
+  std::vector<int> seen;
+  proxc::Array at20;
+  o.iterate_callback = [&](const proxc::IterationInfo& info, const std::map<std::string, proxc::Array>& xs) {
+    seen.push_back(info.iteration);
+    EXPECT_TRUE(std::isfinite(info.objective));
+    EXPECT_EQ(xs.size(), 1u);
+    at20 = xs.at("x");
+    return info.iteration < 20;
+  };
+  s = proxc::solve(p, o);
+  EXPECT_EQ(seen, (std::vector<int>{10, 20}));
+  EXPECT_EQ(s.termination, proxc::Termination::UserStop);
+  ASSERT_EQ(at20.shape(), b.shape());
+  EXPECT_EQ(at20.to_vector(), p.value(x).to_vector());
+}
+
 TEST(ApiPasses, RunWithDumpsAndContinueFromOne) {
   std::string dir = temp_dir();
   proxc::Problem p = proxc::load_problem(example("deconv_tv.prox"));

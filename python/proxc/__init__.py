@@ -1,0 +1,71 @@
+"""proxc: proximal image optimization compiled by Halide, with ProxImaL's API.
+
+A ProxImaL script runs with its import changed::
+
+    from proxc import *
+    x = Variable(b.shape)
+    prob = Problem(sum_squares(conv(k, x) - b) + 0.001 * group_norm1(grad(x), [2]) + nonneg(x))
+    prob.solve()          # ProxImaL's defaults: pc, 1000 iterations, eps 1e-3, checked every 100
+    restored = x.value
+
+docs/python.md lists what it adds (zero-copy results, the GIL released,
+no recompilation for new data, callbacks, convergence history, Module,
+load/print) and what differs from ProxImaL.
+"""
+import ctypes as _ctypes
+import os as _os
+
+# libproxc's symbols for everyone: pipelines loaded from the on-disk cache
+# call its extern stages (FFT solves, black boxes), which a library loaded
+# privately, as Python loads extension modules, would hide from them.
+_lib = _os.path.join(_os.path.dirname(__file__), "libproxc.so")
+if _os.path.exists(_lib):  # (in a build tree the module finds it by its rpath)
+    _ctypes.CDLL(_lib, mode=_ctypes.RTLD_GLOBAL)
+
+from . import _proxc  # noqa: E402
+from .lin_ops import *  # noqa: F401,F403
+from .lin_ops import __all__ as _lin_all
+from .prox_fns import *  # noqa: F401,F403
+from .prox_fns import __all__ as _fn_all
+from .problem import Module, Problem, load, parse, SOLVER_NAMES  # noqa: F401
+from .plot import plot_convergence  # noqa: F401
+from . import utils  # noqa: F401
+
+__version__ = _proxc.version()
+
+#: ProxImaL's implementation names (accepted, ignored: proxc chooses its backend with solve(backend=...)).
+Impl = {"numpy": 0, "halide": 1, "pycuda": 2}
+
+
+def load_array(path):
+    """An array from .npy, .png or .tif (float32; PNG scaled to [0, 1])."""
+    return _proxc.load_array(str(path))
+
+
+def save_array(path, array):
+    """Writes an array (.npy, .png, .tif), whole or not at all."""
+    import numpy as np
+    _proxc.save_array(str(path), np.ascontiguousarray(array, dtype=np.float32))
+
+
+def psnr(x, reference):
+    """PSNR in dB, peak 1."""
+    import numpy as np
+    return _proxc.psnr(np.ascontiguousarray(x, dtype=np.float32), np.ascontiguousarray(reference, dtype=np.float32))
+
+
+def ssim(x, reference):
+    """SSIM (Gaussian window sigma 1.5, K1 0.01, K2 0.03, range 1; docs/cli.md)."""
+    import numpy as np
+    return _proxc.ssim(np.ascontiguousarray(x, dtype=np.float32), np.ascontiguousarray(reference, dtype=np.float32))
+
+
+def load_plugin(path):
+    """Loads a plugin of black-box operators and prox functions; returns their names."""
+    return _proxc.load_plugin(str(path))
+
+
+__all__ = list(_lin_all) + list(_fn_all) + [
+    "Problem", "Module", "load", "parse", "plot_convergence", "Impl", "load_array", "save_array", "psnr", "ssim",
+    "load_plugin",
+]

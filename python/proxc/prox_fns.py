@@ -1,0 +1,288 @@
+"""ProxImaL's proximal functions over proxc's function terms.
+
+Each function term is ``alpha * f(beta * e - b) + <c, e> + gamma * ||e||^2 + d``
+(docs/semantics.md), with ProxImaL's keyword parameters and defaults. A term
+is a description until a Problem builds it, so ``2 * f`` and ``f + g`` work as
+in ProxImaL (a copy with alpha scaled, a list).
+"""
+import numbers
+
+import numpy as np
+
+from . import _proxc
+from .lin_ops import LinOp, _const_expr, _lin
+
+__all__ = [
+    "ProxFn", "sum_squares", "norm1", "group_norm1", "nonneg", "poisson_norm", "sum_entries", "weighted_norm1",
+    "weighted_sum_squares", "weighted_group_norm1", "weighted_nonneg", "masked_nonneg", "weighted_poisson_norm",
+    "zero_prox", "patch_NLM", "box", "prox_fn", "least_squares", "diff_fn", "cg_options", "lsqr_options",
+]
+
+
+class ProxFn:
+    """One function term of an objective."""
+
+    _builder = None  # _proxc function (expr, *extra) -> Term
+
+    def __init__(self, lin_op, *extra, alpha=1.0, beta=1.0, b=0.0, c=0.0, gamma=0.0, d=0.0, implem=None):
+        self.lin_op = _lin(lin_op, type(self).__name__)
+        self._extra = extra
+        for name, v in (("alpha", alpha), ("beta", beta), ("gamma", gamma), ("d", d)):
+            if not isinstance(v, numbers.Real):
+                raise ValueError(f"{type(self).__name__}: {name} must be a number, got {type(v).__name__}")
+        if alpha < 0:
+            raise ValueError(f"{type(self).__name__}: alpha must be nonnegative, got {alpha}")
+        if gamma < 0:
+            raise ValueError(f"{type(self).__name__}: gamma must be nonnegative, got {gamma}")
+        self.alpha, self.beta, self.gamma, self.d = float(alpha), float(beta), float(gamma), float(d)
+        self.b, self.c = b, c
+        self.implem = implem
+
+    def variables(self):
+        return self.lin_op.variables()
+
+    def copy(self, lin_op=None, **kw):
+        params = dict(alpha=self.alpha, beta=self.beta, b=self.b, c=self.c, gamma=self.gamma, d=self.d,
+                      implem=self.implem)
+        params.update(kw)
+        out = type(self).__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        ProxFn.__init__(out, self.lin_op if lin_op is None else lin_op, *self._extra, **params)
+        return out
+
+    def __repr__(self):
+        return f"{type(self).__name__}(shape={self.lin_op.shape}, alpha={self.alpha})"
+
+    # ProxImaL's operators: f + g is a list of terms, k * f scales alpha (k > 0).
+    def __add__(self, other):
+        if isinstance(other, ProxFn):
+            return [self, other]
+        if isinstance(other, list):
+            return [self] + other
+        return NotImplemented
+
+    def __radd__(self, other):
+        if isinstance(other, list):
+            return other + [self]
+        if isinstance(other, numbers.Real) and other == 0:  # builtins.sum of terms
+            return [self]
+        return NotImplemented
+
+    def __mul__(self, k):
+        if isinstance(k, numbers.Real) and not isinstance(k, bool) and k >= 0:
+            return self.copy(alpha=self.alpha * float(k))
+        raise TypeError(f"{type(self).__name__}: can only multiply by a nonnegative number")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, k):
+        if isinstance(k, numbers.Real) and k > 0:
+            return self * (1.0 / float(k))
+        raise TypeError(f"{type(self).__name__}: can only divide by a positive number")
+
+    # Building the term of proxc's problem.
+    def _term(self):
+        term = self._make()
+        constants = list(self.lin_op._constants)
+        term = term.alpha(self.alpha).beta(self.beta).gamma(self.gamma).d(self.d)
+        for name in ("b", "c"):
+            v = getattr(self, name)
+            if isinstance(v, numbers.Real) and not isinstance(v, bool):
+                if v != 0:
+                    term = getattr(term, name)(float(v))
+            else:
+                e, ec = _const_expr(v, f"{type(self).__name__}'s {name}")
+                constants += ec
+                term = getattr(term, name)(e)
+        return term, constants
+
+    def _make(self):
+        raise NotImplementedError
+
+
+def _simple(name, builder, doc):
+    def make(self):
+        return builder(self.lin_op._expr)
+
+    return type(name, (ProxFn,), {"_make": make, "__doc__": doc})
+
+
+sum_squares = _simple("sum_squares", _proxc.sum_squares, "sum of squares, sum v^2 (no 1/2)")
+norm1 = _simple("norm1", _proxc.norm1, "sum |v|")
+nonneg = _simple("nonneg", _proxc.nonneg, "the indicator of v >= 0")
+zero_prox = _simple("zero_prox", _proxc.zero_prox, "f = 0: its prox is the identity")
+
+
+class group_norm1(ProxFn):  # noqa: N801 (ProxImaL's name)
+    """sum over groups of sqrt(sum over group_dims of v^2): isotropic TV of grad(x) with [2]."""
+
+    def __init__(self, lin_op, group_dims, **kw):
+        self.group_dims = [int(a) for a in group_dims]
+        super().__init__(lin_op, group_dims, **kw)
+
+    def _make(self):
+        return _proxc.group_norm1(self.lin_op._expr, self.group_dims)
+
+
+class _WithConstant(ProxFn):
+    """A function with one constant argument besides its operand."""
+
+    def __init__(self, lin_op, data, **kw):
+        super().__init__(lin_op, data, **kw)
+
+    def _data(self):
+        e, ec = _const_expr(self._extra[0], f"{type(self).__name__}'s data")
+        self._data_constants = ec
+        return e
+
+    def _term(self):
+        term, constants = super()._term()
+        return term, constants + self._data_constants
+
+
+class poisson_norm(_WithConstant):  # noqa: N801
+    """sum (v - bp log v) on v >= 0; bp the counts."""
+
+    def _make(self):
+        return _proxc.poisson_norm(self.lin_op._expr, self._data())
+
+
+class weighted_norm1(_WithConstant):  # noqa: N801
+    def _make(self):
+        return _proxc.weighted_norm1(self.lin_op._expr, self._data())
+
+
+class weighted_sum_squares(_WithConstant):  # noqa: N801
+    def _make(self):
+        return _proxc.weighted_sum_squares(self.lin_op._expr, self._data())
+
+
+class weighted_nonneg(_WithConstant):  # noqa: N801
+    def _make(self):
+        return _proxc.weighted_nonneg(self.lin_op._expr, self._data())
+
+
+class masked_nonneg(_WithConstant):  # noqa: N801
+    def _make(self):
+        return _proxc.masked_nonneg(self.lin_op._expr, self._data())
+
+
+class weighted_group_norm1(ProxFn):  # noqa: N801
+    def __init__(self, lin_op, group_dims, weight, **kw):
+        self.group_dims = [int(a) for a in group_dims]
+        super().__init__(lin_op, group_dims, weight, **kw)
+
+    def _make(self):
+        w, self._data_constants = _const_expr(self._extra[1], "weighted_group_norm1's weight")
+        return _proxc.weighted_group_norm1(self.lin_op._expr, self.group_dims, w)
+
+    def _term(self):
+        term, constants = super()._term()
+        return term, constants + self._data_constants
+
+
+class weighted_poisson_norm(ProxFn):  # noqa: N801
+    def __init__(self, lin_op, bp, weight, **kw):
+        super().__init__(lin_op, bp, weight, **kw)
+
+    def _make(self):
+        bp, bc = _const_expr(self._extra[0], "weighted_poisson_norm's counts")
+        w, wc = _const_expr(self._extra[1], "weighted_poisson_norm's weight")
+        self._data_constants = bc + wc
+        return _proxc.weighted_poisson_norm(self.lin_op._expr, bp, w)
+
+    def _term(self):
+        term, constants = super()._term()
+        return term, constants + self._data_constants
+
+
+def sum_entries(lin_op, **kwargs):
+    """sum v (as the linear term c = 1). proxc honours alpha, which ProxImaL ignores."""
+    if "c" in kwargs:
+        raise TypeError("sum_entries: got multiple values for keyword argument 'c'")
+    return _SumEntries(lin_op, **kwargs)
+
+
+class _SumEntries(ProxFn):
+    def _make(self):
+        return _proxc.sum_entries(self.lin_op._expr)
+
+
+class patch_NLM(ProxFn):  # noqa: N801
+    """ProxImaL's plug-and-play prior: OpenCV's non-local means as the prox."""
+
+    def __init__(self, lin_op, sigma_fixed=0.6, sigma_scale=6.0, templateWindowSizeNLM=3, searchWindowSizeNLM=11,
+                 gamma_trans=1.0, prior=1, **kw):
+        self.params = dict(sigma_fixed=sigma_fixed, sigma_scale=sigma_scale,
+                           templateWindowSizeNLM=templateWindowSizeNLM, searchWindowSizeNLM=searchWindowSizeNLM,
+                           gamma_trans=gamma_trans, prior=prior)
+        super().__init__(lin_op, **kw)
+
+    def _make(self):
+        return _proxc.prox_fn("patch_NLM", self.lin_op._expr, {k: float(v) for k, v in self.params.items()})
+
+
+class prox_fn(ProxFn):  # noqa: N801
+    """A prox function of your own, registered in C (include/proxc/prox_fn.h)
+    and loaded with proxc.load_plugin: ``prox_fn("my_denoiser", x, strength=2)``."""
+
+    def __init__(self, name, lin_op, alpha=1.0, beta=1.0, b=0.0, c=0.0, gamma=0.0, d=0.0, **params):
+        self.name = name
+        self.params = {k: float(v) for k, v in params.items()}
+        super().__init__(lin_op, alpha=alpha, beta=beta, b=b, c=c, gamma=gamma, d=d)
+
+    def _make(self):
+        return _proxc.prox_fn(self.name, self.lin_op._expr, self.params)
+
+
+class box(ProxFn):  # noqa: N801
+    """The indicator of lower <= v <= upper (numbers or arrays)."""
+
+    def __init__(self, lin_op, lower=-np.inf, upper=np.inf, **kw):
+        self.bounds = (lower, upper)
+        super().__init__(lin_op, **kw)
+
+    def _make(self):
+        lo, hi = self.bounds
+        self._data_constants = []
+
+        def bound(v, what):
+            if isinstance(v, numbers.Real):
+                return float(v)
+            e, ec = _const_expr(v, what)
+            self._data_constants += ec
+            return e
+
+        return _proxc.box(self.lin_op._expr, bound(lo, "box's lower"), bound(hi, "box's upper"))
+
+    def _term(self):
+        term, constants = super()._term()
+        return term, constants + self._data_constants
+
+
+def least_squares(*args, **kwargs):
+    raise NotImplementedError("least_squares is ProxImaL's internal x-update; write sum_squares(K(x) - b) instead")
+
+
+def diff_fn(*args, **kwargs):
+    raise NotImplementedError(
+        "diff_fn (a smooth function with its gradient in Python) is not supported; write the prox in C "
+        "(include/proxc/prox_fn.h) and call it with prox_fn(name, x)")
+
+
+def cg_options(tol=1e-6, num_iters=50, verbose=False):
+    """ProxImaL's lin_solver_options for the conjugate-gradient x-update."""
+    return {"tol": tol, "num_iters": num_iters, "verbose": verbose}
+
+
+def lsqr_options(atol=1e-6, btol=1e-6, num_iters=50, verbose=False):
+    """Accepted for ProxImaL's scripts; proxc's x-update is conjugate gradients (num_iters, atol as its tolerance)."""
+    return {"tol": atol, "num_iters": num_iters, "verbose": verbose}
+
+
+def _is_fn(x):
+    return isinstance(x, ProxFn)
+
+
+def _check_lin(x):
+    return isinstance(x, LinOp)

@@ -1,0 +1,500 @@
+// proxc._proxc: the public C++ API (include/proxc) for Python, through
+// nanobind. Thin: the ProxImaL-compatible layer (Variable, conv, sum_squares,
+// Problem.solve, ...) is Python, in python/proxc/. What this file decides:
+// - arrays: a NumPy array in becomes a proxc::Array by one copy into proxc's
+//   storage (the problem's constants are immutable values, content-hashed);
+//   an Array out becomes a NumPy array without a copy (the array owns the
+//   memory through a capsule);
+// - errors: proxc::UserError is ValueError, InternalError RuntimeError;
+// - solves run without the GIL; the callbacks take it back at each check,
+//   and so does Ctrl-C (KeyboardInterrupt at the next check).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "proxc/proxc.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+// proxc::Array <-> numpy.ndarray (float32, C order).
+namespace nanobind::detail {
+template <>
+struct type_caster<proxc::Array> {
+  NB_TYPE_CASTER(proxc::Array, const_name("numpy.ndarray[float32]"))
+
+  bool from_python(handle src, uint8_t flags, cleanup_list* cleanup) noexcept {
+    make_caster<nb::ndarray<const float, nb::c_contig, nb::device::cpu>> c;
+    if (!c.from_python(src, flags, cleanup)) return false;
+    const auto& nd = c.value;
+    try {
+      proxc::Shape shape;
+      for (size_t i = 0; i < nd.ndim(); ++i) shape.push_back(static_cast<int64_t>(nd.shape(i)));
+      proxc::Array a(shape);
+      if (a.size() > 0) std::memcpy(a.data(), nd.data(), static_cast<size_t>(a.size()) * sizeof(float));
+      value = std::move(a);
+      return true;
+    } catch (...) {
+      return false;
+    }
+  }
+
+  static handle from_cpp(proxc::Array&& a, rv_policy, cleanup_list*) noexcept {
+    try {
+      auto* heap = new proxc::Array(std::move(a));
+      nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<proxc::Array*>(p); });
+      std::vector<size_t> shape(heap->shape().begin(), heap->shape().end());
+      float* data = heap->size() > 0 ? heap->data() : nullptr;
+      return nb::ndarray<nb::numpy, float>(data, shape.size(), shape.data(), owner).cast().release();
+    } catch (...) {
+      return handle();
+    }
+  }
+  static handle from_cpp(const proxc::Array& a, rv_policy p, cleanup_list* c) noexcept {
+    try {
+      return from_cpp(proxc::Array(a), p, c);
+    } catch (...) {
+      return handle();
+    }
+  }
+};
+}  // namespace nanobind::detail
+
+namespace {
+
+nb::tuple shape_tuple(const proxc::Shape& s) {
+  nb::list l;
+  for (int64_t e : s) l.append(e);
+  return nb::tuple(l);
+}
+
+template <typename Kind>
+Kind kind_from(const std::string& name, const char* what) {
+  Kind k{};
+  if (!proxc::from_string(name, &k))
+    throw proxc::UserError(std::string(what) + ": unknown '" + name + "' (one of " + proxc::kind_list<Kind>() + ")");
+  return k;
+}
+
+// A parameter: a number or a constant expression.
+proxc::Param to_param(nb::handle h) {
+  if (nb::isinstance<proxc::Expr>(h)) return proxc::Param(nb::cast<proxc::Expr>(h));
+  return proxc::Param(nb::cast<double>(h));
+}
+
+// Runs f without the GIL; a Python exception a callback raised (kept in
+// *pending, the GIL held) is raised again after it.
+struct PendingError {
+  std::optional<nb::python_error> error;
+  void raise_if_any() {
+    if (error) {
+      nb::python_error e = std::move(*error);
+      error.reset();
+      throw e;
+    }
+  }
+};
+
+proxc::SolverSummary solve_py(proxc::Problem& problem, proxc::SolverOptions options, nb::object callback,
+                              bool pass_iterate) {
+  PendingError pending;
+  // Ctrl-C and a callback's exception stop the solve at the next check.
+  auto at_check = [&pending](const std::function<bool()>& call) {
+    nb::gil_scoped_acquire gil;
+    try {
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
+      return call();
+    } catch (nb::python_error& e) {
+      pending.error.emplace(std::move(e));
+      return false;
+    }
+  };
+  if (!callback.is_none() && pass_iterate) {
+    options.iterate_callback = [&, callback](const proxc::IterationInfo& info,
+                                             const std::map<std::string, proxc::Array>& x) {
+      return at_check([&] {
+        nb::dict xs;
+        for (const auto& [name, a] : x) xs[nb::str(name.c_str())] = nb::cast(proxc::Array(a));
+        nb::object r = callback(info, xs);
+        return r.is_none() || nb::cast<bool>(r);
+      });
+    };
+  } else if (!callback.is_none()) {
+    options.callback = [&, callback](const proxc::IterationInfo& info) {
+      return at_check([&] {
+        nb::object r = callback(info);
+        return r.is_none() || nb::cast<bool>(r);
+      });
+    };
+  } else {
+    options.callback = [&](const proxc::IterationInfo&) { return at_check([] { return true; }); };
+  }
+  proxc::SolverSummary summary;
+  {
+    nb::gil_scoped_release release;
+    summary = proxc::solve(problem, options);
+  }
+  pending.raise_if_any();
+  return summary;
+}
+
+}  // namespace
+
+NB_MODULE(_proxc, m) {
+  m.doc() = "proxc's C++ API (include/proxc), bound with nanobind; the ProxImaL-style API is the package proxc";
+
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const proxc::UserError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const proxc::InternalError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+
+  m.def("version", &proxc::version);
+
+  // Arrays and files.
+  m.def("load_array", &proxc::load_array, "path"_a);
+  m.def("save_array", &proxc::save_array, "path"_a, "array"_a);
+  m.def("psnr", &proxc::psnr, "x"_a, "reference"_a);
+  m.def("ssim", &proxc::ssim, "x"_a, "reference"_a);
+  m.def("montage", &proxc::montage, "images"_a, "names"_a = std::vector<std::string>{}, "gap"_a = 4);
+  m.def("allow_path", &proxc::allow_path, "dir"_a);
+  m.def("load_plugin", &proxc::load_plugin, "path"_a);
+  m.def("set_max_array_bytes", &proxc::set_max_array_bytes, "bytes"_a);
+  m.def("max_array_bytes", &proxc::max_array_bytes);
+  // The address of an Array's elements after a conversion from NumPy and
+  // back, for the tests of the no-copy promise.
+  m.def("_roundtrip", [](proxc::Array a) { return a; }, "array"_a);
+
+  // Expressions.
+  nb::class_<proxc::Expr>(m, "Expr")
+      .def_prop_ro("shape", [](const proxc::Expr& e) { return shape_tuple(e.shape()); })
+      .def_prop_ro("name", &proxc::Expr::name)
+      .def_prop_ro("kind", &proxc::Expr::kind)
+      .def_prop_ro("is_variable", &proxc::Expr::is_variable)
+      .def_prop_ro("is_constant", &proxc::Expr::is_constant)
+      .def("__add__", [](const proxc::Expr& a, const proxc::Expr& b) { return a + b; })
+      .def("__add__", [](const proxc::Expr& a, double b) { return a + b; })
+      .def("__radd__", [](const proxc::Expr& a, double b) { return b + a; })
+      .def("__sub__", [](const proxc::Expr& a, const proxc::Expr& b) { return a - b; })
+      .def("__sub__", [](const proxc::Expr& a, double b) { return a - b; })
+      .def("__rsub__", [](const proxc::Expr& a, double b) { return b - a; })
+      .def("__neg__", [](const proxc::Expr& a) { return -a; })
+      .def("__mul__", [](const proxc::Expr& a, double s) { return a * s; })
+      .def("__rmul__", [](const proxc::Expr& a, double s) { return s * a; })
+      .def("__truediv__", [](const proxc::Expr& a, double s) { return a / s; });
+
+  m.def("variable", &proxc::variable, "shape"_a, "name"_a = "x");
+  m.def("constant", &proxc::constant, "data"_a, "name"_a = "");
+  m.def("gaussian", &proxc::gaussian, "size"_a, "sigma"_a);
+  m.def("grad", &proxc::grad, "x"_a, "dims"_a = -1);
+  m.def("conv", nb::overload_cast<const proxc::Expr&, const proxc::Expr&, const std::string&, int64_t>(&proxc::conv),
+        "k"_a, "x"_a, "boundary"_a = "circular", "dims"_a = -1);
+  m.def("uneven_subsample", &proxc::uneven_subsample, "x"_a, "indices"_a);
+  m.def("mul_elemwise", &proxc::mul_elemwise, "w"_a, "x"_a);
+  m.def("subsample", &proxc::subsample, "x"_a, "steps"_a);
+  m.def("scale", &proxc::scale, "s"_a, "x"_a);
+  m.def("vstack", &proxc::vstack, "parts"_a);
+  m.def("hstack", &proxc::hstack, "parts"_a);
+  m.def("reshape", &proxc::reshape, "x"_a, "shape"_a);
+  m.def("transpose", &proxc::transpose, "x"_a, "axes"_a = std::vector<int64_t>{});
+  m.def("crop", &proxc::crop, "x"_a, "begin"_a, "extent"_a);
+  m.def("mul_color", nb::overload_cast<const proxc::Expr&, const proxc::Expr&>(&proxc::mul_color), "x"_a, "matrix"_a);
+  m.def("mul_color", nb::overload_cast<const proxc::Expr&, const std::string&>(&proxc::mul_color), "x"_a, "named"_a);
+  m.def("warp", nb::overload_cast<const proxc::Expr&, const proxc::Expr&, const std::vector<int64_t>&>(&proxc::warp),
+        "x"_a, "homography"_a, "target_shape"_a = std::vector<int64_t>{});
+  m.def("black_box", &proxc::black_box, "name"_a, "x"_a);
+
+  // Function terms.
+  nb::class_<proxc::Term>(m, "Term")
+      .def(nb::init<>())
+      .def("alpha", [](proxc::Term t, double v) { return std::move(t.alpha(v)); })
+      .def("beta", [](proxc::Term t, double v) { return std::move(t.beta(v)); })
+      .def("b", [](proxc::Term t, nb::handle v) { return std::move(t.b(to_param(v))); })
+      .def("c", [](proxc::Term t, nb::handle v) { return std::move(t.c(to_param(v))); })
+      .def("gamma", [](proxc::Term t, double v) { return std::move(t.gamma(v)); })
+      .def("d", [](proxc::Term t, double v) { return std::move(t.d(v)); })
+      .def("__len__", &proxc::Term::size)
+      .def("__add__", [](const proxc::Term& a, const proxc::Term& b) { return a + b; })
+      .def("__mul__", [](const proxc::Term& t, double s) { return t * s; })
+      .def("__rmul__", [](const proxc::Term& t, double s) { return s * t; });
+  m.def("sum_squares", &proxc::sum_squares, "e"_a);
+  m.def("norm1", &proxc::norm1, "e"_a);
+  m.def("group_norm1", &proxc::group_norm1, "e"_a, "axes"_a);
+  m.def("nonneg", &proxc::nonneg, "e"_a);
+  m.def("poisson_norm", &proxc::poisson_norm, "e"_a, "counts"_a);
+  m.def("sum_entries", &proxc::sum_entries, "e"_a);
+  m.def("weighted_norm1", &proxc::weighted_norm1, "e"_a, "w"_a);
+  m.def("weighted_sum_squares", &proxc::weighted_sum_squares, "e"_a, "w"_a);
+  m.def("weighted_group_norm1", &proxc::weighted_group_norm1, "e"_a, "axes"_a, "w"_a);
+  m.def("weighted_nonneg", &proxc::weighted_nonneg, "e"_a, "w"_a);
+  m.def("masked_nonneg", &proxc::masked_nonneg, "e"_a, "mask"_a);
+  m.def("weighted_poisson_norm", &proxc::weighted_poisson_norm, "e"_a, "counts"_a, "w"_a);
+  m.def("zero_prox", &proxc::zero_prox, "e"_a);
+  m.def("prox_fn", &proxc::prox_fn, "name"_a, "e"_a, "params"_a = std::map<std::string, double>{});
+  m.def(
+      "box", [](const proxc::Expr& e, nb::handle lo, nb::handle hi) { return proxc::box(e, to_param(lo), to_param(hi)); },
+      "e"_a, "lower"_a, "upper"_a);
+
+  // Problems.
+  nb::class_<proxc::Problem>(m, "Problem")
+      .def(nb::init<>())
+      .def("__copy__", [](const proxc::Problem& p) { return proxc::Problem(p); })
+      .def("minimize", &proxc::Problem::minimize, "objective"_a)
+      .def("variables", &proxc::Problem::variables)
+      .def("name_of", &proxc::Problem::name_of, "e"_a)
+      .def("num_terms", &proxc::Problem::num_terms)
+      .def("passes_run", &proxc::Problem::passes_run)
+      .def("value", &proxc::Problem::value, "variable"_a)
+      .def("has_value", &proxc::Problem::has_value, "variable"_a)
+      .def("set_constant", nb::overload_cast<const std::string&, const proxc::Array&>(&proxc::Problem::set_constant),
+           "name"_a, "data"_a)
+      .def("set_constant_file",
+           nb::overload_cast<const std::string&, const std::string&>(&proxc::Problem::set_constant), "name"_a,
+           "path"_a)
+      .def(
+          "print",
+          [](const proxc::Problem& p, const std::string& format, const std::string& base_dir, bool inline_constants) {
+            proxc::PrintOptions o;
+            o.base_dir = base_dir;
+            o.inline_constants = inline_constants;
+            return p.print(kind_from<proxc::ProblemFormat>(format, "format"), o);
+          },
+          "format"_a = "text", "base_dir"_a = "", "inline_constants"_a = false);
+  m.def("load_problem", &proxc::load_problem, "path"_a);
+  m.def("parse_problem", &proxc::parse_problem, "text"_a, "file"_a = "<string>", "base_dir"_a = ".");
+  m.def("parse_problem_json", &proxc::parse_problem_json, "json"_a, "file"_a = "<string>", "base_dir"_a = ".");
+  m.def(
+      "run_passes",
+      [](const proxc::Problem& p, std::vector<std::string> pipeline, const std::string& solver, const std::string& norm,
+         const std::string& dump_dir, bool verify_each) {
+        proxc::PassOptions o;
+        o.pipeline = std::move(pipeline);
+        o.solver = kind_from<proxc::SolverKind>(solver, "solver");
+        o.norm = kind_from<proxc::NormKind>(norm, "norm");
+        o.dump_dir = dump_dir;
+        o.verify_each = verify_each;
+        return proxc::run_passes(p, o);
+      },
+      "problem"_a, "pipeline"_a = std::vector<std::string>{}, "solver"_a = "pc", "norm"_a = "bound",
+      "dump_dir"_a = "", "verify_each"_a = false);
+  m.def("pass_names", &proxc::pass_names);
+
+  // Solving.
+  nb::class_<proxc::StepSizes>(m, "StepSizes")
+      .def(nb::init<>())
+      .def_rw("pc_tau", &proxc::StepSizes::pc_tau)
+      .def_rw("pc_sigma", &proxc::StepSizes::pc_sigma)
+      .def_rw("pc_theta", &proxc::StepSizes::pc_theta)
+      .def_rw("ladmm_lambda", &proxc::StepSizes::ladmm_lambda)
+      .def_rw("ladmm_mu", &proxc::StepSizes::ladmm_mu)
+      .def_rw("admm_rho", &proxc::StepSizes::admm_rho);
+
+  nb::class_<proxc::SolverOptions>(m, "SolverOptions")
+      .def(nb::init<>())
+      .def_prop_rw(
+          "solver", [](const proxc::SolverOptions& o) { return std::string(proxc::to_string(o.solver)); },
+          [](proxc::SolverOptions& o, const std::string& v) { o.solver = kind_from<proxc::SolverKind>(v, "solver"); })
+      .def_prop_rw(
+          "backend", [](const proxc::SolverOptions& o) { return std::string(proxc::to_string(o.backend)); },
+          [](proxc::SolverOptions& o, const std::string& v) { o.backend = kind_from<proxc::BackendKind>(v, "backend"); })
+      .def_prop_rw(
+          "schedule", [](const proxc::SolverOptions& o) { return std::string(proxc::to_string(o.schedule)); },
+          [](proxc::SolverOptions& o, const std::string& v) {
+            o.schedule = kind_from<proxc::ScheduleKind>(v, "schedule");
+          })
+      .def_prop_rw(
+          "norm", [](const proxc::SolverOptions& o) { return std::string(proxc::to_string(o.norm)); },
+          [](proxc::SolverOptions& o, const std::string& v) { o.norm = kind_from<proxc::NormKind>(v, "norm"); })
+      .def_rw("target", &proxc::SolverOptions::target)
+      .def_rw("cache_dir", &proxc::SolverOptions::cache_dir)
+      .def_rw("max_iters", &proxc::SolverOptions::max_iters)
+      .def_rw("eps_abs", &proxc::SolverOptions::eps_abs)
+      .def_rw("eps_rel", &proxc::SolverOptions::eps_rel)
+      .def_rw("time_limit_s", &proxc::SolverOptions::time_limit_s)
+      .def_rw("fuse", &proxc::SolverOptions::fuse)
+      .def_rw("check_every", &proxc::SolverOptions::check_every)
+      .def_rw("cg_max_iters", &proxc::SolverOptions::cg_max_iters)
+      .def_rw("cg_tol", &proxc::SolverOptions::cg_tol)
+      .def_rw("hqs_rho_0", &proxc::SolverOptions::hqs_rho_0)
+      .def_rw("hqs_rho_scale", &proxc::SolverOptions::hqs_rho_scale)
+      .def_rw("hqs_rho_max", &proxc::SolverOptions::hqs_rho_max)
+      .def_rw("hqs_max_inner_iters", &proxc::SolverOptions::hqs_max_inner_iters)
+      .def_rw("steps", &proxc::SolverOptions::steps)
+      .def_rw("absorb", &proxc::SolverOptions::absorb)
+      .def_rw("merge", &proxc::SolverOptions::merge)
+      .def_rw("diagonalize", &proxc::SolverOptions::diagonalize)
+      .def_rw("x0", &proxc::SolverOptions::x0)
+      .def_rw("objective_each_check", &proxc::SolverOptions::objective_each_check)
+      .def_rw("checkpoint_path", &proxc::SolverOptions::checkpoint_path)
+      .def_rw("checkpoint_every", &proxc::SolverOptions::checkpoint_every)
+      .def_rw("resume_path", &proxc::SolverOptions::resume_path)
+      .def("validate", [](const proxc::SolverOptions& o) { o.validate(); });
+
+  nb::class_<proxc::IterationInfo>(m, "IterationInfo")
+      .def_ro("iteration", &proxc::IterationInfo::iteration)
+      .def_ro("r", &proxc::IterationInfo::r)
+      .def_ro("s", &proxc::IterationInfo::s)
+      .def_ro("eps_pri", &proxc::IterationInfo::eps_pri)
+      .def_ro("eps_dual", &proxc::IterationInfo::eps_dual)
+      .def_ro("seconds", &proxc::IterationInfo::seconds)
+      .def_ro("objective", &proxc::IterationInfo::objective)
+      .def("__repr__", [](const proxc::IterationInfo& i) {
+        return "IterationInfo(iteration=" + std::to_string(i.iteration) + ", r=" + std::to_string(i.r) +
+               ", s=" + std::to_string(i.s) + ", eps_pri=" + std::to_string(i.eps_pri) +
+               ", eps_dual=" + std::to_string(i.eps_dual) + ", objective=" + std::to_string(i.objective) + ")";
+      });
+
+  nb::class_<proxc::SolverSummary::ProgramTime>(m, "ProgramTime")
+      .def_ro("name", &proxc::SolverSummary::ProgramTime::name)
+      .def_ro("runs", &proxc::SolverSummary::ProgramTime::runs)
+      .def_ro("seconds", &proxc::SolverSummary::ProgramTime::seconds);
+
+  nb::class_<proxc::SolverSummary>(m, "SolverSummary")
+      .def_prop_ro("termination", [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.termination)); })
+      .def_prop_ro("solver", [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.solver)); })
+      .def_ro("iterations", &proxc::SolverSummary::iterations)
+      .def_ro("last", &proxc::SolverSummary::last)
+      .def_ro("history", &proxc::SolverSummary::history)
+      .def_ro("objective", &proxc::SolverSummary::objective)
+      .def_ro("has_projection", &proxc::SolverSummary::has_projection)
+      .def_ro("objective_at_projection", &proxc::SolverSummary::objective_at_projection)
+      .def_ro("objective_leaves_out", &proxc::SolverSummary::objective_leaves_out)
+      .def_ro("parse_s", &proxc::SolverSummary::parse_s)
+      .def_ro("passes_s", &proxc::SolverSummary::passes_s)
+      .def_ro("compile_s", &proxc::SolverSummary::compile_s)
+      .def_ro("iterate_s", &proxc::SolverSummary::iterate_s)
+      .def_prop_ro("backend_used",
+                   [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.backend_used)); })
+      .def_prop_ro("schedule_used",
+                   [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.schedule_used)); })
+      .def_ro("knorm", &proxc::SolverSummary::knorm)
+      .def_ro("cg_steps", &proxc::SolverSummary::cg_steps)
+      .def_ro("pipelines_compiled", &proxc::SolverSummary::pipelines_compiled)
+      .def_ro("pipelines_loaded", &proxc::SolverSummary::pipelines_loaded)
+      .def_ro("programs", &proxc::SolverSummary::programs)
+      .def("brief_report", &proxc::SolverSummary::brief_report)
+      .def("full_report", &proxc::SolverSummary::full_report)
+      .def("to_json", &proxc::SolverSummary::to_json)
+      .def("__repr__", &proxc::SolverSummary::brief_report);
+
+  m.def("solve", &solve_py, "problem"_a, "options"_a, "callback"_a = nb::none(), "pass_iterate"_a = false);
+
+  // Checks.
+  nb::class_<proxc::CheckReport>(m, "CheckReport")
+      .def_ro("passed", &proxc::CheckReport::passed)
+      .def_ro("norm_estimate", &proxc::CheckReport::norm_estimate)
+      .def_ro("norm_bound", &proxc::CheckReport::norm_bound)
+      .def_ro("text", &proxc::CheckReport::text)
+      .def_ro("json", &proxc::CheckReport::json)
+      .def("__repr__", [](const proxc::CheckReport& r) { return r.text; });
+  m.def(
+      "check",
+      [](const proxc::Problem& p, const std::string& backend, const std::string& target, uint64_t seed) {
+        proxc::CheckOptions o;
+        o.backend = kind_from<proxc::BackendKind>(backend, "backend");
+        o.target = target;
+        o.seed = seed;
+        nb::gil_scoped_release release;
+        return proxc::check(p, o);
+      },
+      "problem"_a, "backend"_a = "emulate", "target"_a = "host", "seed"_a = 1);
+
+  // Compiled programs.
+  nb::class_<proxc::CompileReport>(m, "CompileReport")
+      .def_ro("seconds", &proxc::CompileReport::seconds)
+      .def_ro("pipelines_compiled", &proxc::CompileReport::pipelines_compiled)
+      .def_ro("pipelines_loaded", &proxc::CompileReport::pipelines_loaded)
+      .def_ro("cache_dir", &proxc::CompileReport::cache_dir)
+      .def_prop_ro("schedule_used",
+                   [](const proxc::CompileReport& r) { return std::string(proxc::to_string(r.schedule_used)); });
+  nb::class_<proxc::AotArtifacts>(m, "AotArtifacts")
+      .def_ro("library", &proxc::AotArtifacts::library)
+      .def_ro("header", &proxc::AotArtifacts::header)
+      .def_ro("wrapper", &proxc::AotArtifacts::wrapper)
+      .def_ro("manifest", &proxc::AotArtifacts::manifest)
+      .def_ro("needs_fft_runtime", &proxc::AotArtifacts::needs_fft_runtime)
+      .def_ro("black_boxes", &proxc::AotArtifacts::black_boxes)
+      .def_ro("prox_fns", &proxc::AotArtifacts::prox_fns);
+  nb::class_<proxc::Module>(m, "Module")
+      .def_prop_ro("name", &proxc::Module::name)
+      .def("inputs",
+           [](const proxc::Module& mod) {
+             nb::dict d;
+             for (const auto& [name, shape] : mod.inputs()) d[nb::str(name.c_str())] = shape_tuple(shape);
+             return d;
+           })
+      .def("params", &proxc::Module::params)
+      .def("outputs", &proxc::Module::outputs)
+      .def("compile",
+           [](proxc::Module& mod) {
+             nb::gil_scoped_release release;
+             return mod.compile();
+           })
+      .def(
+          "run",
+          [](proxc::Module& mod, std::map<std::string, proxc::Array> arrays, std::map<std::string, double> params) {
+            proxc::ProgramInputs in{std::move(arrays), std::move(params)};
+            proxc::ProgramOutputs out;
+            {
+              nb::gil_scoped_release release;
+              out = mod.run(in);
+            }
+            return std::make_pair(std::move(out.arrays), std::move(out.scalars));
+          },
+          "arrays"_a, "params"_a = std::map<std::string, double>{})
+      .def(
+          "emulate",
+          [](proxc::Module& mod, std::map<std::string, proxc::Array> arrays, std::map<std::string, double> params) {
+            proxc::ProgramInputs in{std::move(arrays), std::move(params)};
+            proxc::ProgramOutputs out;
+            {
+              nb::gil_scoped_release release;
+              out = mod.emulate(in);
+            }
+            return std::make_pair(std::move(out.arrays), std::move(out.scalars));
+          },
+          "arrays"_a, "params"_a = std::map<std::string, double>{})
+      .def("source", &proxc::Module::source)
+      .def(
+          "emit",
+          [](const proxc::Module& mod, const std::string& format) {
+            return mod.emit(kind_from<proxc::ProgramFormat>(format, "format"));
+          },
+          "format"_a)
+      .def(
+          "compile_aot",
+          [](const proxc::Module& mod, const std::string& dir, const std::string& name) {
+            nb::gil_scoped_release release;
+            return mod.compile_aot(dir, name);
+          },
+          "dir"_a, "name"_a = "proxc_step");
+  m.def(
+      "compile",
+      [](const proxc::Problem& p, const std::string& solver, const std::string& program, int fuse,
+         const std::string& target, const std::string& schedule, const std::string& cache_dir) {
+        proxc::CompileOptions o;
+        o.solver = kind_from<proxc::SolverKind>(solver, "solver");
+        o.program = kind_from<proxc::ProgramKind>(program, "program");
+        o.fuse = fuse;
+        o.target = target;
+        o.schedule = kind_from<proxc::ScheduleKind>(schedule, "schedule");
+        o.cache_dir = cache_dir;
+        return proxc::compile(p, o);
+      },
+      "problem"_a, "solver"_a = "pc", "program"_a = "iteration", "fuse"_a = 1, "target"_a = "host",
+      "schedule"_a = "default", "cache_dir"_a = "");
+}

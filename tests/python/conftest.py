@@ -1,0 +1,35 @@
+"""Shared fixtures of the Python tests: the conformance cases computed by
+ProxImaL (../shared/conformance beside the checkout, or $PROXC_CONFORMANCE)
+and the repository's folders."""
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def conformance_dir():
+    d = os.environ.get("PROXC_CONFORMANCE")
+    return Path(d) if d else REPO.parent / "shared" / "conformance"
+
+
+@pytest.fixture(scope="session")
+def conformance():
+    d = conformance_dir()
+    if not (d / "cases.json").exists():
+        pytest.fail(f"the conformance cases are not at {d} (set PROXC_CONFORMANCE)")
+    cases = {c["id"]: c for c in json.loads((d / "cases.json").read_text())}
+
+    def load(rel):
+        return np.load(d / rel)
+
+    return cases, load
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    # One on-disk pipeline cache for the whole run, away from the user's.
+    monkeypatch.setenv("PROXC_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "proxc-cache"))

@@ -1,0 +1,304 @@
+"""What the Python package adds to ProxImaL's API, and its promises: NumPy in
+and out (results without a copy), the GIL released while solving, no
+recompilation for new data, callbacks that stop, the convergence history,
+Module, load and the printed forms, errors as ValueError."""
+import math
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import proxc
+from proxc import (Constant, Problem, Variable, conv, grad, group_norm1, mul_elemwise, nonneg, norm1,
+                   sum_squares, vstack)
+
+
+def _data(shape=(40, 48), seed=0):
+    rng = np.random.default_rng(seed)
+    clean = np.zeros(shape, np.float32)
+    clean[10:30, 12:36] = 0.8
+    return (clean + 0.1 * rng.standard_normal(shape)).astype(np.float32)
+
+
+def _tv(b):
+    x = Variable(b.shape)
+    return x, Problem(sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x))
+
+
+def test_numpy_constants_on_either_side():
+    b = _data()
+    x = Variable(b.shape)
+    w = np.linspace(0.5, 1.5, b.size, dtype=np.float32).reshape(b.shape)
+    exprs = [x - b, b - x, 1 + x, x + 1.0, -(x - b), 0.5 * (x - b), (x - b) / 2, x * w, w * x, mul_elemwise(w, x)]
+    for e in exprs:
+        assert e.shape == b.shape
+        assert e.variables() == [x]
+    # float64 and integer data are taken (as float32).
+    Problem(sum_squares(x - b.astype(np.float64)) + norm1(grad(x))).solve(max_iters=5)
+    assert x.value.dtype == np.float32 and x.value.shape == b.shape
+
+
+def test_user_errors_are_value_errors_with_shapes():
+    x = Variable((16, 24))
+    with pytest.raises(ValueError, match=r"\(16, 24\).*\(5, 5\)|\(5, 5\).*\(16, 24\)"):
+        x - np.zeros((5, 5))
+    with pytest.raises(ValueError, match="mul_elemwise"):
+        mul_elemwise(np.ones((3, 3)), x)
+    with pytest.raises(ValueError, match="alpha"):
+        sum_squares(x, alpha=-1)
+    with pytest.raises(ValueError, match="NaN"):
+        sum_squares(x - np.full((16, 24), np.nan))
+    with pytest.raises(ValueError, match="unknown solver 'fista'"):
+        Problem(sum_squares(x)).solve(solver="fista")
+    with pytest.raises(TypeError, match="rho.*another solver's"):
+        Problem(sum_squares(x) + norm1(grad(x))).solve(solver="pc", rho=2)
+    with pytest.raises(ValueError, match="max_iters|--iters"):
+        Problem(sum_squares(x) + norm1(grad(x))).solve(max_iters=0)
+    with pytest.raises(ValueError, match="no such file|cannot|not found|No such"):
+        proxc.load("no/such/problem.prox")
+
+
+def test_zero_copy_results_and_inputs():
+    b = _data()
+    x, prob = _tv(b)
+    prob.solve(max_iters=20)
+    v = x.value
+    # The result is proxc's array handed over, not a copy NumPy made.
+    assert not v.flags.owndata and v.base is not None and v.flags.c_contiguous and v.flags.writeable
+    # A float32, C-ordered input is taken as it is on the Python side: one
+    # copy in all, into the problem's own storage (proxc's constants are values).
+    c = Constant(b)
+    assert c.value is b or np.shares_memory(c.value, b)
+
+
+def test_new_data_does_not_recompile():
+    b = _data(seed=1)
+    c = Constant(b)
+    x = Variable(b.shape)
+    prob = Problem(sum_squares(x - c) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x))
+    prob.solve(max_iters=50, eps_abs=0, eps_rel=0)
+    first_at_max0 = prob.summary.objective_at_projection
+    for seed in (2, 3):
+        frame = _data(seed=seed)
+        c.value = frame  # the next frame of a video
+        prob.solve(max_iters=50, eps_abs=0, eps_rel=0)
+        assert prob.summary.pipelines_compiled == 0 and prob.summary.pipelines_loaded == 0
+        # ... and solves the new data: the same as a problem built on it.
+        y, alone = _tv(frame)
+        alone.solve(max_iters=50, eps_abs=0, eps_rel=0)
+        assert alone.summary.pipelines_compiled == 0
+        # (After 50 iterations x dips below -1e-3, where nonneg's value is
+        # +inf, as in ProxImaL; compare at max(x, 0).)
+        at_max0 = prob.summary.objective_at_projection
+        assert alone.summary.objective_at_projection == pytest.approx(at_max0, rel=1e-6)
+        np.testing.assert_allclose(x.value, y.value, atol=1e-6)
+    assert prob.summary.objective_at_projection != first_at_max0
+    with pytest.raises(ValueError, match="shape"):
+        c.value = np.zeros((3, 3), np.float32)
+
+
+def test_callback_sees_the_iterate_and_stops_the_solve():
+    b = _data()
+    x, prob = _tv(b)
+    seen = []
+
+    def callback(iteration, xv):
+        seen.append((iteration, xv.copy()))
+        return iteration < 30
+
+    prob.solve(callback=callback, conv_check=10, eps_abs=0, eps_rel=0, max_iters=1000)
+    assert [i for i, _ in seen] == [10, 20, 30]
+    assert prob.summary.termination == "user_stop" and prob.summary.iterations == 30
+    np.testing.assert_array_equal(seen[-1][1], x.value)  # the iterate in the user's units
+    # ProxImaL's form: callback(x) with the variables flattened.
+    flat = []
+    prob.solve(callback=lambda v: flat.append(v.shape), max_iters=20, conv_check=10, eps_abs=0, eps_rel=0)
+    assert flat == [(b.size,), (b.size,)]
+    # An exception in the callback ends the solve and reaches the caller.
+    with pytest.raises(ZeroDivisionError):
+        prob.solve(callback=lambda i, v: 1 / 0, max_iters=100, conv_check=10)
+
+
+def test_history_and_plot(tmp_path):
+    b = _data()
+    x, prob = _tv(b)
+    prob.solve(max_iters=60, conv_check=10, eps_abs=0, eps_rel=0, history=True)
+    h = prob.history
+    assert [r["iteration"] for r in h] == [10, 20, 30, 40, 50, 60]
+    assert all(set(r) >= {"r", "s", "eps_pri", "eps_dual", "objective"} for r in h)
+    assert all(math.isfinite(r["objective"]) for r in h)
+    # (nonneg: at max(x, 0), as the summary's objective_at_projection)
+    assert h[-1]["objective"] == pytest.approx(prob.summary.objective_at_projection, rel=1e-9)
+    assert h[0]["objective"] > h[-1]["objective"]
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "convergence.png"
+    fig = proxc.plot_convergence(h, out)
+    assert out.stat().st_size > 1000 and len(fig.axes) == 2
+    # Without history=True the residuals are there, the objective is not.
+    prob.solve(max_iters=20, conv_check=10)
+    assert math.isnan(prob.history[0]["objective"]) and prob.history[0]["r"] > 0
+
+
+def test_the_gil_is_released_while_solving():
+    b = _data((256, 256))
+    x, prob = _tv(b)
+    prob.solve(max_iters=2)  # compile first
+    ticks, done = [0], threading.Event()
+
+    def solve():
+        prob.solve(max_iters=600, eps_abs=0, eps_rel=0, conv_check=600)
+        done.set()
+
+    t = threading.Thread(target=solve)
+    start = time.perf_counter()
+    t.start()
+    while not done.is_set():
+        ticks[0] += 1
+        time.sleep(0.001)
+    t.join()
+    elapsed = time.perf_counter() - start
+    # Python ran beside the solve: with the GIL held there would be no tick
+    # until it ended.
+    assert elapsed > 0.02 and ticks[0] >= 5, (elapsed, ticks[0])
+
+
+def test_solvers_and_their_keywords():
+    b = _data()
+    results = {}
+    for solver, kw in (("pc", dict(tau=0.5, sigma=2.0, theta=1.0)), ("ladmm", dict(lmb=1.0, mu=0.5)),
+                       ("admm", dict(rho=2.0)), ("hqs", dict(rho_0=1.0, rho_scale=4.0, rho_max=256,
+                                                            max_inner_iters=200, eps_rel=1e-5)),
+                       ("half_quadratic_splitting", {}), ("linearized_admm", {}), ("pock_chambolle", {})):
+        x, prob = _tv(b)
+        prob.solve(solver=solver, **kw)
+        results[solver] = prob.summary.objective_at_projection  # (the value itself is +inf below -1e-3)
+        assert x.value.shape == b.shape
+    ref = results["pc"]
+    for solver, v in results.items():
+        assert v == pytest.approx(ref, rel=2e-2), (solver, v, ref)
+    # Problem(solver=...) and set_solver, as in ProxImaL.
+    x = Variable(b.shape)
+    prob = Problem(sum_squares(x - b) + norm1(grad(x)), solver="ladmm")
+    prob.solve(max_iters=40)
+    assert prob.summary.solver == "ladmm"
+    prob.set_solver("admm")
+    prob.solve(max_iters=40)
+    assert prob.summary.solver == "admm"
+
+
+def test_x0_and_initval():
+    b = _data()
+    x, prob = _tv(b)
+    prob.solve(max_iters=300)
+    good = x.value.copy()
+    prob.solve(max_iters=10, eps_abs=0, eps_rel=0)
+    cold = x.value.copy()
+    starts = []
+    x.initval = good
+    prob.solve(max_iters=10, eps_abs=0, eps_rel=0)
+    starts.append(x.value.copy())
+    x.initval = None
+    for x0 in (good, {x: good}, {"x": good}, good.ravel()):  # ProxImaL's flat vector too
+        prob.solve(x0=x0, max_iters=10, eps_abs=0, eps_rel=0)
+        starts.append(x.value.copy())
+    for s in starts[1:]:
+        np.testing.assert_array_equal(s, starts[0])
+    assert np.abs(starts[0] - cold).max() > 1e-3  # the start was honoured
+    with pytest.raises(ValueError, match="x0"):
+        prob.solve(x0=np.zeros(7), max_iters=10)
+    with pytest.raises(ValueError, match="no variable named 'y'"):
+        prob.solve(x0={"y": good}, max_iters=10)
+
+
+def test_two_variables():
+    b = _data((24, 24))
+    x, y = Variable(b.shape), Variable(b.shape)
+    prob = Problem(sum_squares(x + y - b) + norm1(grad(x)) + 0.5 * sum_squares(y))
+    prob.solve(max_iters=300)
+    assert x.value.shape == y.value.shape == b.shape
+    assert np.abs(x.value + y.value).max() > 0
+    assert vstack([x, y]).shape == (2 * b.size,)
+
+
+def test_verbose_prints_checks(capfd):
+    b = _data()
+    x, prob = _tv(b)
+    prob.solve(verbose=1, max_iters=200, eps_abs=0, eps_rel=0)
+    out = capfd.readouterr().out
+    assert "iter 100: ||r||_2 = " in out and "iter 200:" in out
+
+
+def test_printed_forms_load_back_from_another_folder(tmp_path):
+    b = _data()
+    x, prob = _tv(b)
+    expected = prob.solve(max_iters=50, eps_abs=0, eps_rel=0)
+    assert prob.print("text").startswith("x = variable(40, 48)")
+    assert "\\min" in prob._repr_latex_()
+    assert "digraph" in prob.print("dot")
+    (tmp_path / "a").mkdir()
+    prob.save(tmp_path / "a" / "p.json")
+    prob.save(tmp_path / "a" / "p.prox")
+    os.chdir(tmp_path)
+    for path in (tmp_path / "a" / "p.json", tmp_path / "a" / "p.prox"):
+        loaded = proxc.load(path)
+        (v,) = loaded.variables()
+        assert v.name == "x" and v.shape == b.shape
+        assert loaded.solve(max_iters=50, eps_abs=0, eps_rel=0) == pytest.approx(expected, rel=1e-9)
+        np.testing.assert_array_equal(v.value, x.value)
+
+
+def test_load_a_prox_file_and_module():
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    prob = proxc.load(os.path.join(repo, "examples", "denoise_tv_aniso.prox"))
+    m = prob.compile(solver="pc")
+    inputs = m.inputs()
+    assert m.name and inputs and m.outputs()
+    rng = np.random.default_rng(3)
+    arrays = {k: rng.standard_normal(shape).astype(np.float32) for k, shape in inputs.items()}
+    params = {p: 1.0 for p in m.params()}
+    got, got_s = m.run(arrays, params)
+    want, want_s = m.emulate(arrays, params)
+    assert set(got) == set(want) and got
+    for k in got:  # compiled = emulated (float32 against double; docs/checks.md)
+        np.testing.assert_allclose(got[k], want[k], atol=1e-4 * max(1.0, np.abs(want[k]).max()))
+    assert "Halide" in m.source()
+    report = prob.check()
+    assert report.passed
+
+
+def test_problem_forms_proxc_adds():
+    b = _data()
+    x = Variable(b.shape)
+    k = proxc.gaussian((5, 5), 1.0)
+    prob = Problem(sum_squares(conv(k, x) - b) + 1e-3 * norm1(grad(x)) + proxc.box(x, 0, 1))
+    prob.solve(max_iters=500, eps_abs=1e-5, eps_rel=1e-5)
+    assert x.value.min() >= -1e-3 and x.value.max() <= 1 + 1e-3
+    # A term's keyword parameters, ProxImaL's way.
+    x2 = Variable(b.shape)
+    p2 = Problem(sum_squares(x2, b=b, alpha=2.0) + norm1(grad(x2), alpha=0.1))
+    p2.solve(max_iters=100)
+    assert x2.value.shape == b.shape
+
+
+def test_interpreter_survives_bad_input():
+    # A crash would end this child process with a signal, not exit code 0.
+    code = (
+        "import numpy as np, proxc\n"
+        "from proxc import *\n"
+        "x = Variable((8, 8))\n"
+        "for bad in (lambda: conv(np.ones((9, 9, 9, 9, 9)), x), lambda: grad(x, dims=7),\n"
+        "            lambda: Problem(sum_squares(x)).solve(max_iters=-3), lambda: proxc.load_array('/nonexistent.npy'),\n"
+        "            lambda: proxc.save_array('/nonexistent/dir/a.png', np.zeros((4, 4))),\n"
+        "            lambda: Problem([]), lambda: reshape(x, (7, 7))):\n"
+        "    try:\n"
+        "        bad()\n"
+        "    except (ValueError, TypeError) as e:\n"
+        "        print('ok', type(e).__name__)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("ok") == 7, r.stdout + r.stderr
