@@ -73,7 +73,7 @@ with tempfile.TemporaryDirectory() as d:
         py_it, py_wall = [], []
         for _ in range(args.repeat + 1):
             t0 = time.perf_counter()
-            prob.solve(max_iters=args.iters, eps_abs=0, eps_rel=0, conv_check=10)
+            prob.solve(max_iters=args.iters, eps_abs=0, eps_rel=0, conv_check=10, proximal_stopping=False)
             py_wall.append(time.perf_counter() - t0)
             py_it.append(prob.summary.iterate_s)
         py_it, py_wall = py_it[1:], py_wall[1:]  # the first compiles

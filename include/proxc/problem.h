@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proxc/array.h"
@@ -223,6 +224,15 @@ Term prox_fn(const std::string& name, const Expr& e, const std::map<std::string,
 /// constants of the operand's shape).
 Term box(const Expr& e, const Param& lower = -std::numeric_limits<double>::infinity(),
          const Param& upper = std::numeric_limits<double>::infinity());
+
+/// The value of `e` (its constant offsets included) at the variables'
+/// values, one for each variable e reads: computed by the emulator in double
+/// precision, returned in float32. ProxImaL's `LinOp.value`.
+Array evaluate(const Expr& e, const std::vector<std::pair<Expr, Array>>& values);
+/// The value of each function term of `terms` at the variables' values, in
+/// double precision with ProxImaL's conventions (nonneg's indicator 0 down to
+/// -1e-3, then +inf; see SolverSummary::objective). ProxImaL's `ProxFn.value`.
+std::vector<double> evaluate(const Term& terms, const std::vector<std::pair<Expr, Array>>& values);
 
 /// Options of the printed forms.
 struct PrintOptions {

@@ -95,6 +95,15 @@ struct SolverOptions {
   /// Check convergence every this many iterations and after the last
   /// (--check-every); the runs in between skip the residual norms.
   int check_every = 10;
+  /// Check convergence as ProxImaL does (the Python package's default):
+  /// after iterations 1, C + 1, 2C + 1, ... (its checks at i % C == 0, i
+  /// counted from 0; C = check_every; pc from C + 1), and for pc by
+  /// ProxImaL's residuals in place of the primal-dual ones: with u and z as
+  /// ProxImaL refreshes them (at i % C in {0, C − 1}), r = ‖K x − z‖ and
+  /// s = σ‖Kᵀ(z − z_prev)‖ against eps_pri = √m·eps_abs + eps_rel·max(‖K x‖,
+  /// ‖z‖), eps_dual = √n·eps_abs + eps_rel·‖Kᵀu‖/σ (docs/solvers.md).
+  /// A solve then stops where ProxImaL's does. pc needs fuse = 1.
+  bool proximal_stopping = false;
   /// The CG x-update of admm and hqs: most steps and relative tolerance
   /// (--cg-iters, --cg-tol).
   int cg_max_iters = 50;

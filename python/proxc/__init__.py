@@ -13,14 +13,14 @@ no recompilation for new data, callbacks, convergence history, Module,
 load/print) and what differs from ProxImaL.
 """
 import ctypes as _ctypes
+import glob as _glob
 import os as _os
 
 # libproxc's symbols for everyone: pipelines loaded from the on-disk cache
 # call its extern stages (FFT solves, black boxes), which a library loaded
 # privately, as Python loads extension modules, would hide from them.
-_lib = _os.path.join(_os.path.dirname(__file__), "libproxc.so")
-if _os.path.exists(_lib):  # (in a build tree the module finds it by its rpath)
-    _ctypes.CDLL(_lib, mode=_ctypes.RTLD_GLOBAL)
+for _lib in sorted(_glob.glob(_os.path.join(_os.path.dirname(__file__), "libproxc.so*")))[:1]:
+    _ctypes.CDLL(_lib, mode=_ctypes.RTLD_GLOBAL)  # (in a build tree the module finds it by its rpath)
 
 from . import _proxc  # noqa: E402
 from .lin_ops import *  # noqa: F401,F403

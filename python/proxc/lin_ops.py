@@ -64,6 +64,11 @@ class LinOp:
     def is_constant(self):
         return not self._variables
 
+    @property
+    def value(self):
+        """The expression at its variables' values (after a solve), as ProxImaL's LinOp.value."""
+        return _proxc.evaluate(self._expr, _values(self._variables, "value"))
+
     def __repr__(self):
         return f"{type(self).__name__}({self._expr.kind}, shape={self.shape})"
 
@@ -108,6 +113,15 @@ class LinOp:
         return NotImplemented
 
 
+def _values(variables, what):
+    out = []
+    for v in variables:
+        if v.value is None:
+            raise ValueError(f"{what}: variable '{v.name}' {v.shape} has no value yet (solve first)")
+        out.append((v._expr, _as_float32(v.value, f"{what} of '{v.name}'")))
+    return out
+
+
 def _wrap(expr, parts):
     variables, constants = [], []
     for p in parts:
@@ -137,12 +151,25 @@ class Variable(LinOp):
         self._name = name or "x"
         super().__init__(_proxc.variable(list(shape), self._name))
         self._variables = [self]
-        self.value = None
+        self._value = None
         self.initval = None
 
     @property
     def name(self):
         return self._name
+
+    @property
+    def value(self):
+        """None before a solve; the solution (float32, the variable's shape) after."""
+        return self._value
+
+    @value.setter
+    def value(self, v):
+        if v is not None:
+            v = _as_float32(v, f"Variable '{self._name}'.value")
+            if v.shape != self.shape:
+                raise ValueError(f"Variable '{self._name}'.value: shape {v.shape}, the variable {self.shape}")
+        self._value = v
 
     def __hash__(self):
         return id(self)

@@ -30,7 +30,7 @@ _SOLVE_KEYWORDS = {
     "quad_funcs",
     # proxc's own
     "backend", "schedule", "target", "cache_dir", "fuse", "time_limit", "history", "checkpoint",
-    "checkpoint_every", "resume",
+    "checkpoint_every", "resume", "proximal_stopping",
 }
 _STEP_KEYWORDS = {
     "pc": {"tau", "sigma", "theta"},
@@ -223,7 +223,7 @@ class Problem:
         callback = kwargs.get("callback")
         keep_history = bool(kwargs.get("history", False))
         o.objective_each_check = keep_history or verbose >= 2
-        cb, pass_iterate = _callback(self, callback, verbose)
+        cb, pass_iterate = _callback(self, callback, verbose, o.proximal_stopping)
         if verbose:
             print(f"proxc: solving with {name} ({o.backend}), at most {o.max_iters} iterations, "
                   f"checked every {o.check_every}")
@@ -231,7 +231,7 @@ class Problem:
         self.summary = summary
         self.history = [_history_row(i) for i in summary.history]
         for v in self._variables:
-            v.value = self._native.value(v._expr)
+            v._value = self._native.value(v._expr)  # proxc's array, no copy
         if verbose:
             print(summary.full_report() if verbose >= 2 else summary.brief_report())
         if summary.termination == "diverged":
@@ -269,6 +269,8 @@ def _options(problem, name, kw):
     o.eps_abs = float(kw.get("eps_abs", 1e-3))
     o.eps_rel = float(kw.get("eps_rel", 1e-3))
     o.check_every = int(kw.get("conv_check", _CONV_CHECK[name]))
+    # Checked where ProxImaL checks, pc by ProxImaL's residuals (docs/python.md).
+    o.proximal_stopping = bool(kw.get("proximal_stopping", True))
     o.fuse = int(kw.get("fuse", 1))
     o.time_limit_s = float(kw.get("time_limit", 0))
     opts = kw.get("lin_solver_options") or {}
@@ -290,7 +292,7 @@ def _options(problem, name, kw):
         s.ladmm_lambda = lmb
         s.ladmm_mu = float(kw["mu"]) if kw.get("mu") is not None else lmb
     elif name == "admm":
-        s.admm_rho = float(kw.get("rho", 1.0))
+        s.admm_rho = float(kw["rho"]) if kw.get("rho") is not None else 1.0
     elif name == "hqs":
         o.hqs_rho_0 = float(kw.get("rho_0", 1.0))
         o.hqs_rho_scale = float(kw.get("rho_scale", 2.0 * math.sqrt(2.0)))
@@ -340,15 +342,18 @@ def _x0(problem, x0):
     return out
 
 
-def _callback(problem, callback, verbose):
+def _callback(problem, callback, verbose, proximal):
     """The function proxc calls at each check, and whether it wants the iterate."""
     if callback is None and not verbose:
         return None, False
     want_x, two = False, False
     if callback is not None:
         try:
+            # callback(iteration, x) when it requires two positional
+            # arguments; ProxImaL's callback(x) otherwise (a default on a
+            # second parameter keeps the one-argument form).
             params = [p for p in inspect.signature(callback).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
             two = len(params) >= 2
         except (TypeError, ValueError):
             two = False
@@ -356,7 +361,9 @@ def _callback(problem, callback, verbose):
 
     def at_check(info, x=None):
         if verbose:
-            line = (f"iter {info.iteration}: ||r||_2 = {info.r:.3f}, eps_pri = {info.eps_pri:.3f}, "
+            # ProxImaL's line; its iteration index counts from 0 under its stopping rule.
+            i = info.iteration - 1 if proximal else info.iteration
+            line = (f"iter {i}: ||r||_2 = {info.r:.3f}, eps_pri = {info.eps_pri:.3f}, "
                     f"||s||_2 = {info.s:.3f}, eps_dual = {info.eps_dual:.3f}")
             if verbose >= 2 and not math.isnan(info.objective):
                 line += f", obj_val = {info.objective:02.03e}"
@@ -436,6 +443,6 @@ def _wrap_native(native):
         v = Variable.__new__(Variable)
         v._expr, v._name = e, native.name_of(e)
         v._variables, v._constants = [v], []
-        v.value, v.initval = None, None
+        v._value, v.initval = None, None
         variables.append(v)
     return Problem(_native=native, _variables=variables)

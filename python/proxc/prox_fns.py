@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 
 from . import _proxc
-from .lin_ops import LinOp, _const_expr, _lin
+from .lin_ops import _const_expr, _lin
 
 __all__ = [
     "ProxFn", "sum_squares", "norm1", "group_norm1", "nonneg", "poisson_norm", "sum_entries", "weighted_norm1",
@@ -41,6 +41,13 @@ class ProxFn:
     def variables(self):
         return self.lin_op.variables()
 
+    @property
+    def value(self):
+        """The function at its variables' values (after a solve), as ProxImaL's ProxFn.value."""
+        from .lin_ops import _values
+        term, _ = self._term()
+        return _proxc.evaluate_terms(term, _values(self.variables(), "value"))[0]
+
     def copy(self, lin_op=None, **kw):
         params = dict(alpha=self.alpha, beta=self.beta, b=self.b, c=self.c, gamma=self.gamma, d=self.d,
                       implem=self.implem)
@@ -69,9 +76,9 @@ class ProxFn:
         return NotImplemented
 
     def __mul__(self, k):
-        if isinstance(k, numbers.Real) and not isinstance(k, bool) and k >= 0:
+        if isinstance(k, numbers.Real) and not isinstance(k, bool) and k > 0:
             return self.copy(alpha=self.alpha * float(k))
-        raise TypeError(f"{type(self).__name__}: can only multiply by a nonnegative number")
+        raise TypeError(f"{type(self).__name__}: can only multiply by a positive number")
 
     __rmul__ = __mul__
 
@@ -279,10 +286,3 @@ def lsqr_options(atol=1e-6, btol=1e-6, num_iters=50, verbose=False):
     """Accepted for ProxImaL's scripts; proxc's x-update is conjugate gradients (num_iters, atol as its tolerance)."""
     return {"tol": atol, "num_iters": num_iters, "verbose": verbose}
 
-
-def _is_fn(x):
-    return isinstance(x, ProxFn)
-
-
-def _check_lin(x):
-    return isinstance(x, LinOp)

@@ -33,6 +33,10 @@ template <>
 struct type_caster<proxc::Array> {
   NB_TYPE_CASTER(proxc::Array, const_name("numpy.ndarray[float32]"))
 
+  // A NumPy array of float32 in C order (the package converts others
+  // first). An array proxc refuses (too large, too many axes) is not this
+  // type: the call's error names the argument (the package checks sizes
+  // first, so that its message is a ValueError).
   bool from_python(handle src, uint8_t flags, cleanup_list* cleanup) noexcept {
     make_caster<nb::ndarray<const float, nb::c_contig, nb::device::cpu>> c;
     if (!c.from_python(src, flags, cleanup)) return false;
@@ -49,21 +53,26 @@ struct type_caster<proxc::Array> {
     }
   }
 
+  // The array's memory handed to NumPy: a capsule owns the proxc::Array.
   static handle from_cpp(proxc::Array&& a, rv_policy, cleanup_list*) noexcept {
     try {
-      auto* heap = new proxc::Array(std::move(a));
+      auto owned = std::make_unique<proxc::Array>(std::move(a));
+      proxc::Array* heap = owned.get();
       nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<proxc::Array*>(p); });
+      owned.release();  // the capsule deletes it from here on
       std::vector<size_t> shape(heap->shape().begin(), heap->shape().end());
       float* data = heap->size() > 0 ? heap->data() : nullptr;
       return nb::ndarray<nb::numpy, float>(data, shape.size(), shape.data(), owner).cast().release();
-    } catch (...) {
+    } catch (const std::exception& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
       return handle();
     }
   }
   static handle from_cpp(const proxc::Array& a, rv_policy p, cleanup_list* c) noexcept {
     try {
       return from_cpp(proxc::Array(a), p, c);
-    } catch (...) {
+    } catch (const std::exception& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
       return handle();
     }
   }
@@ -105,6 +114,14 @@ struct PendingError {
   }
 };
 
+// Whether a callback's result asks to go on: None or a true value.
+bool goes_on(const nb::object& r) {
+  if (r.is_none()) return true;
+  const int t = PyObject_IsTrue(r.ptr());
+  if (t < 0) throw nb::python_error();
+  return t != 0;
+}
+
 proxc::SolverSummary solve_py(proxc::Problem& problem, proxc::SolverOptions options, nb::object callback,
                               bool pass_iterate) {
   PendingError pending;
@@ -116,25 +133,28 @@ proxc::SolverSummary solve_py(proxc::Problem& problem, proxc::SolverOptions opti
       return call();
     } catch (nb::python_error& e) {
       pending.error.emplace(std::move(e));
-      return false;
+    } catch (const std::exception& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+      pending.error.emplace();
     }
+    return false;
   };
-  if (!callback.is_none() && pass_iterate) {
-    options.iterate_callback = [&, callback](const proxc::IterationInfo& info,
-                                             const std::map<std::string, proxc::Array>& x) {
+  // The closures hold the callback borrowed (a handle: copying them, as the
+  // solve does without the GIL, touches no reference count); the argument
+  // keeps it alive for the whole call.
+  const nb::handle cb = callback;
+  if (!cb.is_none() && pass_iterate) {
+    options.iterate_callback = [&at_check, cb](const proxc::IterationInfo& info,
+                                               const std::map<std::string, proxc::Array>& x) {
       return at_check([&] {
         nb::dict xs;
         for (const auto& [name, a] : x) xs[nb::str(name.c_str())] = nb::cast(proxc::Array(a));
-        nb::object r = callback(info, xs);
-        return r.is_none() || nb::cast<bool>(r);
+        return goes_on(cb(info, xs));
       });
     };
-  } else if (!callback.is_none()) {
-    options.callback = [&, callback](const proxc::IterationInfo& info) {
-      return at_check([&] {
-        nb::object r = callback(info);
-        return r.is_none() || nb::cast<bool>(r);
-      });
+  } else if (!cb.is_none()) {
+    options.callback = [&at_check, cb](const proxc::IterationInfo& info) {
+      return at_check([&] { return goes_on(cb(info)); });
     };
   } else {
     options.callback = [&](const proxc::IterationInfo&) { return at_check([] { return true; }); };
@@ -178,6 +198,14 @@ NB_MODULE(_proxc, m) {
   // The address of an Array's elements after a conversion from NumPy and
   // back, for the tests of the no-copy promise.
   m.def("_roundtrip", [](proxc::Array a) { return a; }, "array"_a);
+  m.def(
+      "_value_and_address",
+      [](const proxc::Problem& p, const proxc::Expr& v) {
+        proxc::Array a = p.value(v);
+        const auto address = reinterpret_cast<uintptr_t>(static_cast<const proxc::Array&>(a).data());
+        return std::make_pair(nb::cast(std::move(a)), address);
+      },
+      "problem"_a, "variable"_a);
 
   // Expressions.
   nb::class_<proxc::Expr>(m, "Expr")
@@ -217,6 +245,10 @@ NB_MODULE(_proxc, m) {
   m.def("warp", nb::overload_cast<const proxc::Expr&, const proxc::Expr&, const std::vector<int64_t>&>(&proxc::warp),
         "x"_a, "homography"_a, "target_shape"_a = std::vector<int64_t>{});
   m.def("black_box", &proxc::black_box, "name"_a, "x"_a);
+  m.def("evaluate",
+        nb::overload_cast<const proxc::Expr&, const std::vector<std::pair<proxc::Expr, proxc::Array>>&>(
+            &proxc::evaluate),
+        "e"_a, "values"_a);
 
   // Function terms.
   nb::class_<proxc::Term>(m, "Term")
@@ -231,6 +263,10 @@ NB_MODULE(_proxc, m) {
       .def("__add__", [](const proxc::Term& a, const proxc::Term& b) { return a + b; })
       .def("__mul__", [](const proxc::Term& t, double s) { return t * s; })
       .def("__rmul__", [](const proxc::Term& t, double s) { return s * t; });
+  m.def("evaluate_terms",
+        nb::overload_cast<const proxc::Term&, const std::vector<std::pair<proxc::Expr, proxc::Array>>&>(
+            &proxc::evaluate),
+        "terms"_a, "values"_a);
   m.def("sum_squares", &proxc::sum_squares, "e"_a);
   m.def("norm1", &proxc::norm1, "e"_a);
   m.def("group_norm1", &proxc::group_norm1, "e"_a, "axes"_a);
@@ -327,6 +363,7 @@ NB_MODULE(_proxc, m) {
       .def_rw("time_limit_s", &proxc::SolverOptions::time_limit_s)
       .def_rw("fuse", &proxc::SolverOptions::fuse)
       .def_rw("check_every", &proxc::SolverOptions::check_every)
+      .def_rw("proximal_stopping", &proxc::SolverOptions::proximal_stopping)
       .def_rw("cg_max_iters", &proxc::SolverOptions::cg_max_iters)
       .def_rw("cg_tol", &proxc::SolverOptions::cg_tol)
       .def_rw("hqs_rho_0", &proxc::SolverOptions::hqs_rho_0)

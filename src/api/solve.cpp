@@ -41,6 +41,7 @@ SolverOptions solver_options(const proxc::SolverOptions& o) {
   s.time_limit_s = o.time_limit_s;
   s.fuse = o.fuse;
   s.check_every = o.check_every;
+  s.proximal_stopping = o.proximal_stopping;
   s.cg_max_iters = o.cg_max_iters;
   s.cg_tol = o.cg_tol;
   s.hqs_rho_0 = o.hqs_rho_0;

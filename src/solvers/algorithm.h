@@ -48,6 +48,14 @@ class Algorithm {
   /// extrapolation equal to x, ...
   virtual void init_state(const Layout& l, std::map<std::string, Array>* state) const = 0;
 
+  /// The state a stopping rule keeps besides the iterates (zeros at the
+  /// start), and its update after each run that ends iteration `iteration`
+  /// (counted from 0; `prev`: the state before the run). Pock–Chambolle's
+  /// under ProxImaL's rule (SolverOptions::proximal_stopping); none otherwise.
+  virtual void init_check_state(const Layout& l, const SolverOptions& o, std::map<std::string, Array>* state) const {}
+  virtual void after_run(const Layout& l, const SolverOptions& o, int iteration,
+                         const std::map<std::string, Array>& prev, std::map<std::string, Array>* state) const {}
+
   /// Whether the iteration program takes the penalty parameter rho.
   virtual bool takes_rho() const { return false; }
   /// The penalty levels run in turn, max_iters spread over them (HQS's

@@ -25,6 +25,12 @@ inline std::string y(size_t i) { return "y" + std::to_string(i); }
 /// The ADMM-type solvers' split variable and scaled dual of psi term i.
 inline std::string z(size_t i) { return "z" + std::to_string(i); }
 inline std::string u(size_t i) { return "u" + std::to_string(i); }
+/// Pock–Chambolle's check state under ProxImaL's stopping rule
+/// (SolverOptions::proximal_stopping): the variable, its last change and the
+/// dual variable at ProxImaL's previous refresh of its u and z.
+inline std::string pc_xc(size_t v) { return "pc_xc" + std::to_string(v); }
+inline std::string pc_dxc(size_t v) { return "pc_dxc" + std::to_string(v); }
+inline std::string pc_yc(size_t i) { return "pc_yc" + std::to_string(i); }
 /// The penalty parameter of admm and hqs (a program parameter).
 constexpr const char* kRho = "rho";
 /// The residual outputs of a checking run: squared primal and dual residuals.

@@ -67,6 +67,9 @@ void check_solver_options(const Options& o, SolverKind solver, OptionSpelling sp
       << to_string(solver) << " takes fuse = 1)";
   user_assert(o.check_every >= 1) << name("check_every", "--check-every") << " must be >= 1, got "
                                   << o.check_every;
+  user_assert(!o.proximal_stopping || o.fuse == 1 || solver != SolverKind::PockChambolle)
+      << (cli ? "--fuse" : "SolverOptions.fuse") << ": ProxImaL's stopping rule for pc reads the iteration "
+      << "before each check (fuse = 1), got " << o.fuse;
   user_assert(o.cg_max_iters >= 1) << name("cg_max_iters", "--cg-iters") << " must be >= 1, got " << o.cg_max_iters;
   user_assert(o.cg_tol > 0 && std::isfinite(o.cg_tol)) << name("cg_tol", "--cg-tol") << " must be finite and > 0";
   user_assert(o.checkpoint_every >= 0) << name("checkpoint_every", "--checkpoint-every") << " must be >= 0";

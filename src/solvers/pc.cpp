@@ -5,6 +5,10 @@
 //   y⁺ = prox_{σf*}(y + σ K x̄),  x⁺ = prox_{τg}(x − τ Kᵀ y⁺),  x̄⁺ = x⁺ + θ (x⁺ − x).
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "solvers/algorithm.h"
 
@@ -32,6 +36,14 @@ class PockChambolle : public Algorithm {
     }
     for (size_t i = 0; i < l.psi.size(); ++i)
       y.push_back(step_input(state_names::y(i), l.psi[i]->arg->shape));
+    ProximalCheck pc;
+    if (o.proximal_stopping) {
+      for (size_t v = 0; v < l.vars.size(); ++v) {
+        pc.xc.push_back(step_input(pc_xc(v), l.vars[v]->shape));
+        pc.dxc.push_back(step_input(pc_dxc(v), l.vars[v]->shape));
+      }
+      for (size_t i = 0; i < l.psi.size(); ++i) pc.yc.push_back(step_input(pc_yc(i), l.psi[i]->arg->shape));
+    }
     // The prox weights: sigma for f's prox inside the conjugate's, 1/tau for omega's.
     const Step f_rho = scalar(sigma), x_rho = scalar(1 / tau);
     for (int f = 0; f < fuse; ++f) {
@@ -46,7 +58,8 @@ class PockChambolle : public Algorithm {
         x1.push_back(b.prox_omega(step_binary(StepKind::Sub, x[v], times(tau, b.KT(v, y1))), x_rho));
         xb1.push_back(step_axpby(scalar(1 + theta), x1[v], scalar(-theta), x[v]));
       }
-      if (f + 1 == fuse) residuals(b, x, x1, y, y1, tau, sigma, &prog);
+      if (f + 1 == fuse && o.proximal_stopping) proximal_residuals(b, x, x1, y, y1, pc, sigma, theta, &prog);
+      else if (f + 1 == fuse) residuals(b, x, x1, y, y1, tau, sigma, &prog);
       x = x1;
       xbar = xb1;
       y = y1;
@@ -64,8 +77,62 @@ class PockChambolle : public Algorithm {
     for (size_t i = 0; i < l.psi.size(); ++i) (*state)[state_names::y(i)] = Array(l.psi[i]->arg->shape);
   }
 
+  // ProxImaL refreshes its u and z at iterations i with i % C in {0, C − 1}
+  // (i counted from 0, C = check_every) and tests them at i % C == 0, i > 0.
+  // The state a test reads is the variable, its change and the duals at the
+  // refresh before i − 1: at i − C, or at i − 2 when C = 1 (every iteration
+  // refreshes). So after each run that refreshes at i % C == 0 the state
+  // becomes (x_i, x_i − x_{i−1}, y_i), one run later when C = 1; at i = 0
+  // the change is x_0 itself (ProxImaL's K x starts at zero).
+  void after_run(const Layout& l, const SolverOptions& o, int iteration, const std::map<std::string, Array>& prev,
+                 std::map<std::string, Array>* state) const override {
+    if (!o.proximal_stopping || iteration % o.check_every != 0) return;
+    std::map<std::string, Array> rec;
+    for (size_t v = 0; v < l.vars.size(); ++v) {
+      const Array& x = state->at(l.name(v));
+      Array dx = x;
+      if (iteration > 0) {
+        const Array& before = prev.at(l.name(v));
+        for (size_t k = 0; k < dx.data.size(); ++k) dx.data[k] -= before.data[k];
+      }
+      rec[pc_xc(v)] = x;
+      rec[pc_dxc(v)] = std::move(dx);
+    }
+    for (size_t i = 0; i < l.psi.size(); ++i) rec[pc_yc(i)] = state->at(state_names::y(i));
+    if (o.check_every > 1) {
+      for (auto& [k, a] : rec) (*state)[k] = std::move(a);
+      return;
+    }
+    // C = 1: the record waits one run in "pending_".
+    for (auto& [k, a] : rec) {
+      Array& pending = state->at("pending_" + k);
+      (*state)[k] = std::move(pending);
+      pending = std::move(a);
+    }
+  }
+
+  void init_check_state(const Layout& l, const SolverOptions& o, std::map<std::string, Array>* state) const override {
+    if (!o.proximal_stopping) return;
+    const std::vector<std::string> copies = o.check_every > 1 ? std::vector<std::string>{""}
+                                                               : std::vector<std::string>{"", "pending_"};
+    for (const std::string& pre : copies) {
+      for (size_t v = 0; v < l.vars.size(); ++v) {
+        (*state)[pre + pc_xc(v)] = Array(l.vars[v]->shape);
+        (*state)[pre + pc_dxc(v)] = Array(l.vars[v]->shape);
+      }
+      for (size_t i = 0; i < l.psi.size(); ++i) (*state)[pre + pc_yc(i)] = Array(l.psi[i]->arg->shape);
+    }
+  }
+
   void tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o,
                   IterationInfo* info) const override {
+    if (o.proximal_stopping) {
+      // ProxImaL's: eps_pri = √m·eps_abs + eps_rel·max(‖K x‖, ‖z‖), eps_dual = √n·eps_abs + eps_rel·‖Kᵀu‖/σ.
+      info->eps_pri = std::sqrt(m) * o.eps_abs +
+                      o.eps_rel * std::sqrt(std::max(out.scalars.at("pri_a"), out.scalars.at("pri_b")));
+      info->eps_dual = std::sqrt(n) * o.eps_abs + o.eps_rel * std::sqrt(out.scalars.at("dual_a")) / o.steps.pc_sigma;
+      return;
+    }
     info->eps_pri = std::sqrt(n) * o.eps_abs +
                     o.eps_rel * std::sqrt(std::max(out.scalars.at("pri_a"), out.scalars.at("pri_b")));
     info->eps_dual = std::sqrt(m) * o.eps_abs +
@@ -73,6 +140,43 @@ class PockChambolle : public Algorithm {
   }
 
  private:
+  struct ProximalCheck {
+    std::vector<Step> xc, dxc, yc;
+  };
+
+  // ProxImaL's residuals at iteration i (x = x_{i−1}, x1 = x_i, y, y1 alike;
+  // c: the check state): its u_{i−1} = y/σ + θ K(x − xc), z_i = u_{i−1} +
+  // K x − y1/σ, z_{i−1} = yc/σ + θ K dxc + K xc − y/σ, u_i = y1/σ +
+  // θ K(x1 − x); r = ‖K x − z_i‖, s = ‖σ Kᵀ(z_i − z_{i−1})‖, and the
+  // tolerances' ‖K x‖, ‖z_i‖, ‖Kᵀ u_i‖.
+  static void proximal_residuals(const Builder& b, const std::vector<Step>& x, const std::vector<Step>& x1,
+                                 const std::vector<Step>& y, const std::vector<Step>& y1, const ProximalCheck& c,
+                                 double sigma, double theta, StepProgram* prog) {
+    const Layout& l = b.layout();
+    const std::vector<Step> since_c = Builder::diff(x, c.xc), dx = Builder::diff(x1, x);
+    std::vector<Step> r, kx, z, dz, u;
+    for (size_t i = 0; i < l.psi.size(); ++i) {
+      const Step ex = times(theta, b.K(i, since_c));
+      r.push_back(step_binary(StepKind::Sub, times(1 / sigma, step_binary(StepKind::Sub, y1[i], y[i])), ex));
+      kx.push_back(b.K(i, x));
+      z.push_back(step_binary(StepKind::Sub, kx[i], r[i]));
+      Step zp = step_binary(StepKind::Add, times(1 / sigma, step_binary(StepKind::Sub, c.yc[i], y[i])),
+                            step_binary(StepKind::Add, times(theta, b.K(i, c.dxc)), b.K(i, c.xc)));
+      dz.push_back(times(sigma, step_binary(StepKind::Sub, z[i], zp)));
+      u.push_back(step_binary(StepKind::Add, times(1 / sigma, y1[i]), times(theta, b.K(i, dx))));
+    }
+    std::vector<Step> s, ktu;
+    for (size_t v = 0; v < l.vars.size(); ++v) {
+      s.push_back(b.KT(v, dz));
+      ktu.push_back(b.KT(v, u));
+    }
+    prog->outputs.push_back({kR2, Builder::norm2(r)});
+    prog->outputs.push_back({kS2, Builder::norm2(s)});
+    prog->outputs.push_back({"pri_a", Builder::norm2(kx)});
+    prog->outputs.push_back({"pri_b", Builder::norm2(z)});
+    prog->outputs.push_back({"dual_a", Builder::norm2(ktu)});
+  }
+
   // PDHG residuals: p = (x − x⁺)/τ − Kᵀ(y − y⁺), d = (y − y⁺)/σ − K(x − x⁺), and
   // the tolerances' scale terms ‖x⁺‖, ‖Kᵀy⁺‖, ‖y⁺‖, ‖Kx⁺‖.
   static void residuals(const Builder& b, const std::vector<Step>& x, const std::vector<Step>& x1,

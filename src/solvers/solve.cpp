@@ -110,6 +110,7 @@ class HostLoop {
       state_[l_.name(v)] = x;
     }
     algorithm_->init_state(l_, &state_);
+    algorithm_->init_check_state(l_, o_, &state_);
     levels_ = algorithm_->rho_levels(o_);
     // A signature of the split, scaled problem and the options that shape
     // the iterates, so a checkpoint only resumes the same run.
@@ -136,7 +137,8 @@ class HostLoop {
         (spread ? std::to_string(o_.max_iters) : std::string("-")) + "|" + format_double(o_.hqs_rho_max) +
         (steps == steps_text(StepSizes()) ? "" : steps) +
         (hqs_defaults ? "" : "|" + format_double(o_.hqs_rho_0) + "|" + format_double(o_.hqs_rho_scale) + "|" +
-                                 std::to_string(o_.hqs_max_inner_iters)));
+                                 std::to_string(o_.hqs_max_inner_iters)) +
+        (o_.proximal_stopping ? "|proximal-stopping|" + std::to_string(o_.check_every) : ""));
     if (!o_.resume_path.empty()) it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, o_.max_iters, &state_);
     last_checkpoint_ = ran_ = checked_iteration_ = it_;
     copies_ = o_.check_every > o_.fuse;
@@ -195,13 +197,13 @@ class HostLoop {
       for (auto& [k, a] : state_) in.buffers[k] = &a;
       if (algorithm_->takes_rho()) in.params[state_names::kRho] = rho;
       const int done = it_ + o_.fuse;  // fuse is 1 except for pc and ladmm
-      const bool check =
-          stop_next_ || done >= o_.max_iters || (ran_ + o_.fuse) / o_.check_every > ran_ / o_.check_every;
+      const bool check = stop_next_ || done >= o_.max_iters || on_schedule();
       in.params[kCheckParam] = check ? 1 : 0;
       compiled_[0]->run_into(in, &out_);  // into the arrays of two iterations ago
       ran_ += o_.fuse;
       if (!check) {
         adopt_outputs();
+        algorithm_->after_run(l_, o_, ran_ - 1, out_.arrays, &state_);
         it_ = done;
         stop_next_ = (o_.interrupt && o_.interrupt->load()) ||
                      (o_.time_limit_s > 0 && since(start_) >= o_.time_limit_s);
@@ -210,6 +212,18 @@ class HostLoop {
       if (!after_check(done, level)) break;
     }
     sum_.iterate_s = since(start_);
+  }
+
+  // Whether the next run (iterations ran_ + 1 ... ran_ + fuse) checks by the
+  // schedule: after a multiple of check_every iterations; under ProxImaL's
+  // rule after iterations 1, C + 1, 2C + 1, ... (its checks at i % C == 0,
+  // i counted from 0), Pock–Chambolle's from C + 1 (i > 0).
+  bool on_schedule() const {
+    const int c = o_.check_every;
+    if (!o_.proximal_stopping) return (ran_ + o_.fuse) / c > ran_ / c;
+    auto floor_div = [](int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+    const bool crosses = floor_div(ran_ + o_.fuse - 1, c) > floor_div(ran_ - 1, c);
+    return crosses && !(algorithm_->kind() == SolverKind::PockChambolle && ran_ == 0);
   }
 
   // A checking run's residuals, the stopping rule, the callback, checkpoints
@@ -234,32 +248,36 @@ class HostLoop {
       return false;
     }
     adopt_outputs();
+    algorithm_->after_run(l_, o_, ran_ - 1, out_.arrays, &state_);
     it_ = done;
     result_.history.push_back(info);
     sum_.last = info;
     sum_.iterations = info.iteration;
     keep_checked();
-    const bool stopping = o_.eps_abs > 0 || o_.eps_rel > 0;
-    if (stopping && info.r <= info.eps_pri && info.s <= info.eps_dual) {
-      if (level + 1 < levels_.size()) {
-        // Converged for this rho: continue with the next, larger one.
-        it_ = std::max(it_, level_start(level + 1));
-        return true;
-      }
-      sum_.termination = Termination::Converged;
-      return false;
-    }
+    // The callbacks see every check, the one that converges too; a stop they
+    // ask for at a converged check leaves it converged.
+    bool user_stop = false;
     if (o_.objective_each_check || o_.iterate_callback) {
       std::map<std::string, Array> x;
       info.objective = user_objective(user_iterate(&x));
       result_.history.back().objective = info.objective;
       sum_.last.objective = info.objective;
-      if (o_.iterate_callback && !o_.iterate_callback(info, x)) {
-        sum_.termination = Termination::UserStop;
+      user_stop = o_.iterate_callback && !o_.iterate_callback(info, x);
+    }
+    user_stop = user_stop || (o_.callback && !o_.callback(info));
+    const bool stopping = o_.eps_abs > 0 || o_.eps_rel > 0;
+    if (stopping && info.r <= info.eps_pri && info.s <= info.eps_dual) {
+      if (level + 1 < levels_.size() && !user_stop) {
+        // Converged for this rho: continue with the next, larger one.
+        it_ = std::max(it_, level_start(level + 1));
+        return true;
+      }
+      if (level + 1 == levels_.size()) {
+        sum_.termination = Termination::Converged;
         return false;
       }
     }
-    if (o_.callback && !o_.callback(info)) {
+    if (user_stop) {
       sum_.termination = Termination::UserStop;
       return false;
     }

@@ -45,6 +45,10 @@ struct SolverOptions {
   /// check_every − 1 iterations after it converged. ProxImaL's Pock–Chambolle
   /// checks every 100 (its conv_check); 1 checks every iteration.
   int check_every = 10;
+  /// Check as ProxImaL does (the Python package's default): after
+  /// iterations 1, C + 1, 2C + 1, ... (C = check_every; pc from C + 1), and
+  /// pc with ProxImaL's residuals (proxc/solver.h).
+  bool proximal_stopping = false;
   /// ADMM/HQS x-update by conjugate gradients: most steps and relative tolerance.
   int cg_max_iters = 50;
   double cg_tol = 1e-6;

@@ -387,6 +387,44 @@ TEST(ApiSolve, IterateCallbackObjectivePerCheckAndCompileCounts) {
   EXPECT_EQ(at20.to_vector(), p.value(x).to_vector());
 }
 
+TEST(ApiSolve, ProximalStoppingChecksWhereProxImaLChecks) {
+  proxc::Array b = proxc::load_array(example("data/noisy.npy"));
+  proxc::Expr x;
+  proxc::Problem p = denoise_problem(b, &x);
+  proxc::SolverOptions o;
+  o.max_iters = 35;
+  o.eps_abs = o.eps_rel = 0;
+  o.proximal_stopping = true;
+  auto checks = [&](proxc::SolverKind solver) {
+    o.solver = solver;
+    std::vector<int> its;
+    for (const proxc::IterationInfo& h : proxc::solve(p, o).history) {
+      EXPECT_TRUE(std::isfinite(h.r) && std::isfinite(h.s)) << h.iteration;
+      its.push_back(h.iteration);
+    }
+    return its;
+  };
+  // ProxImaL tests at i % C == 0 counting from 0 (pc from i = C), and proxc after the last iteration.
+  EXPECT_EQ(checks(proxc::SolverKind::LinearizedADMM), (std::vector<int>{1, 11, 21, 31, 35}));
+  EXPECT_EQ(checks(proxc::SolverKind::PockChambolle), (std::vector<int>{11, 21, 31, 35}));
+  o.check_every = 1;
+  o.max_iters = 4;
+  EXPECT_EQ(checks(proxc::SolverKind::PockChambolle), (std::vector<int>{2, 3, 4}));
+  // The same iterates as proxc's own rule: only the checks differ.
+  o.check_every = 10;
+  o.max_iters = 30;
+  proxc::solve(p, o);
+  const std::vector<float> with_rule = p.value(x).to_vector();
+  o.proximal_stopping = false;
+  proxc::solve(p, o);
+  const std::vector<float> own_rule = p.value(x).to_vector();
+  ASSERT_EQ(with_rule.size(), own_rule.size());
+  for (size_t i = 0; i < own_rule.size(); ++i) ASSERT_NEAR(with_rule[i], own_rule[i], 1e-6) << i;
+  o.proximal_stopping = true;
+  o.fuse = 2;
+  EXPECT_THAT(error_of([&] { proxc::solve(p, o); }), HasSubstr("fuse = 1"));
+}
+
 TEST(ApiPasses, RunWithDumpsAndContinueFromOne) {
   std::string dir = temp_dir();
   proxc::Problem p = proxc::load_problem(example("deconv_tv.prox"));

@@ -111,8 +111,9 @@ def test_callback_sees_the_iterate_and_stops_the_solve():
         return iteration < 30
 
     prob.solve(callback=callback, conv_check=10, eps_abs=0, eps_rel=0, max_iters=1000)
-    assert [i for i, _ in seen] == [10, 20, 30]
-    assert prob.summary.termination == "user_stop" and prob.summary.iterations == 30
+    # (pc checks where ProxImaL's does: after iterations 11, 21, ...)
+    assert [i for i, _ in seen] == [11, 21, 31]
+    assert prob.summary.termination == "user_stop" and prob.summary.iterations == 31
     np.testing.assert_array_equal(seen[-1][1], x.value)  # the iterate in the user's units
     # ProxImaL's form: callback(x) with the variables flattened.
     flat = []
@@ -128,7 +129,7 @@ def test_history_and_plot(tmp_path):
     x, prob = _tv(b)
     prob.solve(max_iters=60, conv_check=10, eps_abs=0, eps_rel=0, history=True)
     h = prob.history
-    assert [r["iteration"] for r in h] == [10, 20, 30, 40, 50, 60]
+    assert [r["iteration"] for r in h] == [11, 21, 31, 41, 51, 60]
     assert all(set(r) >= {"r", "s", "eps_pri", "eps_dual", "objective"} for r in h)
     assert all(math.isfinite(r["objective"]) for r in h)
     # (nonneg: at max(x, 0), as the summary's objective_at_projection)
@@ -227,8 +228,9 @@ def test_two_variables():
 def test_verbose_prints_checks(capfd):
     b = _data()
     x, prob = _tv(b)
-    prob.solve(verbose=1, max_iters=200, eps_abs=0, eps_rel=0)
+    prob.solve(verbose=1, max_iters=300, eps_abs=0, eps_rel=0)
     out = capfd.readouterr().out
+    # ProxImaL's lines: its iteration index, from 0 (the check after 101 iterations is "iter 100").
     assert "iter 100: ||r||_2 = " in out and "iter 200:" in out
 
 
@@ -302,3 +304,54 @@ def test_interpreter_survives_bad_input():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("ok") == 7, r.stdout + r.stderr
+
+
+def test_callbacks_see_the_converging_check_too(capfd):
+    b = _data()
+    x, prob = _tv(b)
+    seen = []
+    prob.solve(callback=lambda i, v: seen.append(i), verbose=1)
+    assert prob.summary.termination == "converged"
+    assert seen and seen[-1] == prob.summary.iterations
+    assert f"iter {prob.summary.iterations - 1}:" in capfd.readouterr().out
+    # A second parameter with a default keeps ProxImaL's callback(x).
+    got = []
+    prob.solve(callback=lambda v, extra=None: got.append(v.shape), max_iters=20, conv_check=10, eps_abs=0,
+               eps_rel=0)
+    assert got and all(s == (b.size,) for s in got)
+
+
+def test_value_of_expressions_and_functions():
+    b = _data((12, 10))
+    x = Variable(b.shape)
+    with pytest.raises(ValueError, match="no value yet"):
+        (x - b).value
+    prob = Problem(sum_squares(x - b) + 0.1 * norm1(grad(x)))
+    prob.solve(max_iters=50)
+    xv = x.value.astype(np.float64)
+    np.testing.assert_allclose((2 * x - b).value, 2 * xv - b, atol=1e-6)
+    g = grad(x).value
+    assert g.shape == (12, 10, 2)
+    np.testing.assert_allclose(g[:-1, :, 0], xv[1:] - xv[:-1], atol=1e-6)
+    assert sum_squares(x - b).value == pytest.approx(((xv - b) ** 2).sum(), rel=1e-6)
+    assert (0.1 * norm1(grad(x))).value == pytest.approx(0.1 * np.abs(g).sum(), rel=1e-5)
+    assert nonneg(x - 10).value == np.inf
+    with pytest.raises(TypeError):
+        0 * norm1(x)
+    with pytest.raises(TypeError):
+        -1 * norm1(x)
+
+
+def test_result_memory_is_proxcs_and_aot_and_parse_errors(tmp_path):
+    b = _data()
+    x, prob = _tv(b)
+    prob.solve(max_iters=10)
+    # The array NumPy shows is the one proxc filled: the same address.
+    arr, address = proxc._proxc._value_and_address(prob._native, x._expr)
+    assert arr.ctypes.data == address
+    m = prob.compile(solver="ladmm")
+    a = m.compile_aot(tmp_path, "tv_step")
+    for path in (a.library, a.header, a.wrapper, a.manifest):
+        assert os.path.getsize(path) > 0
+    with pytest.raises(ValueError, match=r"<string>:2:\d+"):
+        proxc.parse("x = variable(4, 4)\nminimize no_such_function(x)")
