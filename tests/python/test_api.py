@@ -355,3 +355,31 @@ def test_result_memory_is_proxcs_and_aot_and_parse_errors(tmp_path):
         assert os.path.getsize(path) > 0
     with pytest.raises(ValueError, match=r"<string>:2:\d+"):
         proxc.parse("x = variable(4, 4)\nminimize no_such_function(x)")
+
+
+def test_ctrl_c_stops_a_solve_at_the_next_check():
+    code = (
+        "import numpy as np, sys\n"
+        "from proxc import *\n"
+        "b = np.random.default_rng(0).random((256, 256)).astype(np.float32)\n"
+        "x = Variable(b.shape)\n"
+        "p = Problem(sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]))\n"
+        "p.solve(max_iters=2)\n"
+        "print('solving', flush=True)\n"
+        "try:\n"
+        "    p.solve(max_iters=10**8, eps_abs=0, eps_rel=0, conv_check=10)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted after', p.summary, flush=True)\n"
+        "    sys.exit(7)\n"
+    )
+    import signal
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "solving"
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    try:
+        out, err = child.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        pytest.fail("a solve went on after Ctrl-C")
+    assert child.returncode == 7, out + err
