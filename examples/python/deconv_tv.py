@@ -45,7 +45,10 @@ objective = prob.solve(solver=args.solver, max_iters=args.iters, eps_abs=0, eps_
 seconds = time.perf_counter() - start
 
 proxc.save_array(os.path.join(args.out, "deconv_tv.png"), np.hstack([blurred, x.value, original]).clip(0, 1))
-proxc.plot_convergence(prob.history, os.path.join(args.out, "deconv_tv_convergence.png"), title="TV deconvolution")
+try:  # matplotlib is optional
+    proxc.plot_convergence(prob.history, os.path.join(args.out, "deconv_tv_convergence.png"), title="TV deconvolution")
+except ImportError as e:
+    print(f"(no convergence plot: {e})")
 print(f"TV deconvolution {blurred.shape} ({args.solver}): {prob.summary.iterations} iterations, "
       f"objective {prob.summary.objective_at_projection:.6g} at max(x, 0), {seconds:.2f} s ({1e3 * prob.summary.iterate_s / prob.summary.iterations:.2f} ms "
       f"per iteration)")

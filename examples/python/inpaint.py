@@ -33,7 +33,10 @@ objective = prob.solve(solver="ladmm", max_iters=500, eps_abs=1e-4, eps_rel=1e-4
 seconds = time.perf_counter() - start
 
 proxc.save_array(os.path.join(args.out, "inpaint.png"), np.hstack([observed, x.value, original]).clip(0, 1))
-proxc.plot_convergence(prob.history, os.path.join(args.out, "inpaint_convergence.png"), title="inpainting")
+try:  # matplotlib is optional
+    proxc.plot_convergence(prob.history, os.path.join(args.out, "inpaint_convergence.png"), title="inpainting")
+except ImportError as e:
+    print(f"(no convergence plot: {e})")
 print(f"inpainting {original.shape}: {prob.summary.iterations} iterations, objective {objective:.6g}, {seconds:.2f} s")
 print(f"PSNR {proxc.psnr(observed, original):.2f} dB -> {proxc.psnr(x.value, original):.2f} dB, "
       f"SSIM {proxc.ssim(observed, original):.3f} -> {proxc.ssim(x.value, original):.3f}")
