@@ -343,10 +343,32 @@ def black_box(name, arg):
     return _wrap(_proxc.black_box(name, x._expr), [x])
 
 
-def LinOpFactory(input_shape, output_shape, forward, adjoint, norm_bound=None):  # noqa: N802
-    raise NotImplementedError(
-        "LinOpFactory: operators written in Python are not supported; write the operator in C "
-        "(include/proxc/black_box.h), load it with proxc.load_plugin and call black_box(name, x)")
+_factory_count = [0]
+
+
+def LinOpFactory(input_shape, output_shape, forward, adjoint, norm_bound=None, name=None):  # noqa: N802
+    """ProxImaL's operator written in Python: forward(x, out) writes K x into
+    out, adjoint(y, out) writes K^T y (NumPy arrays of the shapes given, valid
+    during the call). Returns a function applying it to an expression of
+    input_shape. It runs as a black box (include/proxc/black_box.h): the
+    interpreter runs inside every iteration, so it costs what its Python costs;
+    norm_bound (an upper bound of ||K||) spares the Lanczos estimate."""
+    input_shape = tuple(int(s) for s in np.atleast_1d(input_shape))
+    output_shape = tuple(int(s) for s in np.atleast_1d(output_shape))
+    if name is None:
+        _factory_count[0] += 1
+        name = f"linop_factory_{_factory_count[0]}"
+    _proxc.register_python_black_box(name, list(input_shape), list(output_shape), forward, adjoint,
+                                     0.0 if norm_bound is None else float(norm_bound))
+
+    def apply(arg):
+        x = _lin(arg, "LinOpFactory")
+        if x.shape != input_shape:
+            raise ValueError(f"LinOpFactory '{name}': the operand has shape {x.shape}, the operator takes {input_shape}")
+        return _wrap(_proxc.black_box(name, x._expr), [x])
+
+    apply.name = name
+    return apply
 
 
 def pxwise_matrixmult(A, arg, normbound=None):

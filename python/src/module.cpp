@@ -91,7 +91,8 @@ template <typename Kind>
 Kind kind_from(const std::string& name, const char* what) {
   Kind k{};
   if (!proxc::from_string(name, &k))
-    throw proxc::UserError(std::string(what) + ": unknown '" + name + "' (one of " + proxc::kind_list<Kind>() + ")");
+    throw proxc::UserError(std::string(what) + ": unknown '" + name + "' (one of " +
+                           proxc::kind_list<Kind>() + ")");
   return k;
 }
 
@@ -168,24 +169,88 @@ proxc::SolverSummary solve_py(proxc::Problem& problem, proxc::SolverOptions opti
   return summary;
 }
 
-}  // namespace
+// Module::run or Module::emulate without the GIL: (arrays, scalars) out.
+template <proxc::ProgramOutputs (proxc::Module::*Run)(const proxc::ProgramInputs&)>
+std::pair<std::map<std::string, proxc::Array>, std::map<std::string, double>> run_program(
+    proxc::Module& mod, std::map<std::string, proxc::Array> arrays, std::map<std::string, double> params) {
+  proxc::ProgramInputs in{std::move(arrays), std::move(params)};
+  proxc::ProgramOutputs out;
+  {
+    nb::gil_scoped_release release;
+    out = (mod.*Run)(in);
+  }
+  return {std::move(out.arrays), std::move(out.scalars)};
+}
 
-NB_MODULE(_proxc, m) {
-  m.doc() = "proxc's C++ API (include/proxc), bound with nanobind; the ProxImaL-style API is the package proxc";
+// A linear operator written in Python (ProxImaL's LinOpFactory), registered
+// as a black box: its callbacks take the GIL and call forward(x, out) or
+// adjoint(y, out) on NumPy views of proxc's buffers (valid during the call).
+// The registry keeps operators for the life of the process, and so does this.
+struct PyBlackBox {
+  std::string name;
+  proxc::Shape in_shape, out_shape;
+  nb::object forward, adjoint;
+};
 
-  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
-    try {
-      std::rethrow_exception(p);
-    } catch (const proxc::UserError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
-    } catch (const proxc::InternalError& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
-    }
-  });
+int call_py_black_box(void* user, bool adjoint, const float* in, const int64_t* in_shape, int in_rank,
+                      float* out, const int64_t* out_shape, int out_rank) {
+  auto* bb = static_cast<PyBlackBox*>(user);
+  nb::gil_scoped_acquire gil;
+  try {
+    std::vector<size_t> is(in_shape, in_shape + in_rank), os(out_shape, out_shape + out_rank);
+    nb::object x = nb::cast(nb::ndarray<nb::numpy, const float>(in, is.size(), is.data(), nb::handle()),
+                            nb::rv_policy::reference);
+    nb::object y = nb::cast(nb::ndarray<nb::numpy, float>(out, os.size(), os.data(), nb::handle()),
+                            nb::rv_policy::reference);
+    (adjoint ? bb->adjoint : bb->forward)(x, y);
+    return 0;
+  } catch (const std::exception& e) {
+    const std::string msg = "LinOpFactory operator '" + bb->name + "', its " +
+                            (adjoint ? "adjoint" : "forward") + ": " + e.what();
+    proxc_black_box_set_failure(msg.c_str());
+    return 1;
+  }
+}
 
-  m.def("version", &proxc::version);
+int py_black_box_forward(void* user, const float* in, const int64_t* in_shape, int in_rank, float* out,
+                         const int64_t* out_shape, int out_rank) {
+  return call_py_black_box(user, false, in, in_shape, in_rank, out, out_shape, out_rank);
+}
+int py_black_box_adjoint(void* user, const float* in, const int64_t* in_shape, int in_rank, float* out,
+                         const int64_t* out_shape, int out_rank) {
+  return call_py_black_box(user, true, in, in_shape, in_rank, out, out_shape, out_rank);
+}
+int py_black_box_shape(void* user, const int64_t* in_shape, int in_rank, int64_t* out_shape, int* out_rank) {
+  auto* bb = static_cast<PyBlackBox*>(user);
+  if (proxc::Shape(in_shape, in_shape + in_rank) != bb->in_shape) return 1;
+  for (size_t i = 0; i < bb->out_shape.size(); ++i) out_shape[i] = bb->out_shape[i];
+  *out_rank = static_cast<int>(bb->out_shape.size());
+  return 0;
+}
 
-  // Arrays and files.
+void register_python_black_box(const std::string& name, const proxc::Shape& in_shape,
+                               const proxc::Shape& out_shape, nb::object forward, nb::object adjoint,
+                               double norm_bound) {
+  if (in_shape.size() > PROXC_BLACK_BOX_MAX_RANK || out_shape.size() > PROXC_BLACK_BOX_MAX_RANK)
+    throw proxc::UserError("LinOpFactory: at most " + std::to_string(PROXC_BLACK_BOX_MAX_RANK) + " axes");
+  auto bb = std::make_unique<PyBlackBox>(
+      PyBlackBox{name, in_shape, out_shape, std::move(forward), std::move(adjoint)});
+  proxc_black_box d{};
+  d.name = bb->name.c_str();
+  d.forward = &py_black_box_forward;
+  d.adjoint = &py_black_box_adjoint;
+  d.output_shape = &py_black_box_shape;
+  d.norm_bound = norm_bound;
+  d.user = bb.get();
+  const int rc = proxc_register_black_box(&d);
+  if (rc != 0)
+    throw proxc::UserError("LinOpFactory: cannot register '" + name + "' (" +
+                           (rc == 3 ? "the name is taken" : "a bad name") + ")");
+  bb.release();  // the registry holds it from here on
+}
+
+// Arrays and files.
+void bind_arrays(nb::module_& m) {
   m.def("load_array", &proxc::load_array, "path"_a);
   m.def("save_array", &proxc::save_array, "path"_a, "array"_a);
   m.def("psnr", &proxc::psnr, "x"_a, "reference"_a);
@@ -197,7 +262,8 @@ NB_MODULE(_proxc, m) {
   m.def("max_array_bytes", &proxc::max_array_bytes);
   // The address of an Array's elements after a conversion from NumPy and
   // back, for the tests of the no-copy promise.
-  m.def("_roundtrip", [](proxc::Array a) { return a; }, "array"_a);
+  m.def(
+      "_roundtrip", [](proxc::Array a) { return a; }, "array"_a);
   m.def(
       "_value_and_address",
       [](const proxc::Problem& p, const proxc::Expr& v) {
@@ -206,8 +272,10 @@ NB_MODULE(_proxc, m) {
         return std::make_pair(nb::cast(std::move(a)), address);
       },
       "problem"_a, "variable"_a);
+}
 
-  // Expressions.
+// Expressions.
+void bind_expressions(nb::module_& m) {
   nb::class_<proxc::Expr>(m, "Expr")
       .def_prop_ro("shape", [](const proxc::Expr& e) { return shape_tuple(e.shape()); })
       .def_prop_ro("name", &proxc::Expr::name)
@@ -229,7 +297,8 @@ NB_MODULE(_proxc, m) {
   m.def("constant", &proxc::constant, "data"_a, "name"_a = "");
   m.def("gaussian", &proxc::gaussian, "size"_a, "sigma"_a);
   m.def("grad", &proxc::grad, "x"_a, "dims"_a = -1);
-  m.def("conv", nb::overload_cast<const proxc::Expr&, const proxc::Expr&, const std::string&, int64_t>(&proxc::conv),
+  m.def("conv",
+        nb::overload_cast<const proxc::Expr&, const proxc::Expr&, const std::string&, int64_t>(&proxc::conv),
         "k"_a, "x"_a, "boundary"_a = "circular", "dims"_a = -1);
   m.def("uneven_subsample", &proxc::uneven_subsample, "x"_a, "indices"_a);
   m.def("mul_elemwise", &proxc::mul_elemwise, "w"_a, "x"_a);
@@ -240,17 +309,24 @@ NB_MODULE(_proxc, m) {
   m.def("reshape", &proxc::reshape, "x"_a, "shape"_a);
   m.def("transpose", &proxc::transpose, "x"_a, "axes"_a = std::vector<int64_t>{});
   m.def("crop", &proxc::crop, "x"_a, "begin"_a, "extent"_a);
-  m.def("mul_color", nb::overload_cast<const proxc::Expr&, const proxc::Expr&>(&proxc::mul_color), "x"_a, "matrix"_a);
-  m.def("mul_color", nb::overload_cast<const proxc::Expr&, const std::string&>(&proxc::mul_color), "x"_a, "named"_a);
-  m.def("warp", nb::overload_cast<const proxc::Expr&, const proxc::Expr&, const std::vector<int64_t>&>(&proxc::warp),
+  m.def("mul_color", nb::overload_cast<const proxc::Expr&, const proxc::Expr&>(&proxc::mul_color), "x"_a,
+        "matrix"_a);
+  m.def("mul_color", nb::overload_cast<const proxc::Expr&, const std::string&>(&proxc::mul_color), "x"_a,
+        "named"_a);
+  m.def("warp",
+        nb::overload_cast<const proxc::Expr&, const proxc::Expr&, const std::vector<int64_t>&>(&proxc::warp),
         "x"_a, "homography"_a, "target_shape"_a = std::vector<int64_t>{});
   m.def("black_box", &proxc::black_box, "name"_a, "x"_a);
+  m.def("register_python_black_box", &register_python_black_box, "name"_a, "input_shape"_a, "output_shape"_a,
+        "forward"_a, "adjoint"_a, "norm_bound"_a = 0.0);
   m.def("evaluate",
         nb::overload_cast<const proxc::Expr&, const std::vector<std::pair<proxc::Expr, proxc::Array>>&>(
             &proxc::evaluate),
         "e"_a, "values"_a);
+}
 
-  // Function terms.
+// Function terms.
+void bind_terms(nb::module_& m) {
   nb::class_<proxc::Term>(m, "Term")
       .def(nb::init<>())
       .def("alpha", [](proxc::Term t, double v) { return std::move(t.alpha(v)); })
@@ -282,10 +358,15 @@ NB_MODULE(_proxc, m) {
   m.def("zero_prox", &proxc::zero_prox, "e"_a);
   m.def("prox_fn", &proxc::prox_fn, "name"_a, "e"_a, "params"_a = std::map<std::string, double>{});
   m.def(
-      "box", [](const proxc::Expr& e, nb::handle lo, nb::handle hi) { return proxc::box(e, to_param(lo), to_param(hi)); },
+      "box",
+      [](const proxc::Expr& e, nb::handle lo, nb::handle hi) {
+        return proxc::box(e, to_param(lo), to_param(hi));
+      },
       "e"_a, "lower"_a, "upper"_a);
+}
 
-  // Problems.
+// Problems.
+void bind_problems(nb::module_& m) {
   nb::class_<proxc::Problem>(m, "Problem")
       .def(nb::init<>())
       .def("__copy__", [](const proxc::Problem& p) { return proxc::Problem(p); })
@@ -296,14 +377,16 @@ NB_MODULE(_proxc, m) {
       .def("passes_run", &proxc::Problem::passes_run)
       .def("value", &proxc::Problem::value, "variable"_a)
       .def("has_value", &proxc::Problem::has_value, "variable"_a)
-      .def("set_constant", nb::overload_cast<const std::string&, const proxc::Array&>(&proxc::Problem::set_constant),
+      .def("set_constant",
+           nb::overload_cast<const std::string&, const proxc::Array&>(&proxc::Problem::set_constant),
            "name"_a, "data"_a)
       .def("set_constant_file",
            nb::overload_cast<const std::string&, const std::string&>(&proxc::Problem::set_constant), "name"_a,
            "path"_a)
       .def(
           "print",
-          [](const proxc::Problem& p, const std::string& format, const std::string& base_dir, bool inline_constants) {
+          [](const proxc::Problem& p, const std::string& format, const std::string& base_dir,
+             bool inline_constants) {
             proxc::PrintOptions o;
             o.base_dir = base_dir;
             o.inline_constants = inline_constants;
@@ -312,11 +395,12 @@ NB_MODULE(_proxc, m) {
           "format"_a = "text", "base_dir"_a = "", "inline_constants"_a = false);
   m.def("load_problem", &proxc::load_problem, "path"_a);
   m.def("parse_problem", &proxc::parse_problem, "text"_a, "file"_a = "<string>", "base_dir"_a = ".");
-  m.def("parse_problem_json", &proxc::parse_problem_json, "json"_a, "file"_a = "<string>", "base_dir"_a = ".");
+  m.def("parse_problem_json", &proxc::parse_problem_json, "json"_a, "file"_a = "<string>",
+        "base_dir"_a = ".");
   m.def(
       "run_passes",
-      [](const proxc::Problem& p, std::vector<std::string> pipeline, const std::string& solver, const std::string& norm,
-         const std::string& dump_dir, bool verify_each) {
+      [](const proxc::Problem& p, std::vector<std::string> pipeline, const std::string& solver,
+         const std::string& norm, const std::string& dump_dir, bool verify_each) {
         proxc::PassOptions o;
         o.pipeline = std::move(pipeline);
         o.solver = kind_from<proxc::SolverKind>(solver, "solver");
@@ -328,8 +412,10 @@ NB_MODULE(_proxc, m) {
       "problem"_a, "pipeline"_a = std::vector<std::string>{}, "solver"_a = "pc", "norm"_a = "bound",
       "dump_dir"_a = "", "verify_each"_a = false);
   m.def("pass_names", &proxc::pass_names);
+}
 
-  // Solving.
+// Solving.
+void bind_solving(nb::module_& m) {
   nb::class_<proxc::StepSizes>(m, "StepSizes")
       .def(nb::init<>())
       .def_rw("pc_tau", &proxc::StepSizes::pc_tau)
@@ -343,10 +429,14 @@ NB_MODULE(_proxc, m) {
       .def(nb::init<>())
       .def_prop_rw(
           "solver", [](const proxc::SolverOptions& o) { return std::string(proxc::to_string(o.solver)); },
-          [](proxc::SolverOptions& o, const std::string& v) { o.solver = kind_from<proxc::SolverKind>(v, "solver"); })
+          [](proxc::SolverOptions& o, const std::string& v) {
+            o.solver = kind_from<proxc::SolverKind>(v, "solver");
+          })
       .def_prop_rw(
           "backend", [](const proxc::SolverOptions& o) { return std::string(proxc::to_string(o.backend)); },
-          [](proxc::SolverOptions& o, const std::string& v) { o.backend = kind_from<proxc::BackendKind>(v, "backend"); })
+          [](proxc::SolverOptions& o, const std::string& v) {
+            o.backend = kind_from<proxc::BackendKind>(v, "backend");
+          })
       .def_prop_rw(
           "schedule", [](const proxc::SolverOptions& o) { return std::string(proxc::to_string(o.schedule)); },
           [](proxc::SolverOptions& o, const std::string& v) {
@@ -354,7 +444,9 @@ NB_MODULE(_proxc, m) {
           })
       .def_prop_rw(
           "norm", [](const proxc::SolverOptions& o) { return std::string(proxc::to_string(o.norm)); },
-          [](proxc::SolverOptions& o, const std::string& v) { o.norm = kind_from<proxc::NormKind>(v, "norm"); })
+          [](proxc::SolverOptions& o, const std::string& v) {
+            o.norm = kind_from<proxc::NormKind>(v, "norm");
+          })
       .def_rw("target", &proxc::SolverOptions::target)
       .def_rw("cache_dir", &proxc::SolverOptions::cache_dir)
       .def_rw("max_iters", &proxc::SolverOptions::max_iters)
@@ -392,7 +484,8 @@ NB_MODULE(_proxc, m) {
       .def("__repr__", [](const proxc::IterationInfo& i) {
         return "IterationInfo(iteration=" + std::to_string(i.iteration) + ", r=" + std::to_string(i.r) +
                ", s=" + std::to_string(i.s) + ", eps_pri=" + std::to_string(i.eps_pri) +
-               ", eps_dual=" + std::to_string(i.eps_dual) + ", objective=" + std::to_string(i.objective) + ")";
+               ", eps_dual=" + std::to_string(i.eps_dual) + ", objective=" + std::to_string(i.objective) +
+               ")";
       });
 
   nb::class_<proxc::SolverSummary::ProgramTime>(m, "ProgramTime")
@@ -401,8 +494,10 @@ NB_MODULE(_proxc, m) {
       .def_ro("seconds", &proxc::SolverSummary::ProgramTime::seconds);
 
   nb::class_<proxc::SolverSummary>(m, "SolverSummary")
-      .def_prop_ro("termination", [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.termination)); })
-      .def_prop_ro("solver", [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.solver)); })
+      .def_prop_ro("termination",
+                   [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.termination)); })
+      .def_prop_ro("solver",
+                   [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.solver)); })
       .def_ro("iterations", &proxc::SolverSummary::iterations)
       .def_ro("last", &proxc::SolverSummary::last)
       .def_ro("history", &proxc::SolverSummary::history)
@@ -414,10 +509,12 @@ NB_MODULE(_proxc, m) {
       .def_ro("passes_s", &proxc::SolverSummary::passes_s)
       .def_ro("compile_s", &proxc::SolverSummary::compile_s)
       .def_ro("iterate_s", &proxc::SolverSummary::iterate_s)
-      .def_prop_ro("backend_used",
-                   [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.backend_used)); })
-      .def_prop_ro("schedule_used",
-                   [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.schedule_used)); })
+      .def_prop_ro(
+          "backend_used",
+          [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.backend_used)); })
+      .def_prop_ro(
+          "schedule_used",
+          [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.schedule_used)); })
       .def_ro("knorm", &proxc::SolverSummary::knorm)
       .def_ro("cg_steps", &proxc::SolverSummary::cg_steps)
       .def_ro("pipelines_compiled", &proxc::SolverSummary::pipelines_compiled)
@@ -429,8 +526,10 @@ NB_MODULE(_proxc, m) {
       .def("__repr__", &proxc::SolverSummary::brief_report);
 
   m.def("solve", &solve_py, "problem"_a, "options"_a, "callback"_a = nb::none(), "pass_iterate"_a = false);
+}
 
-  // Checks.
+// Checks.
+void bind_checks(nb::module_& m) {
   nb::class_<proxc::CheckReport>(m, "CheckReport")
       .def_ro("passed", &proxc::CheckReport::passed)
       .def_ro("norm_estimate", &proxc::CheckReport::norm_estimate)
@@ -449,15 +548,18 @@ NB_MODULE(_proxc, m) {
         return proxc::check(p, o);
       },
       "problem"_a, "backend"_a = "emulate", "target"_a = "host", "seed"_a = 1);
+}
 
-  // Compiled programs.
+// Compiled programs.
+void bind_modules(nb::module_& m) {
   nb::class_<proxc::CompileReport>(m, "CompileReport")
       .def_ro("seconds", &proxc::CompileReport::seconds)
       .def_ro("pipelines_compiled", &proxc::CompileReport::pipelines_compiled)
       .def_ro("pipelines_loaded", &proxc::CompileReport::pipelines_loaded)
       .def_ro("cache_dir", &proxc::CompileReport::cache_dir)
-      .def_prop_ro("schedule_used",
-                   [](const proxc::CompileReport& r) { return std::string(proxc::to_string(r.schedule_used)); });
+      .def_prop_ro("schedule_used", [](const proxc::CompileReport& r) {
+        return std::string(proxc::to_string(r.schedule_used));
+      });
   nb::class_<proxc::AotArtifacts>(m, "AotArtifacts")
       .def_ro("library", &proxc::AotArtifacts::library)
       .def_ro("header", &proxc::AotArtifacts::header)
@@ -481,30 +583,9 @@ NB_MODULE(_proxc, m) {
              nb::gil_scoped_release release;
              return mod.compile();
            })
-      .def(
-          "run",
-          [](proxc::Module& mod, std::map<std::string, proxc::Array> arrays, std::map<std::string, double> params) {
-            proxc::ProgramInputs in{std::move(arrays), std::move(params)};
-            proxc::ProgramOutputs out;
-            {
-              nb::gil_scoped_release release;
-              out = mod.run(in);
-            }
-            return std::make_pair(std::move(out.arrays), std::move(out.scalars));
-          },
-          "arrays"_a, "params"_a = std::map<std::string, double>{})
-      .def(
-          "emulate",
-          [](proxc::Module& mod, std::map<std::string, proxc::Array> arrays, std::map<std::string, double> params) {
-            proxc::ProgramInputs in{std::move(arrays), std::move(params)};
-            proxc::ProgramOutputs out;
-            {
-              nb::gil_scoped_release release;
-              out = mod.emulate(in);
-            }
-            return std::make_pair(std::move(out.arrays), std::move(out.scalars));
-          },
-          "arrays"_a, "params"_a = std::map<std::string, double>{})
+      .def("run", &run_program<&proxc::Module::run>, "arrays"_a, "params"_a = std::map<std::string, double>{})
+      .def("emulate", &run_program<&proxc::Module::emulate>, "arrays"_a,
+           "params"_a = std::map<std::string, double>{})
       .def("source", &proxc::Module::source)
       .def(
           "emit",
@@ -534,4 +615,31 @@ NB_MODULE(_proxc, m) {
       },
       "problem"_a, "solver"_a = "pc", "program"_a = "iteration", "fuse"_a = 1, "target"_a = "host",
       "schedule"_a = "default", "cache_dir"_a = "");
+}
+
+}  // namespace
+
+NB_MODULE(_proxc, m) {
+  m.doc() =
+      "proxc's C++ API (include/proxc), bound with nanobind; the ProxImaL-style API is the package proxc";
+
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const proxc::UserError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const proxc::InternalError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+
+  m.def("version", &proxc::version);
+
+  bind_arrays(m);
+  bind_expressions(m);
+  bind_terms(m);
+  bind_problems(m);
+  bind_solving(m);
+  bind_checks(m);
+  bind_modules(m);
 }

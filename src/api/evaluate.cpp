@@ -27,9 +27,11 @@ std::map<const internal::ExprNode*, Array> values_by_node(const std::vector<inte
                                                           const char* what) {
   std::map<const internal::ExprNode*, Array> out;
   for (const auto& [v, a] : values) {
-    user_assert(v.defined() && v.is_variable()) << what << ": a value is given for something that is not a variable";
-    user_assert(v.shape() == a.shape()) << what << ": variable '" << v.name() << "' has shape "
-                                        << shape_to_string(v.shape()) << ", its value " << shape_to_string(a.shape());
+    user_assert(v.defined() && v.is_variable())
+        << what << ": a value is given for something that is not a variable";
+    user_assert(v.shape() == a.shape())
+        << what << ": variable '" << v.name() << "' has shape " << shape_to_string(v.shape())
+        << ", its value " << shape_to_string(a.shape());
     out[Access::node(v).get()] = a;
   }
   internal::for_each_node(roots, [&](const internal::Expr& n) {

@@ -25,6 +25,7 @@ Tensor black_box_apply(const ExprNode* n, const Tensor& x, const Shape& out_shap
   FloatData in(x.data.begin(), x.data.end()), out(static_cast<size_t>(num_elements(out_shape)), 0.0f);
   const proxc_black_box_apply_fn f = adjoint ? op->adjoint : op->forward;
   int rc = 0;
+  proxc_black_box_clear_failure();
   try {
     rc = f(op->user, in.data(), x.shape.data(), static_cast<int>(x.shape.size()), out.data(), out_shape.data(),
            static_cast<int>(out_shape.size()));
@@ -33,9 +34,10 @@ Tensor black_box_apply(const ExprNode* n, const Tensor& x, const Shape& out_shap
                << " callback threw an exception (input " << shape_to_string(x.shape) << ", output "
                << shape_to_string(out_shape) << ")";
   }
+  const std::string said = rc != 0 ? proxc_black_box_failure() : "";
   user_assert(rc == 0) << "black_box " << n->str << ": the " << (adjoint ? "adjoint" : "forward")
                        << " callback failed (returned " << rc << "; input " << shape_to_string(x.shape) << ", output "
-                       << shape_to_string(out_shape) << ")";
+                       << shape_to_string(out_shape) << ")" << (said.empty() ? "" : ": " + said);
   Tensor y(out_shape);
   std::copy(out.begin(), out.end(), y.data.begin());
   return y;

@@ -134,6 +134,7 @@ extern "C" int proxc_black_box_stage(halide_buffer_t* in, uint64_t id, int adjoi
   DenseOutput dst(out, out_shape);
   const proxc_black_box_apply_fn f = adjoint ? op->adjoint : op->forward;
   int rc = 0;
+  proxc_black_box_clear_failure();
   try {
     rc = f(op->user, src, in_shape.data(), in_rank, dst.data(), out_shape.data(), out_rank);
   } catch (...) {
@@ -141,8 +142,11 @@ extern "C" int proxc_black_box_stage(halide_buffer_t* in, uint64_t id, int adjoi
                 shape_text(in_shape) + ", output " + shape_text(out_shape) + ")");
   }
   if (rc != 0) {
+    // What the callback said of its failure (proxc_black_box_set_failure), when it said something.
+    const std::string said = proxc_black_box_failure();
     return fail(std::string("black_box ") + op->name + ": the " + role + " callback failed (returned " +
-                std::to_string(rc) + "; input " + shape_text(in_shape) + ", output " + shape_text(out_shape) + ")");
+                std::to_string(rc) + "; input " + shape_text(in_shape) + ", output " + shape_text(out_shape) + ")" +
+                (said.empty() ? "" : ": " + said));
   }
   dst.finish();
   return 0;
