@@ -348,8 +348,8 @@ _factory_count = [0]
 
 def LinOpFactory(input_shape, output_shape, forward, adjoint, norm_bound=None, name=None):  # noqa: N802
     """ProxImaL's operator written in Python: forward(x, out) writes K x into
-    out, adjoint(y, out) writes K^T y (NumPy arrays of the shapes given, valid
-    during the call). Returns a function applying it to an expression of
+    out, adjoint(y, out) writes K^T y (float32 NumPy arrays of the shapes
+    given, copies of proxc's buffers). Returns a function applying it to an expression of
     input_shape. It runs as a black box (include/proxc/black_box.h): the
     interpreter runs inside every iteration, so it costs what its Python costs;
     norm_bound (an upper bound of ||K||) spares the Lanczos estimate."""

@@ -184,7 +184,7 @@ std::pair<std::map<std::string, proxc::Array>, std::map<std::string, double>> ru
 
 // A linear operator written in Python (ProxImaL's LinOpFactory), registered
 // as a black box: its callbacks take the GIL and call forward(x, out) or
-// adjoint(y, out) on NumPy views of proxc's buffers (valid during the call).
+// adjoint(y, out) on NumPy arrays of their own (copies of proxc's buffers).
 // The registry keeps operators for the life of the process, and so does this.
 struct PyBlackBox {
   std::string name;
@@ -192,21 +192,24 @@ struct PyBlackBox {
   nb::object forward, adjoint;
 };
 
-int call_py_black_box(void* user, bool adjoint, const float* in, const int64_t* in_shape, int in_rank,
-                      float* out, const int64_t* out_shape, int out_rank) {
+int call_py_black_box(void* user, bool adjoint, const float* in, const int64_t* in_shape, int in_rank, float* out,
+                      const int64_t* out_shape, int out_rank) {
   auto* bb = static_cast<PyBlackBox*>(user);
   nb::gil_scoped_acquire gil;
   try {
-    std::vector<size_t> is(in_shape, in_shape + in_rank), os(out_shape, out_shape + out_rank);
-    nb::object x = nb::cast(nb::ndarray<nb::numpy, const float>(in, is.size(), is.data(), nb::handle()),
-                            nb::rv_policy::reference);
-    nb::object y = nb::cast(nb::ndarray<nb::numpy, float>(out, os.size(), os.data(), nb::handle()),
-                            nb::rv_policy::reference);
+    // Arrays of their own (NumPy owns them), so that a callback may keep
+    // them: the operand copied in, the result copied out after the call.
+    proxc::Array xa(proxc::Shape(in_shape, in_shape + in_rank)), ya(proxc::Shape(out_shape, out_shape + out_rank));
+    if (xa.size() > 0) std::memcpy(xa.data(), in, static_cast<size_t>(xa.size()) * sizeof(float));
+    const float* result = ya.size() > 0 ? ya.data() : nullptr;
+    const size_t n = static_cast<size_t>(ya.size());
+    nb::object x = nb::cast(std::move(xa)), y = nb::cast(std::move(ya));
     (adjoint ? bb->adjoint : bb->forward)(x, y);
+    if (n > 0) std::memcpy(out, result, n * sizeof(float));
     return 0;
   } catch (const std::exception& e) {
-    const std::string msg = "LinOpFactory operator '" + bb->name + "', its " +
-                            (adjoint ? "adjoint" : "forward") + ": " + e.what();
+    const std::string msg = "LinOpFactory operator '" + bb->name + "', its " + (adjoint ? "adjoint" : "forward") +
+                            ": " + e.what();
     proxc_black_box_set_failure(msg.c_str());
     return 1;
   }

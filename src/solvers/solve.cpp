@@ -141,7 +141,9 @@ class HostLoop {
         (o_.proximal_stopping ? "|proximal-stopping|" + std::to_string(o_.check_every) : ""));
     if (!o_.resume_path.empty()) it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, o_.max_iters, &state_);
     last_checkpoint_ = ran_ = checked_iteration_ = it_;
-    copies_ = o_.check_every > o_.fuse;
+    // (pc under ProxImaL's rule does not check its first run whatever C is.)
+    copies_ = o_.check_every > o_.fuse ||
+              (o_.proximal_stopping && algorithm_->kind() == SolverKind::PockChambolle);
     keep_checked();
   }
 
@@ -197,7 +199,8 @@ class HostLoop {
       for (auto& [k, a] : state_) in.buffers[k] = &a;
       if (algorithm_->takes_rho()) in.params[state_names::kRho] = rho;
       const int done = it_ + o_.fuse;  // fuse is 1 except for pc and ladmm
-      const bool check = stop_next_ || done >= o_.max_iters || on_schedule();
+      const bool scheduled = on_schedule();
+      const bool check = stop_next_ || done >= o_.max_iters || scheduled;
       in.params[kCheckParam] = check ? 1 : 0;
       compiled_[0]->run_into(in, &out_);  // into the arrays of two iterations ago
       ran_ += o_.fuse;
@@ -209,18 +212,19 @@ class HostLoop {
                      (o_.time_limit_s > 0 && since(start_) >= o_.time_limit_s);
         continue;
       }
-      if (!after_check(done, level)) break;
+      if (!after_check(done, level, scheduled)) break;
     }
     sum_.iterate_s = since(start_);
   }
 
   // Whether the next run (iterations ran_ + 1 ... ran_ + fuse) checks by the
   // schedule: after a multiple of check_every iterations; under ProxImaL's
-  // rule after iterations 1, C + 1, 2C + 1, ... (its checks at i % C == 0,
-  // i counted from 0), Pock–Chambolle's from C + 1 (i > 0).
+  // rule (pc, ladmm, admm) after iterations 1, C + 1, 2C + 1, ... (its
+  // checks at i % C == 0, i counted from 0), Pock–Chambolle's from C + 1.
   bool on_schedule() const {
     const int c = o_.check_every;
-    if (!o_.proximal_stopping) return (ran_ + o_.fuse) / c > ran_ / c;
+    // (hqs keeps proxc's schedule: ProxImaL's hqs has a rule of its own per level.)
+    if (!o_.proximal_stopping || algorithm_->kind() == SolverKind::HQS) return (ran_ + o_.fuse) / c > ran_ / c;
     auto floor_div = [](int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
     const bool crosses = floor_div(ran_ + o_.fuse - 1, c) > floor_div(ran_ - 1, c);
     return crosses && !(algorithm_->kind() == SolverKind::PockChambolle && ran_ == 0);
@@ -228,7 +232,7 @@ class HostLoop {
 
   // A checking run's residuals, the stopping rule, the callback, checkpoints
   // and limits; false when the solve stops (sum_.termination says why).
-  bool after_check(int done, size_t level) {
+  bool after_check(int done, size_t level, bool scheduled) {
     IterationInfo info;
     info.iteration = std::min(ran_, o_.max_iters);
     info.r = std::sqrt(out_.scalars.at(state_names::kR2));
@@ -265,7 +269,10 @@ class HostLoop {
       user_stop = o_.iterate_callback && !o_.iterate_callback(info, x);
     }
     user_stop = user_stop || (o_.callback && !o_.callback(info));
-    const bool stopping = o_.eps_abs > 0 || o_.eps_rel > 0;
+    // Under ProxImaL's rule only its checks stop a solve: one forced by the
+    // last iteration, the time limit or an interrupt is reported, and pc's
+    // residuals there mix iterates of different ages.
+    const bool stopping = (o_.eps_abs > 0 || o_.eps_rel > 0) && (scheduled || !o_.proximal_stopping);
     if (stopping && info.r <= info.eps_pri && info.s <= info.eps_dual) {
       if (level + 1 < levels_.size() && !user_stop) {
         // Converged for this rho: continue with the next, larger one.

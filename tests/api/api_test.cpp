@@ -420,7 +420,20 @@ TEST(ApiSolve, ProximalStoppingChecksWhereProxImaLChecks) {
   const std::vector<float> own_rule = p.value(x).to_vector();
   ASSERT_EQ(with_rule.size(), own_rule.size());
   for (size_t i = 0; i < own_rule.size(); ++i) ASSERT_NEAR(with_rule[i], own_rule[i], 1e-6) << i;
+  // Only ProxImaL's checks stop: with tolerances any check meets, pc stops at
+  // its first (11), ladmm at 1; the check forced by the last iteration does not.
   o.proximal_stopping = true;
+  o.eps_abs = o.eps_rel = 1e3;
+  o.max_iters = 35;
+  o.solver = proxc::SolverKind::PockChambolle;
+  EXPECT_EQ(proxc::solve(p, o).iterations, 11);
+  o.solver = proxc::SolverKind::LinearizedADMM;
+  EXPECT_EQ(proxc::solve(p, o).iterations, 1);
+  o.solver = proxc::SolverKind::PockChambolle;
+  o.max_iters = 5;
+  proxc::SolverSummary forced = proxc::solve(p, o);
+  EXPECT_EQ(forced.termination, proxc::Termination::MaxIterations);
+  EXPECT_EQ(forced.iterations, 5);
   o.fuse = 2;
   EXPECT_THAT(error_of([&] { proxc::solve(p, o); }), HasSubstr("fuse = 1"));
 }
