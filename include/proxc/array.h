@@ -76,12 +76,14 @@ class Array {
 
 /// Reads an array, the format chosen by the extension (case-insensitive):
 /// .npy (any real dtype, converted to float32), .png (grey → (H, W), colour →
-/// (H, W, 3), scaled to [0, 1]), .tif/.tiff. A UserError names the path and
+/// (H, W, 3), scaled to [0, 1]), .tif/.tiff (several pages of one shape: a
+/// stack (pages, H, W[, 3])). A UserError names the path and
 /// the reason (unknown extension, unreadable, NaN or Inf entries).
 Array load_array(const std::string& path);
 
 /// Writes `a` in the format the extension names (PNG at 8 bits, values
-/// clamped to [0, 1]), whole or not at all. A UserError for an unknown
+/// clamped to [0, 1]; TIFF as float32, a 3-D array (D, H, W) as D pages),
+/// whole or not at all. A UserError for an unknown
 /// extension or a shape the format cannot hold.
 void save_array(const std::string& path, const Array& a);
 
@@ -96,9 +98,14 @@ bool has_array_extension(const std::string& path);
 /// Peak signal-to-noise ratio in dB, peak 1 (images in [0, 1]).
 double psnr(const Array& x, const Array& reference);
 
-/// Structural similarity (Wang et al. 2004): Gaussian window sigma 1.5,
-/// K1 = 0.01, K2 = 0.03, dynamic range 1, averaged over pixels (and over
-/// channels: the last axis of a 3-D array).
+/// Structural similarity (Wang et al. 2004) as scikit-image's
+/// structural_similarity(x, ref, data_range=1, gaussian_weights=True,
+/// sigma=1.5, use_sample_covariance=False[, channel_axis=-1]) computes it:
+/// an 11-tap Gaussian window of sigma 1.5, K1 = 0.01, K2 = 0.03, dynamic
+/// range 1, averaged over the pixels whose window lies inside the image (5
+/// pixels off each border; every pixel, the window clamped at the borders,
+/// for an image of at most 10 pixels a side) and over channels (the last
+/// axis of a 3-D array). tests/python/test_metrics.py checks the values.
 double ssim(const Array& x, const Array& reference);
 
 /// The images left to right with a `gap`-pixel white column between them,

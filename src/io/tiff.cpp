@@ -192,18 +192,8 @@ static void check_declared_size(const std::string& path, size_t file_bytes, int6
       << " image of " << format_bytes(raw_bytes) << " (at most 4096:1)";
 }
 
-Array decode_tiff(const std::string& bytes, const std::string& path) {
-  user_assert(!bytes.empty()) << path << ": malformed TIFF: the file is empty";
-  begin_tiff_call();
-  MemFile mf;
-  mf.data = reinterpret_cast<const unsigned char*>(bytes.data());
-  mf.size = bytes.size();
-  TiffCloser closer;
-  closer.tif = TIFFClientOpen(path.c_str(), "rm", &mf, mem_read, mem_write, mem_seek, mem_close, mem_size,
-                              mem_map, mem_unmap);
-  user_assert(closer.tif) << path << ": malformed TIFF: " << tiff_message("cannot open the file as a TIFF");
-  TIFF* tif = closer.tif;
-
+// Decodes the page libtiff has current into an array (H, W) or (H, W, 3).
+static Array decode_page(TIFF* tif, const std::string& path, size_t file_bytes) {
   uint32_t width = 0, height = 0;
   user_assert(TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &width) == 1 &&
               TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &height) == 1)
@@ -269,7 +259,7 @@ Array decode_tiff(const std::string& bytes, const std::string& path) {
   const int64_t H = height, W = width;
   Shape shape = out_channels == 1 ? Shape{H, W} : Shape{H, W, 3};
   check_allocation(shape, path + ": TIFF image");
-  check_declared_size(path, bytes.size(), W, H,
+  check_declared_size(path, file_bytes, W, H,
                       static_cast<double>(H) * static_cast<double>(W) * spp * sample_bytes, compression);
   Array out(shape);
 
@@ -336,6 +326,57 @@ Array decode_tiff(const std::string& bytes, const std::string& path) {
   return out;
 }
 
+// The most pages a stack may have (a loop in a file's page chain is refused
+// by libtiff; this bounds the walk of a long one).
+constexpr int kMaxTiffPages = 1 << 20;
+
+Array decode_tiff(const std::string& bytes, const std::string& path) {
+  user_assert(!bytes.empty()) << path << ": malformed TIFF: the file is empty";
+  begin_tiff_call();
+  MemFile mf;
+  mf.data = reinterpret_cast<const unsigned char*>(bytes.data());
+  mf.size = bytes.size();
+  TiffCloser closer;
+  closer.tif = TIFFClientOpen(path.c_str(), "rm", &mf, mem_read, mem_write, mem_seek, mem_close, mem_size,
+                              mem_map, mem_unmap);
+  user_assert(closer.tif) << path << ": malformed TIFF: " << tiff_message("cannot open the file as a TIFF");
+  TIFF* tif = closer.tif;
+  // The full-resolution pages (reduced-resolution ones, thumbnails and
+  // pyramid levels, are skipped): one gives (H, W[, 3]); several of one
+  // shape, a stack (pages, H, W[, 3]) along the first axis.
+  std::vector<tdir_t> pages;
+  for (int k = 0; k < kMaxTiffPages; ++k) {
+    uint32_t kind = 0;
+    if (k == 0 || TIFFGetField(tif, TIFFTAG_SUBFILETYPE, &kind) != 1 || (kind & FILETYPE_REDUCEDIMAGE) == 0) {
+      pages.push_back(TIFFCurrentDirectory(tif));
+    }
+    t_tiff_error.clear();
+    if (!TIFFReadDirectory(tif)) break;
+    user_assert(k + 1 < kMaxTiffPages) << path << ": unsupported TIFF: more than " << kMaxTiffPages << " pages";
+  }
+  user_assert(TIFFSetDirectory(tif, pages[0]) == 1)
+      << path << ": malformed TIFF: " << tiff_message("cannot read the first page");
+  Array first = decode_page(tif, path, bytes.size());
+  if (pages.size() == 1) return first;
+  Shape shape = first.shape;
+  shape.insert(shape.begin(), static_cast<int64_t>(pages.size()));
+  check_allocation(shape, path + ": TIFF stack of " + std::to_string(pages.size()) + " pages");
+  Array out(shape);
+  std::copy(first.data.begin(), first.data.end(), out.data.begin());
+  const size_t page_size = first.data.size();
+  for (size_t k = 1; k < pages.size(); ++k) {
+    t_tiff_error.clear();
+    user_assert(TIFFSetDirectory(tif, pages[k]) == 1)
+        << path << ": malformed TIFF: " << tiff_message(("cannot read page " + std::to_string(k)).c_str());
+    Array page = decode_page(tif, path, bytes.size());
+    user_assert(page.shape == first.shape)
+        << path << ": page " << k << " has shape " << shape_to_string(page.shape) << ", page 0 "
+        << shape_to_string(first.shape) << ": a stack needs pages of one shape";
+    std::copy(page.data.begin(), page.data.end(), out.data.begin() + static_cast<std::ptrdiff_t>(k * page_size));
+  }
+  return out;
+}
+
 namespace {
 
 /// Closes the TIFF being written and removes the temporary file unless the
@@ -351,15 +392,27 @@ struct TiffWriteGuard {
 
 }  // namespace
 
+static void write_tiff_page(TIFF* tif, const std::string& path, const Array& a, int64_t offset, int64_t width,
+                            int64_t height, int channels, std::vector<float>* row);
+
 void write_tiff(const std::string& path, const Array& a) {
-  const bool shape_ok = a.rank() == 2 || (a.rank() == 3 && (a.shape[2] == 1 || a.shape[2] == 3));
-  user_assert(shape_ok) << path << ": cannot write an array of shape " << shape_to_string(a.shape)
-                        << " as a TIFF image (expected (H, W), (H, W, 1) or (H, W, 3))";
+  // (H, W), (H, W, 1) and (H, W, 3) are one page; another 3-D shape (D, H, W)
+  // is D grey pages, (D, H, W, 1 | 3) D pages of its channels: a z-stack.
+  const bool colour_last = a.rank() >= 3 && (a.shape.back() == 1 || a.shape.back() == 3);
+  const bool one_page = a.rank() == 2 || (a.rank() == 3 && colour_last);
+  const bool stack = (a.rank() == 3 && !colour_last) || (a.rank() == 4 && colour_last);
+  user_assert(one_page || stack) << path << ": cannot write an array of shape " << shape_to_string(a.shape)
+                                 << " as a TIFF image (expected (H, W), (H, W, 1 | 3), or a stack of pages (D, H, W) "
+                                    "or (D, H, W, 1 | 3))";
   internal_assert(static_cast<int64_t>(a.data.size()) == num_elements(a.shape))
       << "array data size " << a.data.size() << " does not match shape " << shape_to_string(a.shape);
-  const int64_t height = a.shape[0];
-  const int64_t width = a.shape[1];
-  const int channels = a.rank() == 3 ? static_cast<int>(a.shape[2]) : 1;
+  const int64_t pages = stack ? a.shape[0] : 1;
+  const size_t first = stack ? 1 : 0;
+  const int64_t height = a.shape[first];
+  const int64_t width = a.shape[first + 1];
+  const int channels = a.rank() == static_cast<int>(first) + 3 ? static_cast<int>(a.shape.back()) : 1;
+  user_assert(pages > 0) << path << ": cannot write an empty stack of shape " << shape_to_string(a.shape)
+                         << " as a TIFF";
   user_assert(height > 0 && width > 0)
       << path << ": cannot write an empty image of shape " << shape_to_string(a.shape) << " as a TIFF";
   const int64_t max_dim = std::numeric_limits<uint32_t>::max();
@@ -389,6 +442,32 @@ void write_tiff(const std::string& path, const Array& a) {
   if (!g.tif) ::close(fd);
   user_assert(g.tif) << path << ": cannot write file: " << tiff_message("cannot create the file");
   TIFF* tif = g.tif;
+  const size_t row_len = static_cast<size_t>(width) * channels;
+  std::vector<float> row(row_len);  // libtiff may modify the buffer it is given
+  for (int64_t page = 0; page < pages; ++page) {
+    write_tiff_page(tif, path, a, page * height * static_cast<int64_t>(row_len), width, height, channels, &row);
+    if (pages > 1) {
+      user_assert(TIFFSetField(tif, TIFFTAG_SUBFILETYPE, FILETYPE_PAGE) == 1 &&
+                  TIFFSetField(tif, TIFFTAG_PAGENUMBER, static_cast<uint16_t>(std::min<int64_t>(page, 65535)),
+                               static_cast<uint16_t>(std::min<int64_t>(pages, 65535))) == 1 &&
+                  TIFFWriteDirectory(tif) == 1)
+          << path << ": cannot write TIFF: " << tiff_message("cannot finish a page (disk full?)");
+    }
+  }
+  if (pages == 1) {
+    user_assert(TIFFFlush(tif) == 1) << path
+                                     << ": cannot write TIFF: " << tiff_message("write failed (disk full?)");
+  }
+  t_tiff_error.clear();
+  TIFFClose(tif);
+  g.tif = nullptr;
+  user_assert(t_tiff_error.empty()) << path << ": cannot write TIFF: " << t_tiff_error;
+  write_file_atomic(path, read_file(g.tmp));
+}
+
+// One page's tags and rows, from a.data at `offset`.
+static void write_tiff_page(TIFF* tif, const std::string& path, const Array& a, int64_t offset, int64_t width,
+                            int64_t height, int channels, std::vector<float>* row) {
   bool ok =
       TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, static_cast<uint32_t>(width)) == 1 &&
       TIFFSetField(tif, TIFFTAG_IMAGELENGTH, static_cast<uint32_t>(height)) == 1 &&
@@ -401,20 +480,13 @@ void write_tiff(const std::string& path, const Array& a) {
       TIFFSetField(tif, TIFFTAG_COMPRESSION, static_cast<uint16_t>(COMPRESSION_NONE)) == 1 &&
       TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, TIFFDefaultStripSize(tif, 0)) == 1;
   user_assert(ok) << path << ": cannot write TIFF: " << tiff_message("cannot set the image tags");
-  const size_t row_len = static_cast<size_t>(width) * channels;
-  std::vector<float> row(row_len);  // libtiff may modify the buffer it is given
+  const size_t row_len = row->size();
   for (int64_t y = 0; y < height; ++y) {
-    std::copy_n(a.data.begin() + static_cast<std::ptrdiff_t>(y * row_len), row_len, row.begin());
-    user_assert(TIFFWriteScanline(tif, row.data(), static_cast<uint32_t>(y), 0) == 1)
+    std::copy_n(a.data.begin() + static_cast<std::ptrdiff_t>(offset + y * static_cast<int64_t>(row_len)), row_len,
+                row->begin());
+    user_assert(TIFFWriteScanline(tif, row->data(), static_cast<uint32_t>(y), 0) == 1)
         << path << ": cannot write TIFF: " << tiff_message("write failed (disk full?)");
   }
-  user_assert(TIFFFlush(tif) == 1) << path
-                                   << ": cannot write TIFF: " << tiff_message("write failed (disk full?)");
-  t_tiff_error.clear();
-  TIFFClose(tif);
-  g.tif = nullptr;
-  user_assert(t_tiff_error.empty()) << path << ": cannot write TIFF: " << t_tiff_error;
-  write_file_atomic(path, read_file(g.tmp));
 }
 
 }  // namespace proxc::internal::io

@@ -1,7 +1,7 @@
 /// \file
 /// Reading and writing TIFF images as float32 arrays.
 ///
-/// Reading takes the first page of strip- or tile-organised images with 8, 16
+/// Reading takes every full-resolution page (a stack) of strip- or tile-organised images with 8, 16
 /// or 32-bit unsigned integer samples (scaled to [0, 1]) or 32/64-bit float
 /// samples (kept as they are). Writing produces uncompressed float32 images.
 /// libtiff's error and warning messages are captured, never printed.
@@ -13,9 +13,12 @@
 
 namespace proxc::internal::io {
 
-/// Reads the first page of the TIFF file at `path`. One sample per pixel (or
-/// gray + alpha) gives shape (H, W); three or four samples give (H, W, 3),
-/// dropping the fourth. 8-, 16- and 32-bit unsigned integers are divided by
+/// Reads the TIFF file at `path`: its full-resolution pages (reduced-resolution
+/// ones, thumbnails and pyramid levels, are skipped), one page as (H, W) or
+/// (H, W, 3), several of one shape as a stack along a new first axis
+/// (pages, H, W[, 3]) (a z-stack, a time series); pages of different shapes
+/// are a UserError. One sample per pixel (or gray + alpha) gives (H, W);
+/// three or four samples give (H, W, 3), dropping the fourth. 8-, 16- and 32-bit unsigned integers are divided by
 /// 255, 65535 and 4294967295; 32- and 64-bit floats are kept as they are.
 /// Contiguous and separate planar configurations, strips and tiles are all
 /// read. Throws UserError naming the path for a file that cannot be read, is
@@ -29,7 +32,9 @@ Array read_tiff(const std::string& path);
 Array decode_tiff(const std::string& bytes, const std::string& path);
 
 /// Writes `a` to `path` as an uncompressed float32 TIFF: one sample per pixel
-/// for shape (H, W) or (H, W, 1), RGB for (H, W, 3). The image is written to a
+/// for shape (H, W) or (H, W, 1), RGB for (H, W, 3); a stack of pages for
+/// (D, H, W) (last extent not 1 or 3) and (D, H, W, 1 | 3), read back as the
+/// same array. The image is written to a
 /// temporary file in the same folder, which is renamed over `path` on success
 /// and removed on failure. Throws UserError for another shape, an empty image
 /// or a write failure.

@@ -55,6 +55,10 @@ double ssim(const Array& x, const Array& reference) {
     }
     return out;
   };
+  // Averaged, as scikit-image's structural_similarity does, over the pixels
+  // whose whole window lies inside the image (all of them for an image of
+  // at most 2·radius pixels a side).
+  const int64_t crop = h > 2 * radius && w > 2 * radius ? radius : 0;
   double total = 0;
   const size_t n = static_cast<size_t>(h * w);
   for (int64_t c = 0; c < ch; ++c) {
@@ -67,12 +71,16 @@ double ssim(const Array& x, const Array& reference) {
       ab[i] = a[i] * b[i];
     }
     auto ma = filter(a), mb = filter(b), saa = filter(aa), sbb = filter(bb), sab = filter(ab);
-    for (size_t i = 0; i < n; ++i) {
-      double va = saa[i] - ma[i] * ma[i], vb = sbb[i] - mb[i] * mb[i], cov = sab[i] - ma[i] * mb[i];
-      total += ((2 * ma[i] * mb[i] + c1) * (2 * cov + c2)) / ((ma[i] * ma[i] + mb[i] * mb[i] + c1) * (va + vb + c2));
+    for (int64_t r = crop; r < h - crop; ++r) {
+      for (int64_t q = crop; q < w - crop; ++q) {
+        const size_t i = static_cast<size_t>(r * w + q);
+        double va = saa[i] - ma[i] * ma[i], vb = sbb[i] - mb[i] * mb[i], cov = sab[i] - ma[i] * mb[i];
+        total +=
+            ((2 * ma[i] * mb[i] + c1) * (2 * cov + c2)) / ((ma[i] * ma[i] + mb[i] * mb[i] + c1) * (va + vb + c2));
+      }
     }
   }
-  return total / static_cast<double>(n * static_cast<size_t>(ch));
+  return total / static_cast<double>((h - 2 * crop) * (w - 2 * crop) * ch);
 }
 
 }  // namespace proxc::internal

@@ -5,9 +5,11 @@
 
 #include <filesystem>
 #include <map>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "io/array_io.h"
 #include "support/file_util.h"
 #include "test_util.h"
 
@@ -200,6 +202,26 @@ TEST(CliSolve, WritesTheResultAndASummary) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/x.npy"));
   std::string log = read_file(dir + "/log.csv");
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 5);  // header + one row per check (every 10 iterations)
+  EXPECT_EQ(log.substr(0, log.find('\n')), "iteration,r,s,eps_pri,eps_dual,objective,seconds,psnr,ssim");
+  {
+    // The last check is the result: its objective (at max(x, 0): the problem has nonneg), PSNR and SSIM
+    // are the summary's; the objective falls.
+    std::vector<std::vector<double>> rows;
+    std::istringstream lines(log.substr(log.find('\n') + 1));
+    for (std::string line; std::getline(lines, line);) {
+      std::vector<double> row;
+      std::istringstream cells(line);
+      for (std::string c; std::getline(cells, c, ',');) row.push_back(std::stod(c));
+      ASSERT_EQ(row.size(), 9u) << line;
+      rows.push_back(row);
+    }
+    const nlohmann::json summary = nlohmann::json::parse(r.out);
+    const double at_max0 = summary["objective_at_projection"];
+    EXPECT_NEAR(rows.back()[5], at_max0, 1e-9 * at_max0);
+    EXPECT_NEAR(rows.back()[7], summary["psnr"].get<double>(), 1e-5);
+    EXPECT_NEAR(rows.back()[8], summary["ssim"].get<double>(), 1e-5);
+    EXPECT_GT(rows.front()[5], rows.back()[5]);
+  }
   auto every = proxc("solve " + example("denoise_tv_iso.prox") + " --backend emulate --iters 7 --eps-abs 0 --eps-rel 0 " +
                      "--check-every 3 --log " + shell_quote(dir + "/log3.csv"));
   ASSERT_EQ(every.exit_code, 0) << every.out;
@@ -214,6 +236,28 @@ TEST(CliSolve, WritesTheResultAndASummary) {
   auto png = proxc("solve " + example("inpaint.prox") + " --backend emulate --iters 5 -o " + shell_quote(dir + "/x.png"));
   EXPECT_EQ(png.exit_code, 0) << png.out;
   EXPECT_TRUE(std::filesystem::exists(dir + "/x.png"));
+}
+
+TEST(CliSolve, AThreeDimensionalProblemTakesATiffStackAndWritesOne) {
+  // A z-stack from a multi-page TIFF gives the result the same array gives
+  // from .npy, and a 3-D result written as .tif reads back as the same stack.
+  namespace io = proxc::internal::io;
+  std::string dir = test::temp_dir();
+  proxc::internal::Array b(proxc::internal::Shape{5, 16, 20});
+  for (size_t i = 0; i < b.data.size(); ++i) b.data[i] = static_cast<float>((i * 7919) % 101) / 100.0f;
+  io::save_array(dir + "/stack.npy", b);
+  io::save_array(dir + "/stack.tif", b);
+  proxc::internal::write_file_atomic(dir + "/tv3d.prox",
+                                     "b = load(\"stack.npy\")\nx = variable(shape(b))\n"
+                                     "minimize sum_squares(x - b) + 0.05 * group_norm1(grad(x), [3]) + nonneg(x)\n");
+  const std::string solve = "solve " + shell_quote(dir + "/tv3d.prox") + " --iters 30 --eps-abs 0 --eps-rel 0 ";
+  auto from_npy = proxc(solve + "-o " + shell_quote(dir + "/a.npy"));
+  ASSERT_EQ(from_npy.exit_code, 0) << from_npy.out;
+  auto from_tif = proxc(solve + "--set b=" + shell_quote(dir + "/stack.tif") + " -o " + shell_quote(dir + "/b.tif"));
+  ASSERT_EQ(from_tif.exit_code, 0) << from_tif.out;
+  const proxc::internal::Array a = io::load_array(dir + "/a.npy"), t = io::load_array(dir + "/b.tif");
+  EXPECT_EQ(t.shape, b.shape);
+  EXPECT_EQ(t.data, a.data);
 }
 
 TEST(CliSolve, SetReplacesDataAndX0WarmStarts) {

@@ -812,7 +812,32 @@ TEST(Tiff, CompressedStrips) {
   for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(a.data[i], v[i] / 65535.0, 1e-7);
 }
 
-TEST(Tiff, MultiPageReadsTheFirst) {
+TEST(Tiff, PagesOfOneShapeAreAStack) {
+  std::string path = tmp_path("stack.tif");
+  TIFF* tif = TIFFOpen(path.c_str(), "w");
+  ASSERT_NE(tif, nullptr);
+  TiffSpec s;
+  s.width = 3;
+  s.height = 2;
+  s.bits = 16;
+  for (uint16_t page = 0; page < 4; ++page) {
+    write_tiff_page(tif, s, raw<uint16_t>({0, 1, 2, 3, 4, static_cast<uint16_t>(65535 - page)}));
+  }
+  // A reduced-resolution page (a thumbnail) is not part of the stack.
+  s.width = 1;
+  s.height = 1;
+  TIFFSetField(tif, TIFFTAG_SUBFILETYPE, FILETYPE_REDUCEDIMAGE);
+  write_tiff_page(tif, s, raw<uint16_t>({7}));
+  TIFFClose(tif);
+  Array a = read_tiff(path);
+  ASSERT_EQ(a.shape, (Shape{4, 2, 3}));
+  for (int page = 0; page < 4; ++page) {
+    EXPECT_FLOAT_EQ(a.data[static_cast<size_t>(page * 6 + 1)], 1.0f / 65535);
+    EXPECT_FLOAT_EQ(a.data[static_cast<size_t>(page * 6 + 5)], static_cast<float>(65535 - page) / 65535);
+  }
+}
+
+TEST(Tiff, PagesOfDifferentShapesAreAnError) {
   std::string path = tmp_path("pages.tif");
   TIFF* tif = TIFFOpen(path.c_str(), "w");
   ASSERT_NE(tif, nullptr);
@@ -823,9 +848,23 @@ TEST(Tiff, MultiPageReadsTheFirst) {
   s.width = 3;
   write_tiff_page(tif, s, raw<uint8_t>({1, 2, 3, 4, 5, 6}));
   TIFFClose(tif);
-  Array a = read_tiff(path);
-  EXPECT_EQ(a.shape, (Shape{2, 2}));
-  EXPECT_EQ(a.data, (FloatData{1, 0, 0, 1}));
+  EXPECT_THAT(user_error_of([&] { read_tiff(path); }),
+              HasSubstr(path + ": page 1 has shape (2, 3), page 0 (2, 2): a stack needs pages of one shape"));
+}
+
+TEST(Tiff, StacksRoundTrip) {
+  for (const Shape& shape : {Shape{5, 4, 6}, Shape{3, 4, 6, 3}, Shape{2, 3, 4, 1}, Shape{1, 4, 6}}) {
+    Array a = ramp(shape, -2.0f, 3.0f);
+    std::string path = tmp_path("stack_rt.tif");
+    write_tiff(path, a);
+    Array b = read_tiff(path);
+    // (D, H, W, 1) reads back as (D, H, W); a one-page stack (1, H, W) too.
+    EXPECT_EQ(b.data, a.data) << shape_to_string(shape);
+    EXPECT_EQ(num_elements(b.shape), num_elements(a.shape));
+    EXPECT_EQ(b.shape[0], a.shape[0] == 1 && shape.size() == 3 ? a.shape[1] : a.shape[0]);
+  }
+  EXPECT_THAT(user_error_of([&] { write_tiff(tmp_path("x.tif"), ramp({2, 3, 4, 5})); }),
+              HasSubstr("a stack of pages (D, H, W) or (D, H, W, 1 | 3)"));
 }
 
 TEST(Tiff, MinIsWhiteIsInverted) {
@@ -935,9 +974,10 @@ TEST(Tiff, AllocationIsCheckedBeforeDecoding) {
 TEST(Tiff, WriteErrors) {
   std::string path = tmp_path("bad.tif");
   EXPECT_THAT(user_error_of([&] {
-                write_tiff(path, ramp({2, 2, 4}));
+                write_tiff(path, ramp({2, 2, 4, 2}));
               }),
-              HasSubstr(path + ": cannot write an array of shape (2, 2, 4) as a TIFF"));
+              HasSubstr(path + ": cannot write an array of shape (2, 2, 4, 2) as a TIFF"));
+  EXPECT_THAT(user_error_of([&] { write_tiff(path, ramp({4})); }), HasSubstr("as a TIFF"));
   EXPECT_THAT(user_error_of([&] { write_tiff(path, ramp({3, 0})); }), HasSubstr("empty image"));
   std::string msg = user_error_of([&] { write_tiff(tmp_path("no/such/dir/x.tif"), ramp({2, 2})); });
   EXPECT_THAT(msg, HasSubstr("no/such/dir/x.tif: cannot write file"));

@@ -308,7 +308,24 @@ struct SolveCommand {
     if (!output.empty()) {
       for (const std::string& o : output_names(p, vars)) proxc::check_save_path(o);
     }
-    if (!log.empty()) proxc::check_writable(log);
+    // --log: the objective at every check, and PSNR and SSIM against --reference.
+    std::vector<std::pair<double, double>> quality;
+    proxc::Array ref;
+    if (!log.empty()) {
+      proxc::check_writable(log);
+      options.objective_each_check = true;
+    }
+    if (!log.empty() && !reference.empty()) {
+      ref = proxc::load_array(reference);
+      if (vars.size() != 1 || ref.shape() != vars[0].shape())
+        throw proxc::UserError("--reference " + reference + ": shape " + proxc::shape_to_string(ref.shape()) +
+                               (vars.size() == 1 ? ", the variable " + proxc::shape_to_string(vars[0].shape())
+                                                 : std::string(": it needs a problem with one variable")));
+      options.iterate_callback = [&](const proxc::IterationInfo&, const std::map<std::string, proxc::Array>& x) {
+        quality.emplace_back(proxc::psnr(x.begin()->second, ref), proxc::ssim(x.begin()->second, ref));
+        return true;
+      };
+    }
     if (!options.checkpoint_path.empty()) {
       try {
         proxc::check_writable(options.checkpoint_path);
@@ -335,12 +352,16 @@ struct SolveCommand {
     summary.parse_s = parse_s;
     if (!output.empty()) write_outputs(p, vars);
     if (!log.empty()) {
-      std::string csv = "iteration,r,s,eps_pri,eps_dual,seconds\n";
-      for (const auto& h : summary.history) {
-        char buf[256];
-        std::snprintf(buf, sizeof buf, "%d,%.9g,%.9g,%.9g,%.9g,%.6f\n", h.iteration, h.r, h.s, h.eps_pri,
-                      h.eps_dual, h.seconds);
+      std::string csv = std::string("iteration,r,s,eps_pri,eps_dual,objective,seconds") +
+                        (quality.empty() ? "\n" : ",psnr,ssim\n");
+      for (size_t k = 0; k < summary.history.size(); ++k) {
+        const proxc::IterationInfo& h = summary.history[k];
+        char buf[320];
+        std::snprintf(buf, sizeof buf, "%d,%.9g,%.9g,%.9g,%.9g,%.12g,%.6f", h.iteration, h.r, h.s, h.eps_pri,
+                      h.eps_dual, h.objective, h.seconds);
         csv += buf;
+        if (k < quality.size()) std::snprintf(buf, sizeof buf, ",%.6f,%.6f", quality[k].first, quality[k].second);
+        csv += (k < quality.size() ? std::string(buf) : std::string()) + "\n";
       }
       proxc::write_file(log, csv);
     }
