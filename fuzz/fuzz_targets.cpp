@@ -1,5 +1,5 @@
 // libFuzzer targets for every reader of outside data: the .prox parser, the
-// JSON loader and the .npy / .png / .tif decoders. One source, one target per
+// JSON loader and the .npy / .png / .tif / .npz / HDF5 decoders. One source, one target per
 // PROXC_FUZZ_TARGET value. A UserError is the expected outcome of bad input;
 // anything else (an InternalError, a crash, a sanitizer report, a hang) is a
 // finding.
@@ -10,7 +10,9 @@
 #include <string>
 
 #include "frontend/parser.h"
+#include "io/hdf5.h"
 #include "io/npy.h"
+#include "io/npz.h"
 #include "io/png.h"
 #include "io/tiff.h"
 #include "frontend/json.h"
@@ -60,6 +62,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     proxc::internal::io::decode_png(bytes, "fuzz.png");
 #elif PROXC_FUZZ_TARGET == 4
     proxc::internal::io::decode_tiff(bytes, "fuzz.tif");
+#elif PROXC_FUZZ_TARGET == 5
+    // Every member by name, then the archive's only one.
+    for (const std::string& m : proxc::internal::io::npz_members(bytes, "fuzz.npz")) {
+      try {
+        proxc::internal::io::decode_npz(bytes, m, "fuzz.npz");
+      } catch (const proxc::internal::UserError&) {
+      }
+    }
+    proxc::internal::io::decode_npz(bytes, "", "fuzz.npz");
+#elif PROXC_FUZZ_TARGET == 6
+    // Every dataset, then the file's only one, then a write into it.
+    for (const std::string& d : proxc::internal::io::hdf5_datasets(bytes, "fuzz.h5", 8)) {
+      try {
+        proxc::internal::io::decode_hdf5(bytes, d, "fuzz.h5");
+      } catch (const proxc::internal::UserError&) {
+      }
+    }
+    proxc::internal::io::encode_hdf5(&bytes, "/proxc/out", proxc::internal::Array({2, 3}), "fuzz.h5");
+    proxc::internal::io::decode_hdf5(bytes, "", "fuzz.h5");
 #endif
   } catch (const proxc::internal::UserError&) {
     // The expected answer to bad input.

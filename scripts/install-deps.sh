@@ -14,11 +14,13 @@ packages=(
   nlohmann-json3-dev
   libcli11-dev
   libpng-dev libtiff-dev
+  libhdf5-dev libzip-dev
   zlib1g-dev libxxhash-dev
   libgtest-dev libgmock-dev googletest
   libbenchmark-dev
   graphviz
   libopencv-photo-dev
+  chromium
 )
 if ! dpkg -s "${packages[@]%%#*}" >/dev/null 2>&1; then
   apt-get update -qq

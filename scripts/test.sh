@@ -21,11 +21,11 @@ ctest --test-dir build/dev --output-on-failure -j "$jobs"
 rm -rf build/venv
 python3 -m venv build/venv
 build/venv/bin/python -m pip install --quiet --upgrade pip
-build/venv/bin/python -m pip install --quiet pytest matplotlib scikit-image
+build/venv/bin/python -m pip install --quiet pytest matplotlib scikit-image h5py
 CMAKE_BUILD_PARALLEL_LEVEL="$jobs" build/venv/bin/python -m pip install --quiet .
 build/venv/bin/python -m pytest -q tests/python
 
 bash scripts/build.sh fuzz unit_tests error_tests golden_tests correctness_tests \
-  fuzz_prox fuzz_json fuzz_npy fuzz_png fuzz_tiff
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  fuzz_prox fuzz_json fuzz_npy fuzz_png fuzz_tiff fuzz_npz fuzz_hdf5
+ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan-suppressions.txt" UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/fuzz --output-on-failure -j "$jobs" -L 'unit|error|golden|correctness|fuzz'

@@ -283,6 +283,12 @@ class Problem {
   void set_constant(const std::string& name, const Array& data);
   /// The same with data read from a file (the printed problem then loads it).
   void set_constant(const std::string& name, const std::string& path);
+  /// The names of the bound constants, as the printed problem gives them
+  /// (b, k, ... of `b = load("b.npy")`), in printing order.
+  std::vector<std::string> constant_names() const;
+  /// The values of the constant the printed problem names `name`; a
+  /// UserError when there is none.
+  Array constant(const std::string& name) const;
 
   /// The problem printed in `format` (text parses back to an equal problem,
   /// JSON loads back and continues where the passes stopped).

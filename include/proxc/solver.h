@@ -146,6 +146,12 @@ struct SolverOptions {
   /// there in the info); return false to stop the solve. Each call copies
   /// the variables once.
   std::function<bool(const IterationInfo&, const std::map<std::string, Array>& x)> iterate_callback;
+  /// Called with the iterate in the user's units (by variable name) after
+  /// every run that reaches a multiple of snapshot_every iterations (with
+  /// fuse F, the first run at or past it), checked or not: a snapshot costs
+  /// one copy of the variables, no convergence check. 0: never.
+  int snapshot_every = 0;
+  std::function<void(int iteration, const std::map<std::string, Array>& x)> snapshot_callback;
   /// When set and true, the solve stops at the next check ("interrupted").
   const std::atomic<bool>* interrupt = nullptr;
   /// Save the whole solver state here (--checkpoint) at the first check at

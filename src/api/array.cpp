@@ -72,9 +72,10 @@ Array load_array(const std::string& path) {
   internal::ConstantSource source;
   source.type = internal::ConstantSource::Type::File;
   std::error_code ec;
-  const std::string absolute = std::filesystem::absolute(path, ec).lexically_normal().string();
-  source.path = source.resolved_path = ec ? path : absolute;
-  source.hash = internal::content_hash(internal::read_file(path));
+  const internal::MemberPath split = internal::split_member_path(path);
+  const std::string absolute = std::filesystem::absolute(split.file, ec).lexically_normal().string();
+  source.path = source.resolved_path = ec ? path : internal::MemberPath{absolute, split.member}.joined();
+  source.hash = internal::content_hash(internal::read_file(split.file));
   return internal::Access::make_array(std::move(a), std::move(source));
 }
 

@@ -70,7 +70,10 @@ ir::Expr constant_node(const Array& a, const std::string& name) {
   }
   std::string hint = name;
   if (hint.empty() && !a.source_path().empty()) {
-    std::string stem = std::filesystem::path(a.source_path()).stem().string();
+    // A container's member is named after the member ("frames.npz:noisy" -> noisy, "scan.h5:/entry/data" -> data).
+    const internal::MemberPath split = internal::split_member_path(a.source_path());
+    std::string stem = split.has_member() ? std::filesystem::path(split.member).filename().string()
+                                          : std::filesystem::path(split.file).stem().string();
     if (is_identifier(stem)) hint = stem;
   }
   ir::Expr e = ir::make_constant(constant_data(a), hint);
@@ -491,6 +494,20 @@ void Problem::set_constant(const std::string& name, const std::string& path) {
   impl().problem =
       with_constant_replaced(impl().problem, old, ir::make_constant(constant_data(data), old->name_hint));
   impl().values.clear();
+}
+
+std::vector<std::string> Problem::constant_names() const {
+  ir::PrintPlan plan(ir::unfold_constants(impl().problem));
+  std::vector<std::string> names;
+  for (const ir::Expr& e : plan.order()) {
+    if (e->is_constant() && plan.is_bound(e.get())) names.push_back(plan.name(e.get()));
+  }
+  return names;
+}
+
+Array Problem::constant(const std::string& name) const {
+  ir::Expr e = named_constant(impl().problem, name, "constant");
+  return Access::make_array(e->constant->array, e->constant->source);
 }
 
 std::string Problem::print(ProblemFormat format, const PrintOptions& options) const {

@@ -64,6 +64,14 @@ SolverOptions solver_options(const proxc::SolverOptions& o) {
       return cb(info, user);
     };
   }
+  s.snapshot_every = o.snapshot_every;
+  if (o.snapshot_callback) {
+    s.snapshot_callback = [cb = o.snapshot_callback](int iteration, const std::map<std::string, internal::Array>& x) {
+      std::map<std::string, proxc::Array> user;
+      for (const auto& [name, a] : x) user.emplace(name, Access::make_array(a));
+      cb(iteration, user);
+    };
+  }
   s.interrupt = o.interrupt;
   s.checkpoint_path = o.checkpoint_path;
   s.checkpoint_every = o.checkpoint_every;

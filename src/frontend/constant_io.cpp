@@ -10,23 +10,26 @@ namespace proxc::internal {
 
 std::shared_ptr<const ConstantData> load_constant_file(const std::string& written_path, const std::string& base_dir,
                                                        const std::string& expected_hash) {
-  std::filesystem::path p(written_path);
-  const std::string resolved_path = (p.is_absolute() ? p : std::filesystem::path(base_dir) / p).lexically_normal().string();
+  // "frames.npz:noisy", "scan.h5:/entry/data": the file is resolved and checked, the member kept as written.
+  const MemberPath written = split_member_path(written_path);
+  std::filesystem::path p(written.file);
+  const std::string resolved_file = (p.is_absolute() ? p : std::filesystem::path(base_dir) / p).lexically_normal().string();
+  const std::string resolved_path = MemberPath{resolved_file, written.member}.joined();
   // A reference pinned by its content hash (a dump's) may point anywhere: it
   // reads only a file that holds exactly the data the problem recorded, and
   // says nothing of another file's content.
   const bool pinned = !expected_hash.empty();
-  if (!pinned || written_path.find('\0') != std::string::npos) PathPolicy::check(resolved_path, base_dir, written_path);
-  const bool allowed = !pinned || PathPolicy::allows(resolved_path, base_dir);
+  if (!pinned || written_path.find('\0') != std::string::npos) PathPolicy::check(resolved_file, base_dir, written_path);
+  const bool allowed = !pinned || PathPolicy::allows(resolved_file, base_dir);
   auto data = std::make_shared<ConstantData>();
   data->source.type = ConstantSource::Type::File;
   data->source.path = written_path;
   data->source.resolved_path = resolved_path;
-  data->source.hash = content_hash(read_file(resolved_path));
+  data->source.hash = content_hash(read_file(resolved_file));
   if (pinned && expected_hash != data->source.hash) {
-    user_assert(allowed) << resolved_path << ": the file does not hold the data the problem pinned by its content hash ("
+    user_assert(allowed) << resolved_file << ": the file does not hold the data the problem pinned by its content hash ("
                          << expected_hash << "), and it lies outside the problem's folder";
-    user_error << resolved_path << ": the file changed since the problem was saved: its content hash is "
+    user_error << resolved_file << ": the file changed since the problem was saved: its content hash is "
                << data->source.hash << ", the problem expects " << expected_hash;
   }
   data->array = io::load_array(resolved_path);

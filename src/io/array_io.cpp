@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <sstream>
 
+#include "io/hdf5.h"
 #include "io/npy.h"
+#include "io/npz.h"
 #include "io/png.h"
 #include "io/tiff.h"
 #include "support/error.h"
@@ -15,7 +17,7 @@ namespace proxc::internal::io {
 
 namespace {
 
-constexpr const char* kSupported = ".npy, .png, .tif, .tiff";
+constexpr const char* kSupported = ".npy, .png, .tif, .tiff, .npz:MEMBER, .h5:/DATASET, .hdf5:/DATASET";
 
 std::string lower_extension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
@@ -23,16 +25,20 @@ std::string lower_extension(const std::string& path) {
   return ext;
 }
 
-enum class Format { kNpy, kPng, kTiff, kUnknown };
+enum class Format { kNpy, kPng, kTiff, kNpz, kHdf5, kUnknown };
 
 Format format_of(const std::string& ext) {
   if (ext == ".npy") return Format::kNpy;
   if (ext == ".png") return Format::kPng;
   if (ext == ".tif" || ext == ".tiff") return Format::kTiff;
+  if (ext == ".npz") return Format::kNpz;
+  if (ext == ".h5" || ext == ".hdf5") return Format::kHdf5;
   return Format::kUnknown;
 }
 
-Format format_or_error(const std::string& path) {
+// The format of the file `path` names (a container's member path gives the container's).
+Format format_or_error(const std::string& full_path) {
+  const std::string path = split_member_path(full_path).file;
   std::string ext = lower_extension(path);
   Format f = format_of(ext);
   if (f == Format::kUnknown) {
@@ -49,7 +55,7 @@ Format format_or_error(const std::string& path) {
 }  // namespace
 
 bool has_array_extension(const std::string& path) {
-  return format_of(lower_extension(path)) != Format::kUnknown;
+  return format_of(lower_extension(split_member_path(path).file)) != Format::kUnknown;
 }
 
 void check_finite(const Array& a, const std::string& path) {
@@ -71,6 +77,16 @@ Array load_array(const std::string& path) {
     case Format::kPng:
       a = read_png(path);
       break;
+    case Format::kNpz: {
+      const MemberPath m = split_member_path(path);
+      a = decode_npz(read_file(m.file), m.member, m.file);
+      break;
+    }
+    case Format::kHdf5: {
+      const MemberPath m = split_member_path(path);
+      a = read_hdf5(m.file, m.member);
+      break;
+    }
     default:
       a = read_tiff(path);
       break;
@@ -80,7 +96,19 @@ Array load_array(const std::string& path) {
 }
 
 void check_array_output(const std::string& path) {
-  format_or_error(path);
+  const Format f = format_or_error(path);
+  const MemberPath m = split_member_path(path);
+  user_assert(f != Format::kNpz) << path << ": proxc reads .npz archives but does not write them; write .npy, or an HDF5 "
+                                 << "dataset (result.h5:/recon)";
+  user_assert(f == Format::kHdf5 || !m.has_member()) << path << ": only .npz and HDF5 files hold named arrays";
+  if (f == Format::kHdf5) {
+    user_assert(m.has_member()) << path << ": name the dataset to write, as " << path << ":/recon";
+    check_output_path(m.file);
+    std::error_code ec;
+    // An existing file must be HDF5: the dataset is added to it, nothing else is replaced.
+    if (std::filesystem::is_regular_file(m.file, ec)) hdf5_datasets(read_file(m.file), m.file, 1);
+    return;
+  }
   check_output_path(path);
 }
 
@@ -92,6 +120,13 @@ void save_array(const std::string& path, const Array& a) {
     case Format::kPng:
       write_png(path, a);
       break;
+    case Format::kNpz:
+    case Format::kHdf5: {
+      check_array_output(path);
+      const MemberPath m = split_member_path(path);
+      write_hdf5(m.file, m.member, a);
+      break;
+    }
     default:
       write_tiff(path, a);
       break;

@@ -73,8 +73,12 @@ int PrintPlan::uses(const ExprNode* n) const {
   return it == uses_.end() ? 0 : it->second;
 }
 
-std::string relative_path(const std::string& path, const std::string& base_dir) {
+std::string relative_path(const std::string& full_path, const std::string& base_dir) {
   namespace fs = std::filesystem;
+  // A container's member ("scan.h5:/entry/data") keeps its member as it is.
+  const MemberPath split = split_member_path(full_path);
+  if (split.has_member()) return MemberPath{relative_path(split.file, base_dir), split.member}.joined();
+  const std::string& path = split.file;
   fs::path abs = fs::absolute(path).lexically_normal();
   fs::path base = fs::absolute(base_dir.empty() ? "." : base_dir).lexically_normal();
   fs::path rel = abs.lexically_relative(base);

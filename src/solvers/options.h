@@ -76,6 +76,8 @@ void check_solver_options(const Options& o, SolverKind solver, OptionSpelling sp
   user_assert(o.checkpoint_every == 0 || !o.checkpoint_path.empty())
       << (cli ? "--checkpoint-every needs --checkpoint"
               : "SolverOptions.checkpoint_every needs checkpoint_path");
+  user_assert(o.snapshot_every >= 0) << name("snapshot_every", "--save-every") << " must be >= 0, got "
+                                     << o.snapshot_every;
   user_assert(o.hqs_rho_0 > 0 && std::isfinite(o.hqs_rho_0))
       << name("hqs_rho_0", "--rho-0") << " must be finite and > 0, got " << o.hqs_rho_0;
   user_assert(o.hqs_rho_scale > 1 && std::isfinite(o.hqs_rho_scale))

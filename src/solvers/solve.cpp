@@ -208,6 +208,7 @@ class HostLoop {
         adopt_outputs();
         algorithm_->after_run(l_, o_, ran_ - 1, out_.arrays, &state_);
         it_ = done;
+        snapshot();
         stop_next_ = (o_.interrupt && o_.interrupt->load()) ||
                      (o_.time_limit_s > 0 && since(start_) >= o_.time_limit_s);
         continue;
@@ -215,6 +216,16 @@ class HostLoop {
       if (!after_check(done, level, scheduled)) break;
     }
     sum_.iterate_s = since(start_);
+  }
+
+  // The iterate to the snapshot callback when the run just done reached a
+  // multiple of snapshot_every iterations.
+  void snapshot() {
+    const int n = o_.snapshot_every;
+    if (n <= 0 || !o_.snapshot_callback || ran_ / n == (ran_ - o_.fuse) / n) return;
+    std::map<std::string, Array> x;
+    user_iterate(&x);
+    o_.snapshot_callback(std::min(ran_, o_.max_iters), x);
   }
 
   // Whether the next run (iterations ran_ + 1 ... ran_ + fuse) checks by the
@@ -258,6 +269,7 @@ class HostLoop {
     sum_.last = info;
     sum_.iterations = info.iteration;
     keep_checked();
+    snapshot();
     // The callbacks see every check, the one that converges too; a stop they
     // ask for at a converged check leaves it converged.
     bool user_stop = false;

@@ -71,6 +71,10 @@ struct SolverOptions {
   /// Called after every check with the iterate in the user's units, by
   /// variable name (and the objective there); return false to stop the solve.
   std::function<bool(const IterationInfo&, const std::map<std::string, Array>&)> iterate_callback;
+  /// The iterate (user units, by name) after every run that reaches a
+  /// multiple of snapshot_every iterations, checked or not; 0: never.
+  int snapshot_every = 0;
+  std::function<void(int, const std::map<std::string, Array>&)> snapshot_callback;
   /// When set and true, the solve stops at the next check ("interrupted");
   /// the CLI sets it from SIGINT.
   const std::atomic<bool>* interrupt = nullptr;

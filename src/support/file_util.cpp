@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -231,6 +232,18 @@ void PathPolicy::check(const std::string& path, const std::string& base_dir, con
   user_error << "\"" << written << "\" resolves to " << p.string() << ", outside the problem's folder "
              << canonical_or_lexical(base_dir.empty() ? "." : base_dir).string()
              << "; a problem reads data only from its own folder unless --allow-path DIR allows another";
+}
+
+MemberPath split_member_path(const std::string& path) {
+  std::string lower = path;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  size_t best = std::string::npos;
+  for (const char* ext : {".npz:", ".h5:", ".hdf5:"}) {
+    const size_t at = lower.find(ext);
+    if (at != std::string::npos && (best == std::string::npos || at < best)) best = at + std::strlen(ext) - 1;
+  }
+  if (best == std::string::npos) return {path, ""};
+  return {path.substr(0, best), path.substr(best + 1)};
 }
 
 std::string content_hash(const std::string& bytes) {

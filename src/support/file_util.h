@@ -40,6 +40,19 @@ struct PathPolicy {
   static bool allows(const std::string& path, const std::string& base_dir);
 };
 
+/// A path to an array inside a container file: "frames.npz:noisy",
+/// "scan.h5:/entry/data". `file` is the container's path and `member` what
+/// follows the first ':' after a container extension (.npz, .h5, .hdf5, any
+/// letter case); a path without one is all `file`, `member` empty.
+struct MemberPath {
+  std::string file;
+  std::string member;
+  bool has_member() const { return !member.empty(); }
+  /// `file` and `member` joined back ("frames.npz:noisy"; the file alone without a member).
+  std::string joined() const { return member.empty() ? file : file + ":" + member; }
+};
+MemberPath split_member_path(const std::string& path);
+
 /// A 128-bit content hash (XXH3-128), as "xxh3-128:" + 32 hex digits.
 std::string content_hash(const std::string& bytes);
 

@@ -258,6 +258,15 @@ TEST(CliSolve, AThreeDimensionalProblemTakesATiffStackAndWritesOne) {
   const proxc::internal::Array a = io::load_array(dir + "/a.npy"), t = io::load_array(dir + "/b.tif");
   EXPECT_EQ(t.shape, b.shape);
   EXPECT_EQ(t.data, a.data);
+  // The same from an HDF5 dataset, the result written as one into the same file
+  // (the Python tests read NumPy's .npz and h5py's files the same way).
+  io::save_array(dir + "/scan.h5:/entry/data", b);
+  auto from_h5 = proxc(solve + "--set b=" + shell_quote(dir + "/scan.h5:/entry/data") + " -o " +
+                       shell_quote(dir + "/scan.h5:/recon"));
+  ASSERT_EQ(from_h5.exit_code, 0) << from_h5.out;
+  EXPECT_THAT(from_h5.out, HasSubstr("scan.h5:/recon"));
+  EXPECT_EQ(io::load_array(dir + "/scan.h5:/recon").data, a.data);
+  EXPECT_EQ(io::load_array(dir + "/scan.h5:/entry/data").data, b.data);
 }
 
 TEST(CliSolve, SetReplacesDataAndX0WarmStarts) {

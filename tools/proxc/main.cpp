@@ -17,6 +17,8 @@
 #include <string>
 
 #include "proxc/proxc.h"
+#include "report.h"
+#include "solve_output.h"
 
 namespace {
 
@@ -268,8 +270,10 @@ struct SolveCommand {
   std::string backend = "halide";
   HalideFlags halide;
   proxc::SolverOptions options;
-  std::string output;
+  std::vector<std::string> outputs;
   std::string log;
+  std::string report;
+  int save_every = 0;
   std::string reference;
   std::string x0;
   std::vector<std::string> sets;
@@ -305,16 +309,15 @@ struct SolveCommand {
     options.cache_dir = halide.cache_dir;
     options.validate(proxc::OptionSpelling::CommandLine);
     // Every output is checked before the solve, not found unwritable after it.
-    if (!output.empty()) {
-      for (const std::string& o : output_names(p, vars)) proxc::check_save_path(o);
-    }
+    const std::vector<std::pair<std::string, std::string>> files = proxc_cli::output_files(p, outputs);
+    for (const auto& [name, f] : files) proxc::check_save_path(f);
+    if (!report.empty()) proxc_cli::check_report_dir(report);
+    add_snapshots(files);
     // --log: the objective at every check, and PSNR and SSIM against --reference.
     std::vector<std::pair<double, double>> quality;
     proxc::Array ref;
-    if (!log.empty()) {
-      proxc::check_writable(log);
-      options.objective_each_check = true;
-    }
+    if (!log.empty()) proxc::check_writable(log);
+    options.objective_each_check = !log.empty() || !report.empty();
     if (!log.empty() && !reference.empty()) {
       ref = proxc::load_array(reference);
       if (vars.size() != 1 || ref.shape() != vars[0].shape())
@@ -350,21 +353,14 @@ struct SolveCommand {
     proxc::SolverSummary summary = proxc::solve(p, options);
     if (options.callback) std::fprintf(stderr, "\r%80s\r", "");
     summary.parse_s = parse_s;
-    if (!output.empty()) write_outputs(p, vars);
-    if (!log.empty()) {
-      std::string csv = std::string("iteration,r,s,eps_pri,eps_dual,objective,seconds") +
-                        (quality.empty() ? "\n" : ",psnr,ssim\n");
-      for (size_t k = 0; k < summary.history.size(); ++k) {
-        const proxc::IterationInfo& h = summary.history[k];
-        char buf[320];
-        std::snprintf(buf, sizeof buf, "%d,%.9g,%.9g,%.9g,%.9g,%.12g,%.6f", h.iteration, h.r, h.s, h.eps_pri,
-                      h.eps_dual, h.objective, h.seconds);
-        csv += buf;
-        if (k < quality.size()) std::snprintf(buf, sizeof buf, ",%.6f,%.6f", quality[k].first, quality[k].second);
-        csv += (k < quality.size() ? std::string(buf) : std::string()) + "\n";
-      }
-      proxc::write_file(log, csv);
+    std::map<std::string, proxc::Expr> by_name;
+    for (const proxc::Expr& v : vars) by_name.emplace(p.name_of(v), v);
+    std::vector<std::string> written;
+    for (const auto& [name, f] : files) {
+      proxc::save_array(f, p.value(by_name.at(name)));
+      written.push_back(f);
     }
+    if (!log.empty()) proxc::write_file(log, proxc_cli::log_csv(summary, quality));
     double ps = 0, ss = 0;
     if (!reference.empty()) {
       proxc::Array ref = proxc::load_array(reference);
@@ -373,6 +369,7 @@ struct SolveCommand {
       ps = proxc::psnr(x, ref);
       ss = proxc::ssim(x, ref);
     }
+    if (!report.empty()) proxc_cli::write_solve_report(report, file, p, summary, written, reference, ps, ss);
     if (json) {
       std::string j = summary.to_json();
       if (!reference.empty()) {
@@ -386,42 +383,25 @@ struct SolveCommand {
     } else {
       std::cout << (full ? summary.full_report() : summary.brief_report() + "\n");
       if (!reference.empty()) std::printf("PSNR %.2f dB, SSIM %.4f against %s\n", ps, ss, reference.c_str());
-      if (!output.empty()) {
-        // The files written, by their real names (one per variable).
-        std::string list;
-        const std::vector<std::string> names = output_names(p, vars);
-        for (size_t i = 0; i < names.size(); ++i) {
-          list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-        }
-        std::printf("wrote %s\n", list.c_str());
-      }
+      // The files written, by their real names (one per variable).
+      if (!written.empty()) std::printf("wrote %s\n", proxc_cli::join_names(written).c_str());
+      if (!report.empty()) std::printf("report %s/index.html\n", report.c_str());
     }
     flush_stdout();
     if (g_signal.load() != 0) return 128 + g_signal.load();  // stopped by a signal: not a finished run
     return summary.termination == proxc::Termination::Diverged ? kExitCheckFailed : kExitOk;
   }
 
-  // One file, or one per variable named after it (out_x.npy, out_y.npy), in
-  // the order of the variables' names.
-  std::vector<std::string> output_names(const proxc::Problem& p, const std::vector<proxc::Expr>& vars) const {
-    if (vars.size() == 1) return {output};
-    std::map<std::string, std::string> by_name;
-    std::filesystem::path o(output);
-    for (const proxc::Expr& v : vars) {
-      by_name[p.name_of(v)] =
-          (o.parent_path() / (o.stem().string() + "_" + p.name_of(v) + o.extension().string())).string();
-    }
-    std::vector<std::string> out;
-    for (const auto& [name, path] : by_name) out.push_back(path);
-    return out;
-  }
-
-  void write_outputs(const proxc::Problem& p, const std::vector<proxc::Expr>& vars) const {
-    std::vector<std::string> names = output_names(p, vars);
-    std::map<std::string, proxc::Expr> by_name;
-    for (const proxc::Expr& v : vars) by_name.emplace(p.name_of(v), v);
-    size_t i = 0;
-    for (const auto& [name, v] : by_name) proxc::save_array(names[i++], p.value(v));
+  // --save-every N: each output's snapshot after every N iterations, named after it.
+  void add_snapshots(const std::vector<std::pair<std::string, std::string>>& files) {
+    if (save_every <= 0) return;
+    if (files.empty()) throw proxc::UserError("--save-every needs -o: the snapshots are named after the output");
+    options.snapshot_every = save_every;
+    options.snapshot_callback = [files, this](int iteration, const std::map<std::string, proxc::Array>& x) {
+      for (const auto& [name, f] : files) {
+        proxc::save_array(proxc_cli::snapshot_path(f, iteration, options.max_iters), x.at(name));
+      }
+    };
   }
 };
 
@@ -622,7 +602,14 @@ CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
       "--check-every", solve.options.check_every,
       "Check convergence every N iterations and after the last (default 10; 1: every iteration)");
   add_solver_settings(solve_cmd, &solve.settings, &solve.options);
-  solve_cmd->add_option("-o,--output", solve.output, "Write the result (.npy, .png, .tif)")->check(kPath);
+  solve_cmd
+      ->add_option("-o,--output", solve.outputs,
+                   "Write the result (.npy, .png, .tif, .h5:/DATASET); NAME=FILE per variable; repeatable")
+      ->check(kPath)
+      ->expected(1);
+  solve_cmd->add_option("--save-every", solve.save_every, "Write the iterate every N iterations (OUT_iterNNNN)");
+  solve_cmd->add_option("--report", solve.report, "Write DIR/index.html: images, convergence plot, times")
+      ->check(kPath);
   solve_cmd->add_option("--log", solve.log, "Write one CSV row per convergence check")->check(kPath);
   solve_cmd->add_option("--reference", solve.reference, "Ground truth: print PSNR and SSIM")->check(kPath);
   solve_cmd->add_option("--x0", solve.x0, "Start from this array (user units)")->check(kPath);

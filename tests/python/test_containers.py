@@ -1,0 +1,63 @@
+"""A 3-D problem reads its data from a multi-page TIFF, an HDF5 dataset
+(written by h5py) and an .npz member (written by NumPy) and gives the result
+it gives from the same array in .npy; results go to HDF5 datasets that h5py
+reads back."""
+import h5py
+import numpy as np
+import pytest
+
+import proxc
+
+PROBLEM = """b = load("{src}")
+x = variable(shape(b))
+minimize sum_squares(x - b) + 0.05 * group_norm1(grad(x), [3]) + nonneg(x)
+"""
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    d = tmp_path_factory.mktemp("containers")
+    rng = np.random.default_rng(3)
+    b = rng.random((6, 20, 24)).astype(np.float32)
+    np.save(d / "stack.npy", b)
+    np.savez_compressed(d / "frames.npz", noisy=b, psf=np.ones((3, 3), np.float32))
+    with h5py.File(d / "scan.h5", "w") as f:
+        f.create_dataset("/entry/data", data=b.astype(np.float64), compression="gzip", chunks=(1, 20, 24))
+        f.create_dataset("/entry/dark", data=np.zeros((20, 24), np.uint16))
+    proxc.save_array(d / "stack.tif", b)
+    return d, b
+
+
+def solve(d, src, out):
+    (d / "p.prox").write_text(PROBLEM.format(src=src))
+    p = proxc.load(d / "p.prox")
+    p.solve(max_iters=30, eps_abs=0, eps_rel=0)
+    x = p.variables()[0].value
+    if out:
+        proxc.save_array(d / out, x)
+    return np.asarray(x)
+
+
+@pytest.mark.parametrize("src", ["stack.tif", "frames.npz:noisy", "scan.h5:/entry/data"])
+def test_a_container_gives_the_npy_result(stack, src):
+    d, b = stack
+    np.testing.assert_array_equal(proxc.load_array(d / src), b)
+    expected = solve(d, "stack.npy", None)
+    np.testing.assert_array_equal(solve(d, src, None), expected)
+
+
+def test_results_go_into_an_hdf5_file_h5py_reads(stack):
+    d, b = stack
+    x = solve(d, "scan.h5:/entry/data", "scan.h5:/recon/x")
+    with h5py.File(d / "scan.h5", "r") as f:
+        np.testing.assert_array_equal(f["/recon/x"][...], x)
+        np.testing.assert_array_equal(f["/entry/data"][...], b)  # kept
+        assert f["/recon/x"].dtype == np.float32
+
+
+def test_bad_members_are_clear_errors(stack):
+    d, _ = stack
+    with pytest.raises(ValueError, match=r"holds 2 arrays \(noisy, psf\); name one"):
+        proxc.load_array(d / "frames.npz")
+    with pytest.raises(ValueError, match=r"no dataset '/entry/nope' \(it holds /entry/dark, /entry/data\)"):
+        proxc.load_array(f"{d}/scan.h5:/entry/nope")

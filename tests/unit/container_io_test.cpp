@@ -1,0 +1,219 @@
+// Arrays inside containers: .npz members and HDF5 datasets, read from files
+// NumPy and h5py wrote (the fuzz seeds) and from proxc's own HDF5 writer.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "io/array_io.h"
+#include "io/hdf5.h"
+#include "io/npz.h"
+#include "support/array.h"
+#include "support/error.h"
+#include "support/file_util.h"
+
+namespace proxc::internal::io {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string seed(const std::string& name) { return std::string(PROXC_SOURCE_DIR) + "/fuzz/corpus/" + name; }
+
+std::string tmp_dir() {
+  static const std::string dir = [] {
+    std::string d = testing::TempDir() + "/proxc_container_test_" + std::to_string(getpid());
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string user_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not a UserError: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "no exception was thrown";
+  return "";
+}
+
+// The array every seed holds: arange(12).reshape(3, 4) / 12.
+void expect_seed_values(const Array& a, double tolerance = 1e-7) {  // float32 rounding
+  ASSERT_EQ(a.shape, (Shape{3, 4}));
+  for (int i = 0; i < 12; ++i) EXPECT_NEAR(a.data[i], i / 12.0, tolerance) << i;
+}
+
+Array ramp3(Shape shape) {
+  Array a(shape);
+  for (size_t i = 0; i < a.data.size(); ++i) a.data[i] = static_cast<float>((i * 7919) % 101) / 100.0f;
+  return a;
+}
+
+TEST(SplitMemberPath, ContainerExtensionsOnly) {
+  MemberPath m = split_member_path("dir/frames.npz:noisy");
+  EXPECT_EQ(m.file, "dir/frames.npz");
+  EXPECT_EQ(m.member, "noisy");
+  m = split_member_path("scan.H5:/entry/data");
+  EXPECT_EQ(m.file, "scan.H5");
+  EXPECT_EQ(m.member, "/entry/data");
+  EXPECT_EQ(split_member_path("a.hdf5:x").file, "a.hdf5");
+  EXPECT_FALSE(split_member_path("a.npy").has_member());
+  EXPECT_FALSE(split_member_path("c:/data/a.npy").has_member());
+  EXPECT_EQ(split_member_path("a.npz:").member, "");
+  EXPECT_EQ(split_member_path("a.h5:/g/d").joined(), "a.h5:/g/d");
+  EXPECT_TRUE(has_array_extension("frames.npz:noisy"));
+  EXPECT_TRUE(has_array_extension("scan.h5:/entry/data"));
+  EXPECT_TRUE(has_array_extension("scan.hdf5"));
+  EXPECT_FALSE(has_array_extension("frames.zip:noisy"));
+}
+
+TEST(Npz, MembersByNameFromNumPy) {
+  const std::string path = seed("npz/two_members.npz");
+  EXPECT_THAT(npz_members(read_file(path), path), ElementsAre("noisy", "mask"));
+  expect_seed_values(load_array(path + ":noisy"));
+  expect_seed_values(load_array(path + ":noisy.npy"));
+  Array mask = load_array(path + ":mask");  // bool, as 0 and 1
+  ASSERT_EQ(mask.shape, (Shape{3, 4}));
+  EXPECT_EQ(mask.data[6], 0.0f);
+  EXPECT_EQ(mask.data[7], 1.0f);
+}
+
+TEST(Npz, TheOnlyMemberOfACompressedArchive) {
+  // np.savez_compressed(a.astype(float64)): one deflated member, arr_0.
+  const std::string path = seed("npz/compressed_f8.npz");
+  expect_seed_values(load_array(path), 1e-7);
+  expect_seed_values(load_array(path + ":arr_0"), 1e-7);
+}
+
+TEST(Npz, Errors) {
+  const std::string two = seed("npz/two_members.npz");
+  EXPECT_THAT(user_error_of([&] { load_array(two); }),
+              HasSubstr("holds 2 arrays (noisy, mask); name one, as " + two + ":noisy"));
+  EXPECT_THAT(user_error_of([&] { load_array(two + ":clean"); }),
+              HasSubstr("holds no array 'clean' (it holds noisy, mask)"));
+  const std::string bytes = read_file(seed("npz/compressed_f8.npz"));
+  // A flipped byte in the deflated data: a CRC or inflate error, not a crash.
+  std::string bad = bytes;
+  bad[bad.size() / 3] = static_cast<char>(bad[bad.size() / 3] ^ 0x5a);
+  EXPECT_THAT(user_error_of([&] { decode_npz(bad, "", "bad.npz"); }), HasSubstr("bad.npz"));
+  EXPECT_THAT(user_error_of([&] { decode_npz(bytes.substr(0, bytes.size() / 2), "", "half.npz"); }),
+              HasSubstr("half.npz: malformed .npz"));
+  EXPECT_THAT(user_error_of([&] { decode_npz("not a zip at all", "", "t.npz"); }), HasSubstr("t.npz: malformed .npz"));
+  const std::string out = tmp_dir() + "/out.npz:x";
+  EXPECT_THAT(user_error_of([&] { check_array_output(out); }), HasSubstr("does not write them"));
+}
+
+TEST(Npz, TheMemberSizeIsCheckedBeforeInflating) {
+  const int64_t saved = Limits::max_array_bytes();
+  Limits::set_max_array_bytes(16);
+  const std::string path = seed("npz/compressed_f8.npz");
+  const std::string msg = user_error_of([&] { load_array(path); });
+  Limits::set_max_array_bytes(saved);
+  EXPECT_THAT(msg, HasSubstr("limit"));
+}
+
+TEST(Hdf5, DatasetsFromH5py) {
+  // Written by h5py: gzip-compressed chunks of float64, big-endian uint16,
+  // a file in the earliest format and one in the latest, a scalar, int8.
+  const std::string groups = seed("hdf5/groups_gzip.h5");
+  EXPECT_THAT(hdf5_datasets(read_file(groups), groups), ElementsAre("/entry/data", "/entry/u16"));
+  expect_seed_values(load_array(groups + ":/entry/data"), 1e-7);
+  expect_seed_values(load_array(groups + ":entry/data"), 1e-7);
+  Array u16 = load_array(groups + ":/entry/u16");
+  EXPECT_EQ(u16.data[11], 916.0f);  // (11 / 12 * 1000) truncated
+  expect_seed_values(load_array(seed("hdf5/contiguous_f4.h5")));
+  const std::string latest = seed("hdf5/latest_scalar.h5");
+  Array s = load_array(latest + ":/s");
+  EXPECT_TRUE(s.shape.empty());
+  ASSERT_EQ(s.data.size(), 1u);
+  EXPECT_EQ(s.data[0], 2.5f);
+  const Array i8 = load_array(latest + ":i8");
+  EXPECT_EQ(std::vector<float>(i8.data.begin(), i8.data.end()), (std::vector<float>{0, 1, 2, 3}));
+}
+
+TEST(Hdf5, Errors) {
+  const std::string groups = seed("hdf5/groups_gzip.h5");
+  EXPECT_THAT(user_error_of([&] { load_array(groups); }),
+              HasSubstr("holds 2 datasets (/entry/data, /entry/u16); name one, as " + groups + ":/entry/data"));
+  EXPECT_THAT(user_error_of([&] { load_array(groups + ":/entry"); }), HasSubstr("'/entry' is a group, not a dataset"));
+  EXPECT_THAT(user_error_of([&] { load_array(groups + ":/entry/nope"); }),
+              HasSubstr("no dataset '/entry/nope' (it holds /entry/data, /entry/u16)"));
+  EXPECT_THAT(user_error_of([&] { load_array(groups + ":/entry/data/deeper"); }), HasSubstr("no dataset"));
+  EXPECT_THAT(user_error_of([&] { decode_hdf5("", "", "e.h5"); }), HasSubstr("e.h5: the file is empty"));
+  EXPECT_THAT(user_error_of([&] { decode_hdf5("GIF89a not hdf5", "", "g.h5"); }),
+              HasSubstr("g.h5: malformed HDF5 (or not an HDF5 file): "));
+  const std::string bytes = read_file(groups);
+  for (size_t cut : {size_t{8}, size_t{100}, bytes.size() / 2, bytes.size() - 1}) {
+    SCOPED_TRACE(cut);
+    EXPECT_THAT(user_error_of([&] { decode_hdf5(bytes.substr(0, cut), "/entry/data", "cut.h5"); }), HasSubstr("cut.h5"));
+  }
+}
+
+TEST(Hdf5, TheSizeIsCheckedBeforeAllocating) {
+  const int64_t saved = Limits::max_array_bytes();
+  Limits::set_max_array_bytes(40);
+  const std::string msg = user_error_of([&] { load_array(seed("hdf5/contiguous_f4.h5")); });
+  Limits::set_max_array_bytes(saved);
+  EXPECT_THAT(msg, HasSubstr("of shape (3, 4) would need 48 B, more than the limit"));
+}
+
+TEST(Hdf5, WritesANewFileAndAddsToAnExistingOne) {
+  const std::string dir = tmp_dir();
+  Array stack = ramp3({5, 6, 7});
+  save_array(dir + "/new.h5:/recon", stack);
+  Array back = load_array(dir + "/new.h5:/recon");
+  EXPECT_EQ(back.shape, stack.shape);
+  EXPECT_EQ(back.data, stack.data);
+  // Into a copy of h5py's file: its datasets stay, the new one and its groups appear.
+  std::filesystem::copy_file(seed("hdf5/groups_gzip.h5"), dir + "/scan.h5");
+  save_array(dir + "/scan.h5:/results/run1/x", stack);
+  const std::string bytes = read_file(dir + "/scan.h5");
+  EXPECT_THAT(hdf5_datasets(bytes, "scan.h5"), ElementsAre("/entry/data", "/entry/u16", "/results/run1/x"));
+  expect_seed_values(load_array(dir + "/scan.h5:/entry/data"), 1e-7);
+  // Writing again replaces the dataset, of another shape too.
+  Array small = ramp3({2, 2});
+  save_array(dir + "/scan.h5:/results/run1/x", small);
+  EXPECT_EQ(load_array(dir + "/scan.h5:/results/run1/x").data, small.data);
+}
+
+TEST(Hdf5, WriteErrorsLeaveTheFileAsItWas) {
+  const std::string dir = tmp_dir();
+  const std::string path = dir + "/keep.h5";
+  std::filesystem::copy_file(seed("hdf5/groups_gzip.h5"), path, std::filesystem::copy_options::overwrite_existing);
+  const std::string before = read_file(path);
+  Array a = ramp3({2, 2});
+  EXPECT_THAT(user_error_of([&] { save_array(path + ":/entry", a); }), HasSubstr("'/entry' is a group; refusing"));
+  EXPECT_THAT(user_error_of([&] { save_array(path, a); }), HasSubstr("name the dataset to write, as " + path + ":/recon"));
+  EXPECT_THAT(user_error_of([&] { save_array(path + ":/a/../b", a); }), HasSubstr("no '.' or '..' parts"));
+  EXPECT_EQ(read_file(path), before);
+  // A file that is not HDF5 is not replaced by one.
+  const std::string text = dir + "/notes.h5";
+  write_file_atomic(text, "my notes\n");
+  EXPECT_THAT(user_error_of([&] { check_array_output(text + ":/x"); }), HasSubstr("malformed HDF5"));
+  EXPECT_THAT(user_error_of([&] { save_array(text + ":/x", a); }), HasSubstr("malformed HDF5"));
+  EXPECT_EQ(read_file(text), "my notes\n");
+}
+
+TEST(Hdf5, WrittenFilesReadBackThroughTheWholeFormatRange) {
+  // Shapes of rank 0 to 4 round-trip exactly.
+  const std::string dir = tmp_dir();
+  for (const Shape& shape : {Shape{}, Shape{7}, Shape{3, 4}, Shape{2, 3, 4}, Shape{2, 1, 3, 2}}) {
+    Array a = ramp3(shape);
+    save_array(dir + "/r.h5:/a", a);
+    Array b = load_array(dir + "/r.h5:/a");
+    EXPECT_EQ(b.shape, a.shape);
+    EXPECT_EQ(b.data, a.data);
+  }
+}
+
+}  // namespace
+}  // namespace proxc::internal::io

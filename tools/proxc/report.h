@@ -1,0 +1,46 @@
+// proxc solve --report DIR: a page to look at a reconstruction with.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <proxc/proxc.h>
+
+namespace proxc_cli {
+
+/// What the page shows.
+struct Report {
+  std::string title;                 ///< the problem file, as given
+  std::string latex;                 ///< Problem::print(ProblemFormat::Latex)
+  std::string text;                  ///< Problem::print(ProblemFormat::Text)
+  /// The images side by side: input (the data constant of the result's
+  /// shape), result, reference; each (caption, array).
+  std::vector<std::pair<std::string, proxc::Array>> images;
+  proxc::SolverSummary summary;      ///< its history has the objective per check
+  double psnr = -1, ssim = -1;       ///< against the reference; < 0 when none
+  std::vector<std::string> outputs;  ///< the files the result went to
+};
+
+/// Throws the UserError writing a report to `dir` would throw: a file in
+/// its place, a parent folder missing or not writable.
+void check_report_dir(const std::string& dir);
+
+/// Writes DIR/index.html and the images it shows (PNG beside it), each file
+/// whole or not at all; other files in DIR are left alone. The page needs no
+/// network: the plot is inline SVG, the formula HTML, and a small script
+/// states in the page whether every image loaded and every curve was drawn
+/// (the element #render-check, which the test reads from headless Chromium).
+void write_report(const std::string& dir, const Report& report);
+
+/// The report of a solve of `p` (one variable: its data constant as the
+/// input image; the reference read from `reference` when given).
+void write_solve_report(const std::string& dir, const std::string& title, const proxc::Problem& p,
+                        const proxc::SolverSummary& summary, const std::vector<std::string>& written,
+                        const std::string& reference, double psnr, double ssim);
+
+/// The LaTeX of ProblemFormat::Latex as HTML (sub- and superscripts,
+/// Greek letters and operators as characters); exposed for tests.
+std::string latex_to_html(const std::string& latex);
+
+}  // namespace proxc_cli

@@ -1,0 +1,116 @@
+#include "solve_output.h"
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+namespace proxc_cli {
+
+namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+// "NAME=FILE" → (NAME, FILE); ("", value) when the value is a plain file.
+std::pair<std::string, std::string> split_named(const std::string& value) {
+  const size_t eq = value.find('=');
+  if (eq == std::string::npos || !is_identifier(value.substr(0, eq))) return {"", value};
+  return {value.substr(0, eq), value.substr(eq + 1)};
+}
+
+// Where a container path's member starts (after "x.npz:" or "x.h5:"), or npos.
+size_t member_start(const std::string& path) {
+  std::string lower = path;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  size_t best = std::string::npos;
+  for (const std::string ext : {".npz:", ".h5:", ".hdf5:"}) {
+    const size_t at = lower.find(ext);
+    if (at != std::string::npos) best = std::min(best, at + ext.size());
+  }
+  return best;
+}
+
+// `path` with `suffix` after its stem ("out.npy" → "out_x.npy") or, for a
+// container's member, after the member ("r.h5:/recon" → "r.h5:/recon_x").
+std::string with_suffix(const std::string& path, const std::string& suffix) {
+  if (member_start(path) != std::string::npos) return path + suffix;
+  const std::filesystem::path o(path);
+  return (o.parent_path() / (o.stem().string() + suffix + o.extension().string())).string();
+}
+
+}  // namespace
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return list;
+}
+
+std::vector<std::pair<std::string, std::string>> output_files(const proxc::Problem& p,
+                                                              const std::vector<std::string>& outputs) {
+  std::map<std::string, proxc::Expr> vars;
+  for (const proxc::Expr& v : p.variables()) vars.emplace(p.name_of(v), v);
+  std::vector<std::string> var_names;
+  for (const auto& [name, v] : vars) var_names.push_back(name);
+  std::vector<std::pair<std::string, std::string>> files;
+  if (outputs.empty()) return files;
+  const bool named = !split_named(outputs[0]).first.empty() && vars.count(split_named(outputs[0]).first);
+  if (!named) {
+    if (outputs.size() > 1) {
+      throw proxc::UserError("-o given " + std::to_string(outputs.size()) +
+                             " times: name each variable's file, as -o NAME=FILE (the variables: " +
+                             join_names(var_names) + ")");
+    }
+    if (vars.size() == 1) return {{var_names[0], outputs[0]}};
+    for (const std::string& name : var_names) files.emplace_back(name, with_suffix(outputs[0], "_" + name));
+    return files;
+  }
+  std::set<std::string> seen;
+  for (const std::string& o : outputs) {
+    const auto [name, file] = split_named(o);
+    if (name.empty() || !vars.count(name)) {
+      throw proxc::UserError("-o " + o + ": " +
+                             (name.empty() ? std::string("give every output as NAME=FILE once one is")
+                                           : "the problem has no variable '" + name + "'") +
+                             " (the variables: " + join_names(var_names) + ")");
+    }
+    if (!seen.insert(name).second) throw proxc::UserError("-o names the variable '" + name + "' twice");
+    if (file.empty()) throw proxc::UserError("-o " + o + ": the file name is empty");
+    files.emplace_back(name, file);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string snapshot_path(const std::string& path, int iteration, int max_iters) {
+  const int width = std::max(4, static_cast<int>(std::to_string(max_iters).size()));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "_iter%0*d", width, iteration);
+  return with_suffix(path, buf);
+}
+
+std::string log_csv(const proxc::SolverSummary& s, const std::vector<std::pair<double, double>>& quality) {
+  std::string csv =
+      std::string("iteration,r,s,eps_pri,eps_dual,objective,seconds") + (quality.empty() ? "\n" : ",psnr,ssim\n");
+  for (size_t k = 0; k < s.history.size(); ++k) {
+    const proxc::IterationInfo& h = s.history[k];
+    char buf[320];
+    std::snprintf(buf, sizeof buf, "%d,%.9g,%.9g,%.9g,%.9g,%.12g,%.6f", h.iteration, h.r, h.s, h.eps_pri, h.eps_dual,
+                  h.objective, h.seconds);
+    csv += buf;
+    if (k < quality.size()) {
+      std::snprintf(buf, sizeof buf, ",%.6f,%.6f", quality[k].first, quality[k].second);
+      csv += buf;
+    }
+    csv += "\n";
+  }
+  return csv;
+}
+
+}  // namespace proxc_cli

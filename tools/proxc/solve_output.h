@@ -1,0 +1,35 @@
+// What `proxc solve` writes besides its summary: the results by variable,
+// snapshots of the iterate, the --log CSV.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <proxc/proxc.h>
+
+namespace proxc_cli {
+
+/// Where each variable's result goes, by variable name (in name order), from
+/// the -o values: one FILE for a problem of one variable; for several,
+/// FILE_NAME.EXT per variable (a container's member: MEMBER_NAME), or
+/// NAME=FILE per variable, as the user names them (the variables not named
+/// are not written). A UserError for a NAME that is no variable, a variable
+/// named twice, or plain files and NAME=FILE mixed.
+std::vector<std::pair<std::string, std::string>> output_files(const proxc::Problem& p,
+                                                              const std::vector<std::string>& outputs);
+
+/// The snapshot of `path` after `iteration`: "out_iter0040.npy" (the stem
+/// gets the suffix; a container's member does: "r.h5:/x_iter0040"), the
+/// number padded to the width of `max_iters` so that names sort.
+std::string snapshot_path(const std::string& path, int iteration, int max_iters);
+
+/// The --log CSV: iteration,r,s,eps_pri,eps_dual,objective,seconds[,psnr,ssim]
+/// (the quality columns when `quality` has a pair per check).
+std::string log_csv(const proxc::SolverSummary& s, const std::vector<std::pair<double, double>>& quality);
+
+/// "a", "a and b", "a, b and c".
+std::string join_names(const std::vector<std::string>& names);
+
+}  // namespace proxc_cli
