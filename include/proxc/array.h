@@ -77,13 +77,17 @@ class Array {
 /// Reads an array, the format chosen by the extension (case-insensitive):
 /// .npy (any real dtype, converted to float32), .png (grey → (H, W), colour →
 /// (H, W, 3), scaled to [0, 1]), .tif/.tiff (several pages of one shape: a
-/// stack (pages, H, W[, 3])). A UserError names the path and
-/// the reason (unknown extension, unreadable, NaN or Inf entries).
+/// stack (pages, H, W[, 3])), a member of an .npz archive ("frames.npz:noisy";
+/// the only one when unnamed) or an HDF5 dataset ("scan.h5:/entry/data"; the
+/// only one when unnamed). A UserError names the path and the reason (unknown
+/// extension, unreadable, a missing member listing those there are, NaN or
+/// Inf entries).
 Array load_array(const std::string& path);
 
 /// Writes `a` in the format the extension names (PNG at 8 bits, values
-/// clamped to [0, 1]; TIFF as float32, a 3-D array (D, H, W) as D pages),
-/// whole or not at all. A UserError for an unknown
+/// clamped to [0, 1]; TIFF as float32, a 3-D array (D, H, W) as D pages; an
+/// HDF5 dataset "result.h5:/recon" as float32, added to an existing file),
+/// whole or not at all (.npz is read only). A UserError for an unknown
 /// extension or a shape the format cannot hold.
 void save_array(const std::string& path, const Array& a);
 

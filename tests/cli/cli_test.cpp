@@ -269,6 +269,132 @@ TEST(CliSolve, AThreeDimensionalProblemTakesATiffStackAndWritesOne) {
   EXPECT_EQ(io::load_array(dir + "/scan.h5:/entry/data").data, b.data);
 }
 
+// The value of attribute `name` on the element with id `id` in `html`.
+std::string attribute(const std::string& html, const std::string& id, const std::string& name) {
+  const size_t at = html.find("id=\"" + id + "\"");
+  if (at == std::string::npos) return "";
+  const size_t open = html.rfind('<', at), close = html.find('>', at);
+  const std::string tag = html.substr(open, close - open);
+  const size_t a = tag.find(name + "=\"");
+  if (a == std::string::npos) return "";
+  const size_t start = a + name.size() + 2;
+  return tag.substr(start, tag.find('"', start) - start);
+}
+
+// The page headless Chromium renders from `index` (its DOM after the load
+// event), or a failure when Chromium is not installed (scripts/install-deps.sh).
+std::string rendered(const std::string& index, const std::string& profile) {
+  const auto which = test::run_command("command -v chromium 2>&1");
+  if (which.exit_code != 0) {
+    ADD_FAILURE() << "chromium is not installed: run scripts/install-deps.sh";
+    return "";
+  }
+  auto r = test::run_command("chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=" +
+                             shell_quote(profile) + " --virtual-time-budget=10000 --dump-dom " +
+                             shell_quote("file://" + index) + " 2>/dev/null");
+  EXPECT_EQ(r.exit_code, 0);
+  return r.out;
+}
+
+TEST(CliSolve, ReportRendersInHeadlessChromium) {
+  // A 2-D deconvolution with a reference, and a 3-D problem (middle slice and
+  // maximum projection of each volume): the pages, rendered by Chromium, show
+  // every image and draw every curve.
+  std::string dir = test::temp_dir();
+  auto r = proxc("solve " + example("deconv_tv.prox") + " --iters 40 --reference " + example("data/clean.npy") +
+                 " --report " + shell_quote(dir + "/rep") + " -o " + shell_quote(dir + "/x.png"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("report " + dir + "/rep/index.html"));
+  const std::string page = read_file(dir + "/rep/index.html");
+  EXPECT_THAT(page, HasSubstr("<sub>2,1;"));          // the formula as HTML
+  EXPECT_THAT(page, HasSubstr("&lowast;"));           // k * x
+  EXPECT_THAT(page, HasSubstr("<svg class=\"plot\""));  // inline plots
+  EXPECT_THAT(page, Not(HasSubstr("src=\"http")));    // nothing fetched from the network
+  EXPECT_THAT(page, Not(HasSubstr("href=\"http")));
+  EXPECT_THAT(page, HasSubstr("PSNR against the reference"));
+  std::string dom = rendered(dir + "/rep/index.html", dir + "/chromium");
+  EXPECT_EQ(attribute(dom, "render-check", "data-images"), "3") << dom.substr(0, 2000);
+  EXPECT_EQ(attribute(dom, "render-check", "data-images-loaded"), "3");
+  const std::string curves = attribute(dom, "render-check", "data-curves");
+  EXPECT_GE(std::atoi(curves.c_str()), 5);  // objective, r, s, eps_pri, eps_dual
+  EXPECT_EQ(attribute(dom, "render-check", "data-curves-drawn"), curves);
+
+  proxc::internal::Array b(proxc::internal::Shape{7, 18, 22});
+  for (size_t i = 0; i < b.data.size(); ++i) b.data[i] = static_cast<float>((i * 7919) % 101) / 100.0f;
+  proxc::internal::io::save_array(dir + "/vol.tif", b);
+  proxc::internal::write_file_atomic(dir + "/tv3d.prox",
+                                     "b = load(\"vol.tif\")\nx = variable(shape(b))\n"
+                                     "minimize sum_squares(x - b) + 0.05 * group_norm1(grad(x), [3]) + nonneg(x)\n");
+  auto v = proxc("solve " + shell_quote(dir + "/tv3d.prox") + " --report " + shell_quote(dir + "/rep3"));
+  ASSERT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_THAT(read_file(dir + "/rep3/index.html"), HasSubstr("middle slice 3 of 7"));
+  dom = rendered(dir + "/rep3/index.html", dir + "/chromium");
+  EXPECT_EQ(attribute(dom, "render-check", "data-images"), "4");  // input and result, slice and projection each
+  EXPECT_EQ(attribute(dom, "render-check", "data-images-loaded"), "4");
+  EXPECT_EQ(attribute(dom, "render-check", "data-curves-drawn"), attribute(dom, "render-check", "data-curves"));
+  // A file in the report's place is an error before the solve, and is left as it was.
+  write_file_atomic(dir + "/taken", "mine\n");
+  auto bad = proxc("solve " + example("deconv_tv.prox") + " --report " + shell_quote(dir + "/taken"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("a file is in its place"));
+  EXPECT_EQ(read_file(dir + "/taken"), "mine\n");
+}
+
+TEST(CliSolve, SaveEveryWritesSnapshotsThatMatchShorterSolves) {
+  // The snapshot after 20 iterations is the result of a 20-iteration solve.
+  std::string dir = test::temp_dir();
+  const std::string solve = "solve " + example("denoise_tv_iso.prox") + " --eps-abs 0 --eps-rel 0 ";
+  auto r = proxc(solve + "--iters 50 --save-every 20 -o " + shell_quote(dir + "/x.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/x_iter0020.npy"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/x_iter0040.npy"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x_iter0050.npy"));  // 50 is no multiple of 20
+  ASSERT_EQ(proxc(solve + "--iters 20 -o " + shell_quote(dir + "/short.npy")).exit_code, 0);
+  EXPECT_EQ(read_file(dir + "/x_iter0020.npy"), read_file(dir + "/short.npy"));
+  auto none = proxc(solve + "--iters 5 --save-every 2");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.out, HasSubstr("--save-every needs -o"));
+  EXPECT_EQ(proxc(solve + "--iters 5 --save-every -1 -o " + shell_quote(dir + "/y.npy")).exit_code, 2);
+}
+
+TEST(CliSolve, OutputsAreNamedPerVariable) {
+  // Two variables: -o NAME=FILE writes each where it is named, the message
+  // lists the real files; a plain -o gets the variable's name after its stem.
+  std::string dir = test::temp_dir();
+  write_file_atomic(dir + "/two.prox",
+                    "b = array([2, 3], [1, 2, 3, 4, 5, 6])\nx = variable(2, 3)\ny = variable(2, 3)\n"
+                    "minimize sum_squares(x - b) + sum_squares(y - 2 * b)\n");
+  const std::string solve = "solve " + shell_quote(dir + "/two.prox") + " --iters 200 ";
+  auto named = proxc(solve + "-o y=" + shell_quote(dir + "/why.npy") + " -o x=" + shell_quote(dir + "/r.h5:/ex"));
+  ASSERT_EQ(named.exit_code, 0) << named.out;
+  EXPECT_THAT(named.out, HasSubstr("wrote " + dir + "/r.h5:/ex and " + dir + "/why.npy"));
+  EXPECT_NEAR(proxc::internal::io::load_array(dir + "/why.npy").data[5], 12.0f, 1e-2);
+  EXPECT_NEAR(proxc::internal::io::load_array(dir + "/r.h5:/ex").data[5], 6.0f, 1e-2);
+  auto plain = proxc(solve + "-o " + shell_quote(dir + "/out.npy"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_THAT(plain.out, HasSubstr("wrote " + dir + "/out_x.npy and " + dir + "/out_y.npy"));
+  auto unknown = proxc(solve + "-o z=" + shell_quote(dir + "/z.npy") + " -o x=" + shell_quote(dir + "/x.npy"));
+  EXPECT_EQ(unknown.exit_code, 2);
+  auto twice = proxc(solve + "-o " + shell_quote(dir + "/a.npy") + " -o " + shell_quote(dir + "/b.npy"));
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_THAT(twice.out, HasSubstr("name each variable's file, as -o NAME=FILE (the variables: x and y)"));
+  auto dup = proxc(solve + "-o x=" + shell_quote(dir + "/a.npy") + " -o x=" + shell_quote(dir + "/b.npy"));
+  EXPECT_EQ(dup.exit_code, 2);
+  EXPECT_THAT(dup.out, HasSubstr("names the variable 'x' twice"));
+}
+
+TEST(CliSolve, AColourResultIsWrittenInColour) {
+  // demosaic's x is (H, W, 3): a colour PNG and a colour TIFF, read back as (H, W, 3).
+  std::string dir = test::temp_dir();
+  auto r = proxc("solve " + example("demosaic.prox") + " --iters 5 -o " + shell_quote(dir + "/x.png"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto png = proxc::internal::io::load_array(dir + "/x.png");
+  ASSERT_EQ(png.shape.size(), 3u);
+  EXPECT_EQ(png.shape[2], 3);
+  ASSERT_EQ(proxc("solve " + example("demosaic.prox") + " --iters 5 -o " + shell_quote(dir + "/x.tif")).exit_code, 0);
+  EXPECT_EQ(proxc::internal::io::load_array(dir + "/x.tif").shape, png.shape);
+}
+
 TEST(CliSolve, SetReplacesDataAndX0WarmStarts) {
   std::string dir = test::temp_dir();
   auto a = proxc("solve " + example("denoise_tv_iso.prox") + " --backend emulate --iters 30 -o " +

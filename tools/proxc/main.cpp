@@ -15,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <system_error>
 
 #include "proxc/proxc.h"
 #include "report.h"
@@ -307,6 +308,7 @@ struct SolveCommand {
     options.schedule = parse_kind<proxc::ScheduleKind>("--schedule", "schedule", halide.schedule);
     options.target = halide.target;
     options.cache_dir = halide.cache_dir;
+    options.snapshot_every = save_every;
     options.validate(proxc::OptionSpelling::CommandLine);
     // Every output is checked before the solve, not found unwritable after it.
     const std::vector<std::pair<std::string, std::string>> files = proxc_cli::output_files(p, outputs);
@@ -394,7 +396,7 @@ struct SolveCommand {
 
   // --save-every N: each output's snapshot after every N iterations, named after it.
   void add_snapshots(const std::vector<std::pair<std::string, std::string>>& files) {
-    if (save_every <= 0) return;
+    if (options.snapshot_every <= 0) return;
     if (files.empty()) throw proxc::UserError("--save-every needs -o: the snapshots are named after the output");
     options.snapshot_every = save_every;
     options.snapshot_callback = [files, this](int iteration, const std::map<std::string, proxc::Array>& x) {
@@ -606,7 +608,7 @@ CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
       ->add_option("-o,--output", solve.outputs,
                    "Write the result (.npy, .png, .tif, .h5:/DATASET); NAME=FILE per variable; repeatable")
       ->check(kPath)
-      ->expected(1);
+      ->allow_extra_args(false);
   solve_cmd->add_option("--save-every", solve.save_every, "Write the iterate every N iterations (OUT_iterNNNN)");
   solve_cmd->add_option("--report", solve.report, "Write DIR/index.html: images, convergence plot, times")
       ->check(kPath);
@@ -616,7 +618,7 @@ CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
   solve_cmd
       ->add_option("--set", solve.sets,
                    "NAME=FILE: replace a constant's data without recompiling; repeatable")
-      ->expected(1);
+      ->allow_extra_args(false);
   solve_cmd
       ->add_option("--checkpoint", solve.options.checkpoint_path, "Save the whole solver state to this file")
       ->check(kPath);
@@ -716,11 +718,11 @@ int main(int argc, char** argv) {
   app.add_option(
          "--allow-path", common.allow_paths,
          "Let problems read data from this folder too (default: only the problem's own folder); repeatable")
-      ->expected(1);
+      ->allow_extra_args(false);
   app.add_option(
          "--plugin", common.plugins,
          "Load this shared library of black-box operators (see include/proxc/black_box.h); repeatable")
-      ->expected(1);
+      ->allow_extra_args(false);
 
   ParseCommand parse;
   OptCommand opt;
@@ -766,6 +768,15 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::cerr << "proxc: out of memory\n";
     return kExitUserError;
+  } catch (const std::system_error& e) {
+    // A thread that could not start (no memory or address space for its stack).
+    if (e.code() == std::errc::resource_unavailable_try_again || e.code() == std::errc::not_enough_memory) {
+      std::cerr << "proxc: out of memory: could not start a thread (" << e.what()
+                << "; the machine's memory or an address-space limit such as ulimit -v)\n";
+      return kExitUserError;
+    }
+    std::cerr << "internal error (a bug in proxc): unexpected exception: " << e.what() << "\n";
+    return kExitInternalError;
   } catch (const std::exception& e) {
     // Memory refused to the compiler (an address-space limit such as ulimit -v, or a full machine)
     // surfaces from Halide and LLVM as their own internal errors: a resource, not a bug.
