@@ -75,7 +75,7 @@ Array load_array(const std::string& path) {
   const internal::MemberPath split = internal::split_member_path(path);
   const std::string absolute = std::filesystem::absolute(split.file, ec).lexically_normal().string();
   source.path = source.resolved_path = ec ? path : internal::MemberPath{absolute, split.member}.joined();
-  source.hash = internal::content_hash(internal::read_file(split.file));
+  source.hash = internal::io::data_hash(path, a);
   return internal::Access::make_array(std::move(a), std::move(source));
 }
 

@@ -25,14 +25,34 @@ std::shared_ptr<const ConstantData> load_constant_file(const std::string& writte
   data->source.type = ConstantSource::Type::File;
   data->source.path = written_path;
   data->source.resolved_path = resolved_path;
-  data->source.hash = content_hash(read_file(resolved_file));
-  if (pinned && expected_hash != data->source.hash) {
+  auto check_pin = [&] {
+    if (!pinned || expected_hash == data->source.hash) return;
+    const std::string& where = written.has_member() ? resolved_path : resolved_file;
     user_assert(allowed) << resolved_file << ": the file does not hold the data the problem pinned by its content hash ("
                          << expected_hash << "), and it lies outside the problem's folder";
-    user_error << resolved_file << ": the file changed since the problem was saved: its content hash is "
+    user_error << where << (written.has_member() ? ": the data" : ": the file")
+               << " changed since the problem was saved: its content hash is "
                << data->source.hash << ", the problem expects " << expected_hash;
+  };
+  if (!written.has_member()) {
+    // A file's bytes are hashed before they are parsed.
+    data->source.hash = content_hash(read_file(resolved_file));
+    check_pin();
+    data->array = io::load_array(resolved_path);
+    return data;
   }
-  data->array = io::load_array(resolved_path);
+  // A container's member is pinned by its array (other members may change):
+  // read first, and outside the problem's folder a failure says no more than
+  // a hash that differs.
+  try {
+    data->array = io::load_array(resolved_path);
+  } catch (const UserError&) {
+    if (allowed) throw;
+    user_error << resolved_file << ": the file does not hold the data the problem pinned by its content hash ("
+               << expected_hash << "), and it lies outside the problem's folder";
+  }
+  data->source.hash = io::data_hash(resolved_path, data->array);
+  check_pin();
   return data;
 }
 

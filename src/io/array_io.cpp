@@ -95,6 +95,14 @@ Array load_array(const std::string& path) {
   return a;
 }
 
+std::string data_hash(const std::string& path, const Array& a) {
+  const MemberPath m = split_member_path(path);
+  if (!m.has_member()) return content_hash(read_file(path));
+  std::string bytes = "proxc-array " + shape_to_string(a.shape) + "\n";
+  bytes.append(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float));
+  return content_hash(bytes);
+}
+
 void check_array_output(const std::string& path) {
   const Format f = format_or_error(path);
   const MemberPath m = split_member_path(path);

@@ -29,6 +29,13 @@ void save_array(const std::string& path, const Array& a);
 /// extension; see check_output_path), before any array exists.
 void check_array_output(const std::string& path);
 
+/// The content hash that pins the data `path` holds (a dump's
+/// load("...", hash=...)): of the file's bytes, or for a container's member
+/// ("scan.h5:/entry/data") of the array read from it, `a` (its shape and
+/// float32 values), so that writing other members into the same file (-o
+/// scan.h5:/recon) leaves the pin valid.
+std::string data_hash(const std::string& path, const Array& a);
+
 /// Throws UserError "PATH: entry (i, j, ...) is NaN; data must be finite"
 /// (or Inf, -Inf) for the first entry of `a` in C order that is not finite.
 void check_finite(const Array& a, const std::string& path);

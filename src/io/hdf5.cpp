@@ -134,46 +134,71 @@ const char* class_name(H5T_class_t c) {
   }
 }
 
-Array read_dataset(hid_t file, const std::string& name, const std::string& where) {
-  Handle d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d.ok()) user_error << where << ": cannot open the dataset: " << hdf5_message();
-  Handle space(H5Dget_space(d.get()), H5Sclose);
-  Handle type(H5Dget_type(d.get()), H5Tclose);
-  if (!space.ok() || !type.ok()) user_error << where << ": malformed HDF5: " << hdf5_message();
-  const H5S_class_t sclass = H5Sget_simple_extent_type(space.get());
+// The dataset's shape; UserError for a null dataspace, a rank above 8 or an
+// array too large for the memory limit.
+Shape dataset_shape(hid_t space, const std::string& where) {
+  const H5S_class_t sclass = H5Sget_simple_extent_type(space);
   user_assert(sclass == H5S_SIMPLE || sclass == H5S_SCALAR) << where << ": the dataset has no dataspace (a null dataset)";
-  const int rank = H5Sget_simple_extent_ndims(space.get());
+  const int rank = H5Sget_simple_extent_ndims(space);
   user_assert(rank >= 0 && rank <= kMaxRank) << where << ": the dataset has rank " << rank << "; at most " << kMaxRank
                                              << " is supported";
   hsize_t dims[kMaxRank] = {};
-  if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0) {
+  if (rank > 0 && H5Sget_simple_extent_dims(space, dims, nullptr) < 0) {
     user_error << where << ": malformed HDF5: " << hdf5_message();
   }
   Shape shape(dims, dims + rank);
   for (int64_t e : shape) user_assert(e >= 0) << where << ": malformed HDF5: extent " << static_cast<hsize_t>(e);
   check_allocation(shape, where);
-  const H5T_class_t tclass = H5Tget_class(type.get());
-  const size_t tsize = H5Tget_size(type.get());
+  return shape;
+}
+
+// UserError unless the datatype is a float of 2, 4 or 8 bytes or an integer
+// of 1 to 8; true when its values fit float32 as they are (read directly).
+bool check_datatype(hid_t type, const std::string& where) {
+  const H5T_class_t tclass = H5Tget_class(type);
+  const size_t tsize = H5Tget_size(type);
   const bool is_float = tclass == H5T_FLOAT && (tsize == 2 || tsize == 4 || tsize == 8);
   const bool is_int = tclass == H5T_INTEGER && tsize >= 1 && tsize <= 8;
-  if (!is_float && !is_int) {
-    if (tclass == H5T_FLOAT || tclass == H5T_INTEGER) {
-      user_error << where << ": unsupported HDF5 datatype: " << (tclass == H5T_FLOAT ? "float" : "integer") << " of "
-                 << tsize << " bytes (supported: floats of 2, 4 or 8 bytes, integers of 1 to 8 bytes)";
-    }
-    user_error << where << ": unsupported HDF5 datatype: " << class_name(tclass)
-               << " (supported: floats of 2, 4 or 8 bytes, integers of 1 to 8 bytes)";
+  if (is_float || is_int) return is_float && tsize <= 4;
+  const std::string what = tclass == H5T_FLOAT     ? "float of " + std::to_string(tsize) + " bytes"
+                           : tclass == H5T_INTEGER ? "integer of " + std::to_string(tsize) + " bytes"
+                                                   : class_name(tclass);
+  user_error << where << ": unsupported HDF5 datatype: " << what
+             << " (supported: floats of 2, 4 or 8 bytes, integers of 1 to 8 bytes)";
+  return false;
+}
+
+// Float64 values to float32 as .npy's float64 are converted: a finite value
+// that rounds to infinity is an error naming its index.
+void narrow(const std::vector<double>& wide, const std::string& where, Array* a) {
+  const double limit = static_cast<double>(FLT_MAX) + std::ldexp(1.0, 103);  // beyond: infinity in float32
+  for (size_t k = 0; k < wide.size(); ++k) {
+    const double v = wide[k];
+    user_assert(!std::isfinite(v) || std::fabs(v) < limit)
+        << where << ": entry " << index_to_string(a->shape, static_cast<int64_t>(k)) << " = " << v
+        << " is outside the float32 range";
+    a->data[k] = std::isfinite(v) && std::fabs(v) > FLT_MAX ? (v > 0 ? FLT_MAX : -FLT_MAX) : static_cast<float>(v);
   }
+}
+
+Array read_dataset(hid_t file, const std::string& name, const std::string& where) {
+  Handle d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.ok()) user_error << where << ": cannot open the dataset: " << hdf5_message();
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  if (!space.ok()) user_error << where << ": malformed HDF5: " << hdf5_message();
+  Handle type(H5Dget_type(d.get()), H5Tclose);
+  if (!type.ok()) user_error << where << ": malformed HDF5: " << hdf5_message();
+  const Shape shape = dataset_shape(space.get(), where);
+  const bool direct = check_datatype(type.get(), where);
   Array a(shape);
   if (a.data.empty()) return a;
-  if (is_float && tsize <= 4) {
+  if (direct) {
     if (H5Dread(d.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.data.data()) < 0) {
       user_error << where << ": cannot read the dataset: " << hdf5_message();
     }
     return a;
   }
-  // Wider values pass through double, then to float32 as NumPy's cast does
-  // (a finite value beyond the float32 range is an error, not an infinity).
+  // Wider values (float64, integers) are read as float64, then narrowed.
   Shape doubled = shape;
   doubled.push_back(2);
   check_allocation(doubled, where + " (read as float64)");
@@ -181,15 +206,7 @@ Array read_dataset(hid_t file, const std::string& name, const std::string& where
   if (H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, wide.data()) < 0) {
     user_error << where << ": cannot read the dataset: " << hdf5_message();
   }
-  for (size_t k = 0; k < wide.size(); ++k) {
-    const double v = wide[k];
-    if (std::isfinite(v) && std::fabs(v) > static_cast<double>(FLT_MAX) &&
-        static_cast<float>(v) != FLT_MAX && static_cast<float>(v) != -FLT_MAX) {
-      user_error << where << ": entry " << index_to_string(shape, static_cast<int64_t>(k)) << " is " << v
-                 << ", beyond the float32 range";
-    }
-    a.data[k] = static_cast<float>(v);
-  }
+  narrow(wide, where, &a);
   return a;
 }
 

@@ -267,6 +267,22 @@ TEST(CliSolve, AThreeDimensionalProblemTakesATiffStackAndWritesOne) {
   EXPECT_THAT(from_h5.out, HasSubstr("scan.h5:/recon"));
   EXPECT_EQ(io::load_array(dir + "/scan.h5:/recon").data, a.data);
   EXPECT_EQ(io::load_array(dir + "/scan.h5:/entry/data").data, b.data);
+  // A dump pins a member by its array: writing other datasets into the file
+  // (as above) leaves it valid; changing the member's data does not.
+  proxc::internal::write_file_atomic(dir + "/h5.prox",
+                                     "b = load(\"scan.h5:/entry/data\")\nx = variable(shape(b))\n"
+                                     "minimize sum_squares(x - b) + 0.05 * group_norm1(grad(x), [3]) + nonneg(x)\n");
+  ASSERT_EQ(proxc("parse " + shell_quote(dir + "/h5.prox") + " --emit json -o " + shell_quote(dir + "/h5.json")).exit_code, 0);
+  EXPECT_THAT(read_file(dir + "/h5.json"), HasSubstr("\"scan.h5:/entry/data\""));
+  ASSERT_EQ(proxc(solve + "-o " + shell_quote(dir + "/scan.h5:/recon2")).exit_code, 0);
+  auto dump = proxc("solve " + shell_quote(dir + "/h5.json") + " --iters 30 --eps-abs 0 --eps-rel 0 -o " +
+                    shell_quote(dir + "/c.npy"));
+  ASSERT_EQ(dump.exit_code, 0) << dump.out;
+  EXPECT_EQ(io::load_array(dir + "/c.npy").data, a.data);
+  io::save_array(dir + "/scan.h5:/entry/data", a);
+  auto changed = proxc("parse " + shell_quote(dir + "/h5.json"));
+  EXPECT_EQ(changed.exit_code, 2);
+  EXPECT_THAT(changed.out, HasSubstr("scan.h5:/entry/data: the data changed since the problem was saved"));
 }
 
 // The value of attribute `name` on the element with id `id` in `html`.

@@ -59,5 +59,28 @@ def test_bad_members_are_clear_errors(stack):
     d, _ = stack
     with pytest.raises(ValueError, match=r"holds 2 arrays \(noisy, psf\); name one"):
         proxc.load_array(d / "frames.npz")
-    with pytest.raises(ValueError, match=r"no dataset '/entry/nope' \(it holds /entry/dark, /entry/data\)"):
+    with pytest.raises(ValueError, match=r"no dataset '/entry/nope' \(it holds /entry/dark, /entry/data"):
         proxc.load_array(f"{d}/scan.h5:/entry/nope")
+
+
+def test_hdf5_datatypes_convert_by_value_or_are_refused(tmp_path):
+    f64 = np.array([[1e-3, 3e38], [-2.5, 7.0]])
+    with h5py.File(tmp_path / "t.h5", "w") as f:
+        f["f64"] = f64
+        f["i64"] = np.array([-(2**40), 5], dtype=np.int64)
+        f["u8"] = np.arange(6, dtype=np.uint8).reshape(2, 3)
+        f["f16"] = np.array([0.5, 2.0], dtype=np.float16)
+        f["big"] = np.array([1e300])
+        f["flag"] = np.array([True, False])
+        f["text"] = "a string"
+        f["table"] = np.zeros(2, dtype=[("a", "<f4"), ("b", "<i4")])
+    path = str(tmp_path / "t.h5")
+    np.testing.assert_array_equal(proxc.load_array(path + ":f64"), f64.astype(np.float32))
+    np.testing.assert_array_equal(proxc.load_array(path + ":/i64"), [-(2.0**40), 5.0])
+    np.testing.assert_array_equal(proxc.load_array(path + ":u8"), np.arange(6).reshape(2, 3))
+    np.testing.assert_array_equal(proxc.load_array(path + ":f16"), [0.5, 2.0])
+    with pytest.raises(ValueError, match=r"t.h5:/big: entry \(0,\) = 1e\+300 is outside the float32 range"):
+        proxc.load_array(path + ":big")
+    for name, kind in [("flag", "enum"), ("text", "string"), ("table", "compound")]:
+        with pytest.raises(ValueError, match=f"unsupported HDF5 datatype: {kind}"):
+            proxc.load_array(f"{path}:{name}")
