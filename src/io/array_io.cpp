@@ -110,11 +110,7 @@ void check_array_output(const std::string& path) {
                                  << "dataset (result.h5:/recon)";
   user_assert(f == Format::kHdf5 || !m.has_member()) << path << ": only .npz and HDF5 files hold named arrays";
   if (f == Format::kHdf5) {
-    user_assert(m.has_member()) << path << ": name the dataset to write, as " << path << ":/recon";
-    check_output_path(m.file);
-    std::error_code ec;
-    // An existing file must be HDF5: the dataset is added to it, nothing else is replaced.
-    if (std::filesystem::is_regular_file(m.file, ec)) hdf5_datasets(read_file(m.file), m.file, 1);
+    check_hdf5_output(m.file, m.member);
     return;
   }
   check_output_path(path);
@@ -130,7 +126,7 @@ void save_array(const std::string& path, const Array& a) {
       break;
     case Format::kNpz:
     case Format::kHdf5: {
-      check_array_output(path);
+      check_array_output(path);  // .npz is refused
       const MemberPath m = split_member_path(path);
       write_hdf5(m.file, m.member, a);
       break;

@@ -1,5 +1,6 @@
 /// \file
-/// Reading and writing one dataset of an HDF5 file, through libhdf5.
+/// Reading and writing one dataset of an HDF5 file, through libhdf5 in the
+/// module libproxc_hdf5.so (hdf5_abi.h says why a module).
 #pragma once
 
 #include <string>
@@ -27,7 +28,8 @@ Array decode_hdf5(const std::string& bytes, const std::string& dataset, const st
 
 /// The bytes of an HDF5 file that holds `a` as the float32 dataset `dataset`
 /// (its groups created as needed): `existing` (an HDF5 file's bytes) with the
-/// dataset added or replaced, or a new file when `existing` is null.
+/// dataset added or replaced, or a new file when `existing` is null. Works
+/// on a private file in the temporary folder.
 std::string encode_hdf5(const std::string* existing, const std::string& dataset, const Array& a,
                         const std::string& path_for_messages);
 
@@ -36,7 +38,20 @@ Array read_hdf5(const std::string& path, const std::string& dataset);
 
 /// Writes `a` as the dataset `dataset` of the HDF5 file at `path`: into a
 /// copy of the file when it exists (its other objects kept), a new file
-/// otherwise; written whole or not at all (write_file_atomic).
+/// otherwise; written whole or not at all (write_file_atomic). Checks what
+/// check_hdf5_output checks first.
 void write_hdf5(const std::string& path, const std::string& dataset, const Array& a);
+
+/// Throws the UserError writing `dataset` to `path` would throw, before any
+/// array exists: a bad dataset name (empty, empty parts, '.' or '..',
+/// control characters), an unwritable place (check_output_path), an existing
+/// file that is not HDF5, a group or a link to elsewhere in the dataset's place.
+void check_hdf5_output(const std::string& path, const std::string& dataset);
+
+/// The dataset name rules of check_hdf5_output alone.
+void check_hdf5_dataset_name(const std::string& dataset, const std::string& path);
+
+/// The identifiers libhdf5 holds open: 0 between calls (tests check it).
+long hdf5_open_objects();
 
 }  // namespace proxc::internal::io

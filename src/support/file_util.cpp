@@ -243,6 +243,14 @@ MemberPath split_member_path(const std::string& path) {
     if (at != std::string::npos && (best == std::string::npos || at < best)) best = at + std::strlen(ext) - 1;
   }
   if (best == std::string::npos) return {path, ""};
+  // A file of that very name, or a folder whose name holds the marker
+  // ("runs/a.h5:old/b.npy"), is a path, not a member.
+  std::error_code ec;
+  const size_t slash = path.find_last_of('/');
+  if (std::filesystem::exists(path, ec) ||
+      (slash != std::string::npos && slash > best && std::filesystem::is_directory(path.substr(0, slash), ec))) {
+    return {path, ""};
+  }
   return {path.substr(0, best), path.substr(best + 1)};
 }
 

@@ -43,7 +43,9 @@ struct PathPolicy {
 /// A path to an array inside a container file: "frames.npz:noisy",
 /// "scan.h5:/entry/data". `file` is the container's path and `member` what
 /// follows the first ':' after a container extension (.npz, .h5, .hdf5, any
-/// letter case); a path without one is all `file`, `member` empty.
+/// letter case); a path without one is all `file`, `member` empty, and so is
+/// a path that exists as it is or whose marker lies in the name of an
+/// existing folder ("runs/a.h5:old/b.npy").
 struct MemberPath {
   std::string file;
   std::string member;

@@ -267,6 +267,11 @@ TEST(CliSolve, AThreeDimensionalProblemTakesATiffStackAndWritesOne) {
   EXPECT_THAT(from_h5.out, HasSubstr("scan.h5:/recon"));
   EXPECT_EQ(io::load_array(dir + "/scan.h5:/recon").data, a.data);
   EXPECT_EQ(io::load_array(dir + "/scan.h5:/entry/data").data, b.data);
+  // A group in the dataset's place is found before the solve, not after it.
+  auto group = proxc(solve + "-o " + shell_quote(dir + "/scan.h5:/entry"));
+  EXPECT_EQ(group.exit_code, 2);
+  EXPECT_THAT(group.out, HasSubstr("'/entry' is a group; refusing to replace it"));
+  EXPECT_THAT(group.out, Not(HasSubstr("iterations")));
   // A dump pins a member by its array: writing other datasets into the file
   // (as above) leaves it valid; changing the member's data does not.
   proxc::internal::write_file_atomic(dir + "/h5.prox",
@@ -391,6 +396,13 @@ TEST(CliSolve, OutputsAreNamedPerVariable) {
   EXPECT_THAT(plain.out, HasSubstr("wrote " + dir + "/out_x.npy and " + dir + "/out_y.npy"));
   auto unknown = proxc(solve + "-o z=" + shell_quote(dir + "/z.npy") + " -o x=" + shell_quote(dir + "/x.npy"));
   EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.out, HasSubstr("the problem has no variable 'z' (the variables: x and y)"));
+  auto typo = proxc(solve + "-o z=" + shell_quote(dir + "/z.npy"));  // one -o, a name that is no variable
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_THAT(typo.out, HasSubstr("no variable 'z'"));
+  auto same = proxc(solve + "-o x=" + shell_quote(dir + "/s.npy") + " -o y=" + shell_quote(dir + "/s.npy"));
+  EXPECT_EQ(same.exit_code, 2);
+  EXPECT_THAT(same.out, HasSubstr("names the file " + dir + "/s.npy twice"));
   auto twice = proxc(solve + "-o " + shell_quote(dir + "/a.npy") + " -o " + shell_quote(dir + "/b.npy"));
   EXPECT_EQ(twice.exit_code, 2);
   EXPECT_THAT(twice.out, HasSubstr("name each variable's file, as -o NAME=FILE (the variables: x and y)"));

@@ -2,6 +2,9 @@
 (written by h5py) and an .npz member (written by NumPy) and gives the result
 it gives from the same array in .npy; results go to HDF5 datasets that h5py
 reads back."""
+import subprocess
+import sys
+
 import h5py
 import numpy as np
 import pytest
@@ -84,3 +87,43 @@ def test_hdf5_datatypes_convert_by_value_or_are_refused(tmp_path):
     for name, kind in [("flag", "enum"), ("text", "string"), ("table", "compound")]:
         with pytest.raises(ValueError, match=f"unsupported HDF5 datatype: {kind}"):
             proxc.load_array(f"{path}:{name}")
+
+
+def test_h5py_works_beside_proxc_in_one_process(tmp_path):
+    # proxc's libhdf5 (Debian's) stays in its module: h5py, imported after
+    # proxc, keeps its own HDF5, and both read and write the same file.
+    code = f"""
+import numpy as np, proxc, h5py
+path = {str(tmp_path / 'both.h5')!r}
+with h5py.File(path, 'w') as f:
+    f['a'] = np.arange(6, dtype=np.float32).reshape(2, 3)
+a = proxc.load_array(path + ':a')
+proxc.save_array(path + ':/b', a * 2)
+with h5py.File(path, 'r') as f:
+    assert (f['b'][...] == 2 * f['a'][...]).all(), 'h5py reads what proxc wrote'
+print('ok')
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+def test_data_outside_the_file_is_refused(tmp_path):
+    # An external link, external raw storage and a virtual dataset would each
+    # read other files than the one named: proxc reads only the file itself.
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as f:
+        f["x"] = np.ones((2, 2), np.float32)
+    (tmp_path / "raw.bin").write_bytes(np.ones(4, np.float32).tobytes())
+    with h5py.File(tmp_path / "t.h5", "w") as f:
+        f["ext"] = h5py.ExternalLink(str(other), "/x")
+        f.create_dataset("stored", shape=(4,), dtype="<f4", external=[(str(tmp_path / "raw.bin"), 0, 16)])
+        layout = h5py.VirtualLayout(shape=(2, 2), dtype="<f4")
+        layout[:] = h5py.VirtualSource(str(other), "x", shape=(2, 2))
+        f.create_virtual_dataset("virtual", layout)
+    path = str(tmp_path / "t.h5")
+    with pytest.raises(ValueError, match="'/ext' is an external link"):
+        proxc.load_array(path + ":/ext")
+    with pytest.raises(ValueError, match="external files"):
+        proxc.load_array(path + ":/stored")
+    with pytest.raises(ValueError, match="virtual dataset"):
+        proxc.load_array(path + ":/virtual")

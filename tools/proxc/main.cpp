@@ -770,7 +770,8 @@ int main(int argc, char** argv) {
     return kExitUserError;
   } catch (const std::system_error& e) {
     // A thread that could not start (no memory or address space for its stack).
-    if (e.code() == std::errc::resource_unavailable_try_again || e.code() == std::errc::not_enough_memory) {
+    const bool thread = dynamic_cast<const std::filesystem::filesystem_error*>(&e) == nullptr;
+    if (thread && (e.code() == std::errc::resource_unavailable_try_again || e.code() == std::errc::not_enough_memory)) {
       std::cerr << "proxc: out of memory: could not start a thread (" << e.what()
                 << "; the machine's memory or an address-space limit such as ulimit -v)\n";
       return kExitUserError;

@@ -355,8 +355,10 @@ void write_report(const std::string& dir, const Report& r) {
   if (s.has_projection) row("objective at max(x, 0)", fmt("%.9g", s.objective_at_projection));
   row("backend", proxc::to_string(s.backend_used));
   row("schedule", proxc::to_string(s.schedule_used));
-  if (r.psnr >= 0) row("PSNR against the reference", fmt("%.2f dB", r.psnr));
-  if (r.ssim >= -1 && r.psnr >= 0) row("SSIM against the reference", fmt("%.4f", r.ssim));
+  if (r.has_reference) {
+    row("PSNR against the reference", fmt("%.2f dB", r.psnr));
+    row("SSIM against the reference", fmt("%.4f", r.ssim));
+  }
   for (const std::string& o : r.outputs) row("written", o);
   html << "</table>\n<h2>Time per phase</h2>\n" << phase_table(s);
   html << "<p id=\"render-check\">Rendered: not checked (scripts off).</p>\n" << kCheckScript << "</body>\n</html>\n";
@@ -387,6 +389,7 @@ void write_solve_report(const std::string& dir, const std::string& title, const 
   if (!reference.empty()) {
     r.images.emplace_back("reference " + std::filesystem::path(reference).filename().string(),
                           proxc::load_array(reference));
+    r.has_reference = true;
     r.psnr = psnr;
     r.ssim = ssim;
   }

@@ -18,7 +18,8 @@ struct Report {
   /// shape), result, reference; each (caption, array).
   std::vector<std::pair<std::string, proxc::Array>> images;
   proxc::SolverSummary summary;      ///< its history has the objective per check
-  double psnr = -1, ssim = -1;       ///< against the reference; < 0 when none
+  bool has_reference = false;        ///< psnr and ssim are set
+  double psnr = 0, ssim = 0;         ///< against the reference
   std::vector<std::string> outputs;  ///< the files the result went to
 };
 

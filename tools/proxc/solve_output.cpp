@@ -17,10 +17,14 @@ bool is_identifier(const std::string& s) {
   return true;
 }
 
-// "NAME=FILE" → (NAME, FILE); ("", value) when the value is a plain file.
+// "NAME=FILE" → (NAME, FILE) when NAME is an identifier and FILE names an
+// array file; ("", value) otherwise (a file whose name holds '=': "./a=1.npy").
 std::pair<std::string, std::string> split_named(const std::string& value) {
   const size_t eq = value.find('=');
-  if (eq == std::string::npos || !is_identifier(value.substr(0, eq))) return {"", value};
+  if (eq == std::string::npos || !is_identifier(value.substr(0, eq)) ||
+      !proxc::has_array_extension(value.substr(eq + 1))) {
+    return {"", value};
+  }
   return {value.substr(0, eq), value.substr(eq + 1)};
 }
 
@@ -60,7 +64,7 @@ std::vector<std::pair<std::string, std::string>> output_files(const proxc::Probl
   for (const auto& [name, v] : vars) var_names.push_back(name);
   std::vector<std::pair<std::string, std::string>> files;
   if (outputs.empty()) return files;
-  const bool named = !split_named(outputs[0]).first.empty() && vars.count(split_named(outputs[0]).first);
+  const bool named = !split_named(outputs[0]).first.empty();
   if (!named) {
     if (outputs.size() > 1) {
       throw proxc::UserError("-o given " + std::to_string(outputs.size()) +
@@ -71,7 +75,7 @@ std::vector<std::pair<std::string, std::string>> output_files(const proxc::Probl
     for (const std::string& name : var_names) files.emplace_back(name, with_suffix(outputs[0], "_" + name));
     return files;
   }
-  std::set<std::string> seen;
+  std::set<std::string> seen, seen_files;
   for (const std::string& o : outputs) {
     const auto [name, file] = split_named(o);
     if (name.empty() || !vars.count(name)) {
@@ -81,7 +85,7 @@ std::vector<std::pair<std::string, std::string>> output_files(const proxc::Probl
                              " (the variables: " + join_names(var_names) + ")");
     }
     if (!seen.insert(name).second) throw proxc::UserError("-o names the variable '" + name + "' twice");
-    if (file.empty()) throw proxc::UserError("-o " + o + ": the file name is empty");
+    if (!seen_files.insert(file).second) throw proxc::UserError("-o names the file " + file + " twice");
     files.emplace_back(name, file);
   }
   std::sort(files.begin(), files.end());

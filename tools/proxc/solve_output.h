@@ -15,8 +15,10 @@ namespace proxc_cli {
 /// the -o values: one FILE for a problem of one variable; for several,
 /// FILE_NAME.EXT per variable (a container's member: MEMBER_NAME), or
 /// NAME=FILE per variable, as the user names them (the variables not named
-/// are not written). A UserError for a NAME that is no variable, a variable
-/// named twice, or plain files and NAME=FILE mixed.
+/// are not written; NAME an identifier, FILE with an array extension, else
+/// the whole value is a file name). A UserError for a NAME that is no
+/// variable, a variable or a file named twice, or plain files and NAME=FILE
+/// mixed.
 std::vector<std::pair<std::string, std::string>> output_files(const proxc::Problem& p,
                                                               const std::vector<std::string>& outputs);
 
