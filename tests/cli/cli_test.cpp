@@ -423,6 +423,62 @@ TEST(CliSolve, AColourResultIsWrittenInColour) {
   EXPECT_EQ(proxc::internal::io::load_array(dir + "/x.tif").shape, png.shape);
 }
 
+TEST(CliBatch, EveryFrameGetsTheResultOfSolvingItAloneAndTheProblemCompilesOnce) {
+  std::string dir = test::temp_dir();
+  std::filesystem::create_directories(dir + "/frames");
+  for (int f = 0; f < 3; ++f) {
+    proxc::internal::Array b(proxc::internal::Shape{96, 128});
+    for (size_t i = 0; i < b.data.size(); ++i) b.data[i] = static_cast<float>(((i + 37 * f) * 7919) % 101) / 100.0f;
+    proxc::internal::io::save_array(dir + "/frames/f" + std::to_string(f) + ".npy", b);
+  }
+  const std::string problem = example("denoise_tv_iso.prox"), opts = " --iters 40 --eps-abs 0 --eps-rel 0";
+  auto r = proxc("batch " + problem + " --set " + shell_quote("b=" + dir + "/frames/f*.npy") + " -o " +
+                 shell_quote(dir + "/out") + " --report " + shell_quote(dir + "/rep") + opts + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["frames"].size(), 3u);
+  EXPECT_EQ(j["failed"], 0);
+  // The first frame compiles (or loads from the disk cache); the others reuse its pipelines.
+  EXPECT_GE(j["frames"][0]["pipelines"]["compiled"].get<int>() + j["frames"][0]["pipelines"]["loaded"].get<int>(), 1);
+  for (int f = 1; f < 3; ++f) {
+    EXPECT_EQ(j["frames"][f]["pipelines"]["compiled"], 0) << f;
+    EXPECT_EQ(j["frames"][f]["pipelines"]["loaded"], 0) << f;
+  }
+  for (int f = 0; f < 3; ++f) {
+    const std::string name = "f" + std::to_string(f) + ".npy";
+    EXPECT_EQ(j["frames"][f]["outputs"][0], dir + "/out/" + name);
+    auto alone = proxc("solve " + problem + " --set " + shell_quote("b=" + dir + "/frames/" + name) + opts + " -o " +
+                       shell_quote(dir + "/alone.npy"));
+    ASSERT_EQ(alone.exit_code, 0) << alone.out;
+    EXPECT_EQ(read_file(dir + "/out/" + name), read_file(dir + "/alone.npy")) << name;
+  }
+  // The report: a row per frame, its input and result shown.
+  const std::string dom = rendered(dir + "/rep/index.html", dir + "/chromium");
+  EXPECT_EQ(attribute(dom, "render-check", "data-images"), "6");
+  EXPECT_EQ(attribute(dom, "render-check", "data-images-loaded"), "6");
+}
+
+TEST(CliBatch, AFrameThatFailsIsReportedAndTheOthersGoOn) {
+  std::string dir = test::temp_dir();
+  std::filesystem::create_directories(dir + "/frames");
+  proxc::internal::io::save_array(dir + "/frames/a.npy", proxc::internal::Array(proxc::internal::Shape{96, 128}));
+  proxc::internal::io::save_array(dir + "/frames/b.npy", proxc::internal::Array(proxc::internal::Shape{3, 3}));
+  const std::string problem = example("denoise_tv_iso.prox");
+  auto r = proxc("batch " + problem + " --set " + shell_quote("b=" + dir + "/frames/*.npy") + " --iters 5 -o " +
+                 shell_quote(dir + "/out") + " --format tif");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("[2/2] " + dir + "/frames/b.npy: failed: --set b: " + dir +
+                               "/frames/b.npy holds shape (3, 3), the constant has (96, 128)"));
+  EXPECT_THAT(r.out, HasSubstr("2 frames: 1 solved, 1 failed"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/out/a.tif"));
+  auto none = proxc("batch " + problem + " --set " + shell_quote("b=" + dir + "/frames/*.png"));
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.out, HasSubstr("no file matches the pattern"));
+  auto no_glob = proxc("batch " + problem + " --set " + shell_quote("b=" + dir + "/frames/a.npy"));
+  EXPECT_EQ(no_glob.exit_code, 2);
+  EXPECT_THAT(no_glob.out, HasSubstr("batch needs --set NAME=GLOB"));
+}
+
 TEST(CliSolve, SetReplacesDataAndX0WarmStarts) {
   std::string dir = test::temp_dir();
   auto a = proxc("solve " + example("denoise_tv_iso.prox") + " --backend emulate --iters 30 -o " +

@@ -18,10 +18,18 @@
 #include <system_error>
 
 #include "proxc/proxc.h"
+#include "batch.h"
+#include "flags.h"
 #include "report.h"
 #include "solve_output.h"
 
 namespace {
+
+using proxc_cli::add_halide_flags;
+using proxc_cli::HalideFlags;
+using proxc_cli::one_of;
+using proxc_cli::parse_kind;
+using proxc_cli::SolverFlags;
 
 constexpr int kExitOk = 0;
 constexpr int kExitCheckFailed = 1;
@@ -76,24 +84,6 @@ std::string first_difference(const std::string& a, const std::string& b) {
     return s.substr(start, end == std::string::npos ? std::string::npos : end - start);
   };
   return "line " + std::to_string(line) + ":\n  first:  " + line_at(a, i) + "\n  second: " + line_at(b, i);
-}
-
-// A kind given on the command line (--schedule adams2019): UserError naming
-// the flag and the choices for an unknown name.
-template <typename Kind>
-Kind parse_kind(const std::string& flag, const char* noun, const std::string& name) {
-  Kind k{};
-  if (!proxc::from_string(name, &k)) {
-    std::string all;
-    for (const std::string& n : proxc::kind_names<Kind>()) all += (all.empty() ? "" : ", ") + n;
-    throw proxc::UserError(flag + ": unknown " + noun + " '" + name + "' (one of: " + all + ")");
-  }
-  return k;
-}
-
-template <typename Kind>
-CLI::IsMember one_of() {
-  return CLI::IsMember(proxc::kind_names<Kind>());
 }
 
 struct ParseCommand {
@@ -191,23 +181,6 @@ struct OptCommand {
   }
 };
 
-// --target, --schedule and --cache-dir: how solve and compile use Halide.
-struct HalideFlags {
-  std::string target = "host";
-  std::string schedule = "default";
-  std::string cache_dir;
-};
-
-void add_halide_flags(CLI::App* cmd, HalideFlags* o) {
-  cmd->add_option("--target", o->target, "Halide target string (host, x86-64-linux-avx2, ...)");
-  cmd->add_option("--schedule", o->schedule,
-                  "default, or an autoscheduler: mullapudi2016, adams2019, li2018 (falls back to the default "
-                  "with a warning)");
-  cmd->add_option(
-      "--cache-dir", o->cache_dir,
-      "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR or ~/.cache/proxc; off: none)");
-}
-
 // SIGINT, SIGTERM and SIGHUP stop a solve at its next check: the iterate and
 // a final checkpoint are written, and the command exits with 128 + the signal.
 std::atomic<bool> g_interrupted{false};
@@ -223,46 +196,6 @@ extern "C" void on_stop_signal(int sig) {
   }
   g_interrupted.store(true);
 }
-
-// The solvers' settings by ProxImaL's names, unset until given (NaN, -1).
-struct SolverFlags {
-  double tau = NAN, sigma = NAN, theta = NAN;  // pc
-  double lmb = NAN, mu = NAN;                  // ladmm
-  double rho = NAN;                            // admm
-  double rho_0 = NAN, rho_scale = NAN, rho_max = NAN;
-  int max_inner_iters = -1;  // hqs
-  std::string norm = "bound";
-
-  // Into the options, with ProxImaL's rules for what is left out (on the
-  // scaled problem, ||K|| = 1): pc sigma = 1 and tau = 1/sigma, or sigma =
-  // 1/tau when only tau is given; theta = 1; ladmm mu = lmb; a setting of
-  // another solver than the one chosen is an error.
-  void apply(proxc::SolverOptions* o) const {
-    const proxc::SolverKind s = o->solver;
-    auto only = [&](bool given, const char* flag, proxc::SolverKind owner) {
-      if (given && s != owner) {
-        throw proxc::UserError(std::string(flag) + " is a setting of " + proxc::to_string(owner) +
-                               ", not of the solver " + proxc::to_string(s));
-      }
-      return given;
-    };
-    using K = proxc::SolverKind;
-    const bool t = only(!std::isnan(tau), "--tau", K::PockChambolle), g = only(!std::isnan(sigma), "--sigma", K::PockChambolle);
-    if (g) o->steps.pc_sigma = sigma;
-    if (t) o->steps.pc_tau = tau;
-    if (g && !t) o->steps.pc_tau = 1 / sigma;
-    if (t && !g) o->steps.pc_sigma = 1 / tau;
-    if (only(!std::isnan(theta), "--theta", K::PockChambolle)) o->steps.pc_theta = theta;
-    if (only(!std::isnan(lmb), "--lmb", K::LinearizedADMM)) o->steps.ladmm_lambda = o->steps.ladmm_mu = lmb;
-    if (only(!std::isnan(mu), "--mu", K::LinearizedADMM)) o->steps.ladmm_mu = mu;
-    if (only(!std::isnan(rho), "--rho", K::ADMM)) o->steps.admm_rho = rho;
-    if (only(!std::isnan(rho_0), "--rho-0", K::HQS)) o->hqs_rho_0 = rho_0;
-    if (only(!std::isnan(rho_scale), "--rho-scale", K::HQS)) o->hqs_rho_scale = rho_scale;
-    if (only(!std::isnan(rho_max), "--rho-max", K::HQS)) o->hqs_rho_max = rho_max;
-    if (only(max_inner_iters >= 0, "--max-inner-iters", K::HQS)) o->hqs_max_inner_iters = max_inner_iters;
-    o->norm = parse_kind<proxc::NormKind>("--norm", "norm", norm);
-  }
-};
 
 struct SolveCommand {
   std::string file;
@@ -280,14 +213,24 @@ struct SolveCommand {
   std::vector<std::string> sets;
   bool json = false;
   bool full = false;
+  bool batch = false;       // `proxc batch`: --set NAME=GLOB names the frames
+  std::string out_dir;      // batch: -o DIR
+  std::string format;       // batch: --format
 
   int run() {
     auto t0 = std::chrono::steady_clock::now();
     proxc::Problem p = proxc::load_problem(file);
+    proxc_cli::BatchJob job{file, "", "", out_dir, format, report, json};
     for (const std::string& s : sets) {
       auto eq = s.find('=');
       if (eq == std::string::npos || eq == 0)
         throw proxc::UserError("--set expects NAME=FILE, got '" + s + "'");
+      if (batch && proxc_cli::is_glob(s.substr(eq + 1))) {
+        if (!job.name.empty()) throw proxc::UserError("--set: one pattern names the frames; got two (" + job.name + ", " + s.substr(0, eq) + ")");
+        job.name = s.substr(0, eq);
+        job.pattern = s.substr(eq + 1);
+        continue;
+      }
       try {
         p.set_constant(s.substr(0, eq), s.substr(eq + 1));
       } catch (const proxc::UserError& e) {
@@ -310,6 +253,14 @@ struct SolveCommand {
     options.cache_dir = halide.cache_dir;
     options.snapshot_every = save_every;
     options.validate(proxc::OptionSpelling::CommandLine);
+    if (batch) {
+      if (job.name.empty()) throw proxc::UserError("batch needs --set NAME=GLOB: the files of the frames");
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_stop_signal);
+      options.interrupt = &g_interrupted;
+      const int rc = proxc_cli::run_batch(p, options, job, &g_signal);
+      flush_stdout();
+      return rc;
+    }
     // Every output is checked before the solve, not found unwritable after it.
     const std::vector<std::pair<std::string, std::string>> files = proxc_cli::output_files(p, outputs);
     for (const auto& [name, f] : files) proxc::check_save_path(f);
@@ -583,8 +534,8 @@ void add_solver_settings(CLI::App* cmd, SolverFlags* f, proxc::SolverOptions* o)
 }
 
 // The `solve` subcommand and its options.
-CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
-  CLI::App* solve_cmd = app.add_subcommand("solve", "Solve a problem and write the result");
+// The options `solve` and `batch` share.
+void add_solve_common(CLI::App* solve_cmd, SolveCommand& solve) {
   solve_cmd->fallthrough();
   solve_cmd->add_option("FILE", solve.file, "Problem file (.prox text or .json dump)")->required();
   solve_cmd->add_option("--solver", solve.solver, "pc (Pock-Chambolle), ladmm, admm or hqs")
@@ -605,6 +556,31 @@ CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
       "Check convergence every N iterations and after the last (default 10; 1: every iteration)");
   add_solver_settings(solve_cmd, &solve.settings, &solve.options);
   solve_cmd
+      ->add_option("--set", solve.sets,
+                   solve.batch ? "NAME=GLOB: the frames (one solve per matching file); NAME=FILE: data for every frame"
+                               : "NAME=FILE: replace a constant's data without recompiling; repeatable")
+      ->allow_extra_args(false);
+  solve_cmd->add_flag("--json", solve.json, solve.batch ? "Print one JSON object: a summary per frame"
+                                                        : "Print the summary as one JSON object");
+}
+
+// `proxc batch`: the problem compiled once, solved per frame.
+CLI::App* add_batch(CLI::App& app, SolveCommand& batch) {
+  batch.batch = true;
+  CLI::App* cmd = app.add_subcommand(
+      "batch", "Solve a problem once per file a pattern matches (--set NAME=GLOB), compiling once");
+  add_solve_common(cmd, batch);
+  cmd->add_option("-o,--output", batch.out_dir, "Folder for the results, named after their inputs")->check(kPath);
+  cmd->add_option("--format", batch.format, "The results' format: npy, png or tif (default: the input's)");
+  cmd->add_option("--report", batch.report, "Write DIR/index.html: a row per frame")->check(kPath);
+  return cmd;
+}
+
+// The `solve` subcommand and its options.
+CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
+  CLI::App* solve_cmd = app.add_subcommand("solve", "Solve a problem and write the result");
+  add_solve_common(solve_cmd, solve);
+  solve_cmd
       ->add_option("-o,--output", solve.outputs,
                    "Write the result (.npy, .png, .tif, .h5:/DATASET); NAME=FILE per variable; repeatable")
       ->check(kPath)
@@ -616,10 +592,6 @@ CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
   solve_cmd->add_option("--reference", solve.reference, "Ground truth: print PSNR and SSIM")->check(kPath);
   solve_cmd->add_option("--x0", solve.x0, "Start from this array (user units)")->check(kPath);
   solve_cmd
-      ->add_option("--set", solve.sets,
-                   "NAME=FILE: replace a constant's data without recompiling; repeatable")
-      ->allow_extra_args(false);
-  solve_cmd
       ->add_option("--checkpoint", solve.options.checkpoint_path, "Save the whole solver state to this file")
       ->check(kPath);
   solve_cmd->add_option("--checkpoint-every", solve.options.checkpoint_every,
@@ -628,7 +600,6 @@ CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
       ->add_option("--resume", solve.options.resume_path,
                    "Continue from a checkpoint of the same problem and solver")
       ->check(kPath);
-  solve_cmd->add_flag("--json", solve.json, "Print the summary as one JSON object");
   solve_cmd->add_flag("--full", solve.full, "Print the full report");
 
   return solve_cmd;
@@ -726,7 +697,7 @@ int main(int argc, char** argv) {
 
   ParseCommand parse;
   OptCommand opt;
-  SolveCommand solve;
+  SolveCommand solve, batch;
   CompileCommand compile;
   MontageCommand montage;
   MetricsCommand metrics;
@@ -734,6 +705,7 @@ int main(int argc, char** argv) {
   CLI::App* parse_cmd = add_parse(app, parse);
   CLI::App* opt_cmd = add_opt(app, opt);
   CLI::App* solve_cmd = add_solve(app, solve);
+  CLI::App* batch_cmd = add_batch(app, batch);
   CLI::App* compile_cmd = add_compile(app, compile);
   auto [montage_cmd, metrics_cmd] = add_image_commands(app, montage, metrics);
   CLI::App* check_cmd = add_check(app, check);
@@ -754,6 +726,7 @@ int main(int argc, char** argv) {
     if (check_cmd->parsed()) rc = check.run();
     if (opt_cmd->parsed()) rc = opt.run();
     if (solve_cmd->parsed()) rc = solve.run();
+    if (batch_cmd->parsed()) rc = batch.run();
     if (metrics_cmd->parsed()) rc = metrics.run();
     if (montage_cmd->parsed()) rc = montage.run();
     if (compile_cmd->parsed()) rc = compile.run();

@@ -228,6 +228,38 @@ window.addEventListener('load', function () {
 </script>
 )";
 
+std::string page_head(const std::string& title) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>proxc: " + escape(title) +
+         "</title>\n<style>\n" + kStyle + "</style>\n</head>\n<body>\n";
+}
+
+std::string page_tail() {
+  return std::string("<p id=\"render-check\">Rendered: not checked (scripts off).</p>\n") + kCheckScript +
+         "</body>\n</html>\n";
+}
+
+// The arrays' first views (a 3-D array's middle slice) in one grey range,
+// written as PNG files DIR/NAME; false when one has no picture.
+bool write_pictures(const std::string& dir, const std::vector<std::pair<std::string, proxc::Array>>& arrays) {
+  std::vector<proxc::Array> shown;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const auto& [file, a] : arrays) {
+    auto v = views(a);
+    if (v.empty()) return false;
+    shown.push_back(std::move(v[0].second));
+    for (int64_t i = 0; i < shown.back().size(); ++i) {
+      lo = std::min(lo, static_cast<double>(shown.back()[i]));
+      hi = std::max(hi, static_cast<double>(shown.back()[i]));
+    }
+  }
+  if (!(hi > lo)) hi = lo + 1;
+  for (size_t k = 0; k < shown.size(); ++k) {
+    for (int64_t i = 0; i < shown[k].size(); ++i) shown[k][i] = static_cast<float>((shown[k][i] - lo) / (hi - lo));
+    proxc::save_array((std::filesystem::path(dir) / arrays[k].first).string(), shown[k]);
+  }
+  return true;
+}
+
 std::string phase_table(const proxc::SolverSummary& s) {
   std::ostringstream o;
   const double total = s.parse_s + s.passes_s + s.compile_s + s.iterate_s;
@@ -335,8 +367,7 @@ void write_report(const std::string& dir, const Report& r) {
   }
 
   std::ostringstream html;
-  html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>proxc: "
-       << escape(r.title) << "</title>\n<style>\n" << kStyle << "</style>\n</head>\n<body>\n";
+  html << page_head(r.title);
   html << "<h1>" << escape(r.title) << "</h1>\n";
   html << "<div class=\"formula\">" << latex_to_html(r.latex) << "</div>\n";
   html << "<details><summary>as proxc prints it</summary><pre>" << escape(r.text) << "</pre></details>\n";
@@ -361,7 +392,7 @@ void write_report(const std::string& dir, const Report& r) {
   }
   for (const std::string& o : r.outputs) row("written", o);
   html << "</table>\n<h2>Time per phase</h2>\n" << phase_table(s);
-  html << "<p id=\"render-check\">Rendered: not checked (scripts off).</p>\n" << kCheckScript << "</body>\n</html>\n";
+  html << page_tail();
   proxc::write_file((fs::path(dir) / "index.html").string(), html.str());
 }
 
@@ -394,6 +425,59 @@ void write_solve_report(const std::string& dir, const std::string& title, const 
     r.ssim = ssim;
   }
   write_report(dir, r);
+}
+
+BatchReport::BatchReport(const std::string& dir, const std::string& title, const proxc::Problem& p)
+    : dir_(dir), title_(title) {
+  if (dir_.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) throw proxc::UserError("--report " + dir_ + ": cannot create the folder: " + ec.message());
+  latex_ = p.print(proxc::ProblemFormat::Latex);
+}
+
+void BatchReport::add(const proxc::Problem& p, const std::string& constant, const std::string& input,
+                      const proxc::SolverSummary& s, const std::vector<std::string>& outputs) {
+  if (dir_.empty()) return;
+  const int n = frames_++;
+  seconds_ += s.parse_s + s.passes_s + s.compile_s + s.iterate_s;
+  const std::vector<proxc::Expr> vars = p.variables();
+  const std::string in = "frame" + std::to_string(n) + "_input.png", out = "frame" + std::to_string(n) + "_result.png";
+  const bool pictures = write_pictures(dir_, {{in, p.constant(constant)}, {out, p.value(vars[0])}});
+  std::ostringstream row;
+  row << "<tr><td>" << escape(input) << "</td>";
+  if (pictures) {
+    for (const std::string& f : {in, out}) {
+      row << "<td><img src=\"" << f << "\" alt=\"" << escape(f) << "\" style=\"width: 160px; height: auto\"></td>";
+    }
+  } else {
+    row << "<td colspan=\"2\">no picture for this shape</td>";
+  }
+  row << "<td>" << proxc::to_string(s.termination) << "</td><td class=\"n\">" << s.iterations
+      << "</td><td class=\"n\">" << fmt("%.6g", s.objective) << "</td><td class=\"n\">"
+      << fmt("%.3f", s.iterate_s) << "</td><td class=\"n\">" << fmt("%.3f", s.compile_s) << "</td><td>";
+  for (const std::string& o : outputs) row << escape(o) << "<br>";
+  row << "</td></tr>\n";
+  rows_ += row.str();
+}
+
+void BatchReport::add_failure(const std::string& input, const std::string& error) {
+  if (dir_.empty()) return;
+  ++frames_;
+  rows_ += "<tr><td>" + escape(input) + "</td><td colspan=\"7\">failed: " + escape(error) + "</td></tr>\n";
+}
+
+void BatchReport::finish() {
+  if (dir_.empty()) return;
+  std::ostringstream html;
+  html << page_head(title_) << "<h1>" << escape(title_) << ": " << frames_ << " frames</h1>\n";
+  html << "<div class=\"formula\">" << latex_to_html(latex_) << "</div>\n";
+  html << "<p>Each row: the frame's data and its result in one grey range (a volume's middle slice); "
+       << fmt("%.3f", seconds_) << " s in all.</p>\n";
+  html << "<table class=\"frames\">\n<tr><th>frame</th><th>input</th><th>result</th><th>termination</th>"
+       << "<th>iterations</th><th>objective</th><th>iterate s</th><th>compile s</th><th>written</th></tr>\n"
+       << rows_ << "</table>\n" << page_tail();
+  proxc::write_file((std::filesystem::path(dir_) / "index.html").string(), html.str());
 }
 
 }  // namespace proxc_cli

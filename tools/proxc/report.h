@@ -40,6 +40,26 @@ void write_solve_report(const std::string& dir, const std::string& title, const 
                         const proxc::SolverSummary& summary, const std::vector<std::string>& written,
                         const std::string& reference, double psnr, double ssim);
 
+/// `proxc batch --report DIR`: one row per frame (its input and result side
+/// by side, termination, iterations, objective, time), written as the frames
+/// are solved (each row's images at once) and the page at finish(). With an
+/// empty `dir` it does nothing.
+class BatchReport {
+ public:
+  BatchReport(const std::string& dir, const std::string& title, const proxc::Problem& p);
+  /// The frame just solved: `constant` holds its data, the variables its result.
+  void add(const proxc::Problem& p, const std::string& constant, const std::string& input,
+           const proxc::SolverSummary& s, const std::vector<std::string>& outputs);
+  void add_failure(const std::string& input, const std::string& error);
+  void finish();
+
+ private:
+  std::string dir_, title_, latex_;
+  std::string rows_;
+  int frames_ = 0;
+  double seconds_ = 0;
+};
+
 /// The LaTeX of ProblemFormat::Latex as HTML (sub- and superscripts,
 /// Greek letters and operators as characters); exposed for tests.
 std::string latex_to_html(const std::string& latex);

@@ -1,0 +1,88 @@
+// The command line's flags shared by its commands: kinds by name, Halide's
+// flags, the solvers' settings by ProxImaL's names.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <string>
+
+#include "proxc/proxc.h"
+
+namespace proxc_cli {
+
+// A kind given on the command line (--schedule adams2019): UserError naming
+// the flag and the choices for an unknown name.
+template <typename Kind>
+Kind parse_kind(const std::string& flag, const char* noun, const std::string& name) {
+  Kind k{};
+  if (!proxc::from_string(name, &k)) {
+    std::string all;
+    for (const std::string& n : proxc::kind_names<Kind>()) all += (all.empty() ? "" : ", ") + n;
+    throw proxc::UserError(flag + ": unknown " + noun + " '" + name + "' (one of: " + all + ")");
+  }
+  return k;
+}
+
+template <typename Kind>
+CLI::IsMember one_of() {
+  return CLI::IsMember(proxc::kind_names<Kind>());
+}
+
+// --target, --schedule and --cache-dir: how solve and compile use Halide.
+struct HalideFlags {
+  std::string target = "host";
+  std::string schedule = "default";
+  std::string cache_dir;
+};
+
+inline void add_halide_flags(CLI::App* cmd, HalideFlags* o) {
+  cmd->add_option("--target", o->target, "Halide target string (host, x86-64-linux-avx2, ...)");
+  cmd->add_option("--schedule", o->schedule,
+                  "default, or an autoscheduler: mullapudi2016, adams2019, li2018 (falls back to the default "
+                  "with a warning)");
+  cmd->add_option(
+      "--cache-dir", o->cache_dir,
+      "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR or ~/.cache/proxc; off: none)");
+}
+
+// The solvers' settings by ProxImaL's names, unset until given (NaN, -1).
+struct SolverFlags {
+  double tau = NAN, sigma = NAN, theta = NAN;  // pc
+  double lmb = NAN, mu = NAN;                  // ladmm
+  double rho = NAN;                            // admm
+  double rho_0 = NAN, rho_scale = NAN, rho_max = NAN;
+  int max_inner_iters = -1;  // hqs
+  std::string norm = "bound";
+
+  // Into the options, with ProxImaL's rules for what is left out (on the
+  // scaled problem, ||K|| = 1): pc sigma = 1 and tau = 1/sigma, or sigma =
+  // 1/tau when only tau is given; theta = 1; ladmm mu = lmb; a setting of
+  // another solver than the one chosen is an error.
+  void apply(proxc::SolverOptions* o) const {
+    const proxc::SolverKind s = o->solver;
+    auto only = [&](bool given, const char* flag, proxc::SolverKind owner) {
+      if (given && s != owner) {
+        throw proxc::UserError(std::string(flag) + " is a setting of " + proxc::to_string(owner) +
+                               ", not of the solver " + proxc::to_string(s));
+      }
+      return given;
+    };
+    using K = proxc::SolverKind;
+    const bool t = only(!std::isnan(tau), "--tau", K::PockChambolle), g = only(!std::isnan(sigma), "--sigma", K::PockChambolle);
+    if (g) o->steps.pc_sigma = sigma;
+    if (t) o->steps.pc_tau = tau;
+    if (g && !t) o->steps.pc_tau = 1 / sigma;
+    if (t && !g) o->steps.pc_sigma = 1 / tau;
+    if (only(!std::isnan(theta), "--theta", K::PockChambolle)) o->steps.pc_theta = theta;
+    if (only(!std::isnan(lmb), "--lmb", K::LinearizedADMM)) o->steps.ladmm_lambda = o->steps.ladmm_mu = lmb;
+    if (only(!std::isnan(mu), "--mu", K::LinearizedADMM)) o->steps.ladmm_mu = mu;
+    if (only(!std::isnan(rho), "--rho", K::ADMM)) o->steps.admm_rho = rho;
+    if (only(!std::isnan(rho_0), "--rho-0", K::HQS)) o->hqs_rho_0 = rho_0;
+    if (only(!std::isnan(rho_scale), "--rho-scale", K::HQS)) o->hqs_rho_scale = rho_scale;
+    if (only(!std::isnan(rho_max), "--rho-max", K::HQS)) o->hqs_rho_max = rho_max;
+    if (only(max_inner_iters >= 0, "--max-inner-iters", K::HQS)) o->hqs_max_inner_iters = max_inner_iters;
+    o->norm = parse_kind<proxc::NormKind>("--norm", "norm", norm);
+  }
+};
+
+}  // namespace proxc_cli
