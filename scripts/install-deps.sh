@@ -21,6 +21,7 @@ packages=(
   graphviz
   libopencv-photo-dev
   chromium
+  openmpi-bin libopenmpi-dev
 )
 if ! dpkg -s "${packages[@]%%#*}" >/dev/null 2>&1; then
   apt-get update -qq

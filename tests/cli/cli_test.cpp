@@ -479,6 +479,62 @@ TEST(CliBatch, AFrameThatFailsIsReportedAndTheOthersGoOn) {
   EXPECT_THAT(no_glob.out, HasSubstr("batch needs --set NAME=GLOB"));
 }
 
+#ifdef PROXC_TEST_MPI
+// `mpirun -np N proxc batch`: the ranks share the frames (frame i on rank
+// i mod N), each result is the one a single process gives, rank 0 prints
+// every row in frame order. As root, Open MPI needs its two variables.
+std::string mpirun(int ranks) {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe "
+         "--mca btl_vader_single_copy_mechanism none -np " +
+         std::to_string(ranks) + " " + shell_quote(test::proxc_binary()) + " ";
+}
+
+TEST(CliBatch, UnderMpirunTheRanksShareTheFramesAndGiveTheSingleProcessResults) {
+  std::string dir = test::temp_dir();
+  std::filesystem::create_directories(dir + "/frames");
+  for (int f = 0; f < 5; ++f) {
+    proxc::internal::Array b(proxc::internal::Shape{96, 128});
+    for (size_t i = 0; i < b.data.size(); ++i) b.data[i] = static_cast<float>(((i + 53 * f) * 7919) % 101) / 100.0f;
+    proxc::internal::io::save_array(dir + "/frames/f" + std::to_string(f) + ".npy", b);
+  }
+  const std::string base = "batch " + example("denoise_tv_iso.prox") + " --set " +
+                           shell_quote("b=" + dir + "/frames/f*.npy") + " --eps-abs 0 --eps-rel 0 ";
+  const std::string args = base + "--iters 40 ";
+  auto one = proxc(args + "-o " + shell_quote(dir + "/one"));
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  for (int ranks : {2, 4}) {
+    SCOPED_TRACE(ranks);
+    const std::string out = dir + "/r" + std::to_string(ranks);
+    auto r = test::run_command(mpirun(ranks) + args + "--json -o " + shell_quote(out) + " 2>&1");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+    EXPECT_EQ(j["ranks"], ranks);
+    ASSERT_EQ(j["frames"].size(), 5u);
+    for (int f = 0; f < 5; ++f) {
+      const std::string name = "f" + std::to_string(f) + ".npy";
+      EXPECT_EQ(j["frames"][f]["input"], dir + "/frames/" + name);  // in frame order, from every rank
+      EXPECT_EQ(read_file(out + "/" + name), read_file(dir + "/one/" + name)) << name;
+    }
+  }
+  // A rank that dies ends the run within seconds, with Open MPI's message, never a hang.
+  const std::string bin = test::proxc_binary();
+  const std::string script =
+      "(" + mpirun(2) + base + "--backend emulate --iters 100000000 > " + shell_quote(dir + "/kill.log") +
+      " 2>&1; echo $? > " + shell_quote(dir + "/kill.rc") + ") & "
+      "for i in $(seq 300); do [ $(pgrep -f '^" + bin + " batch' | wc -l) -ge 2 ] && break; sleep 0.1; done; sleep 1; "
+      "kill -9 $(pgrep -f '^" + bin + " batch' | tail -1); "
+      "for i in $(seq 600); do [ -s " + shell_quote(dir + "/kill.rc") + " ] && break; sleep 0.1; done; "
+      "cat " + shell_quote(dir + "/kill.rc");
+  auto killed = test::run_command("bash -c " + shell_quote(script));
+  EXPECT_NE(killed.out, "") << "the run did not end within 60 s of a rank's death";
+  EXPECT_NE(std::atoi(killed.out.c_str()), 0);
+  EXPECT_THAT(read_file(dir + "/kill.log"), HasSubstr("exited on signal 9"));
+  auto solve = test::run_command(mpirun(2) + "solve " + example("denoise_tv_iso.prox") + " --iters 5 2>&1");
+  EXPECT_NE(solve.exit_code, 0);
+  EXPECT_THAT(solve.out, HasSubstr("proxc runs `batch`, whose frames the ranks share"));
+}
+#endif
+
 TEST(CliSolve, SetReplacesDataAndX0WarmStarts) {
   std::string dir = test::temp_dir();
   auto a = proxc("solve " + example("denoise_tv_iso.prox") + " --backend emulate --iters 30 -o " +

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 
+#include "ranks.h"
 #include "report.h"
 #include "solve_output.h"
 
@@ -58,36 +59,43 @@ struct Row {
   std::string error;
 };
 
-void print_row(const Row& r, size_t index, size_t count) {
-  std::printf("[%zu/%zu] %s: ", index + 1, count, r.input.c_str());
-  if (!r.error.empty()) {
-    std::printf("failed: %s\n", r.error.c_str());
-  } else {
-    std::printf("%s after %d iterations, objective %.6g, %.3f s%s -> %s\n", proxc::to_string(r.summary.termination),
-                r.summary.iterations, r.summary.objective, r.seconds,
-                r.summary.pipelines_compiled > 0 ? " (compiled)" : "", join_names(r.outputs).c_str());
-  }
-  std::fflush(stdout);
+std::string row_text(const Row& r, size_t index, size_t count) {
+  char head[64];
+  std::snprintf(head, sizeof head, "[%zu/%zu] ", index + 1, count);
+  if (!r.error.empty()) return head + r.input + ": failed: " + r.error + "\n";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s after %d iterations, objective %.6g, %.3f s%s -> ",
+                proxc::to_string(r.summary.termination), r.summary.iterations, r.summary.objective, r.seconds,
+                r.summary.pipelines_compiled > 0 ? " (compiled)" : "");
+  return head + r.input + ": " + buf + join_names(r.outputs) + "\n";
 }
 
-std::string rows_json(const std::vector<Row>& rows, int failed) {
-  std::string j = "{\n \"frames\": [";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    j += std::string(i ? "," : "") + "\n  {\"input\": " + json_string(r.input) + ", \"outputs\": [";
-    for (size_t k = 0; k < r.outputs.size(); ++k) j += (k ? ", " : "") + json_string(r.outputs[k]);
-    j += "], \"seconds\": " + std::to_string(r.seconds) + ", \"pipelines\": {\"compiled\": " +
-         std::to_string(r.summary.pipelines_compiled) + ", \"loaded\": " + std::to_string(r.summary.pipelines_loaded) +
-         "}";
-    if (!r.error.empty()) {
-      j += ", \"error\": " + json_string(r.error) + "}";
-    } else {
-      std::string s = r.summary.to_json();
-      while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-      j += ", \"summary\": " + s + "}";
+std::string row_json(const Row& r) {
+  std::string j = "{\"input\": " + json_string(r.input) + ", \"outputs\": [";
+  for (size_t k = 0; k < r.outputs.size(); ++k) j += (k ? ", " : "") + json_string(r.outputs[k]);
+  j += "], \"seconds\": " + std::to_string(r.seconds) + ", \"pipelines\": {\"compiled\": " +
+       std::to_string(r.summary.pipelines_compiled) + ", \"loaded\": " + std::to_string(r.summary.pipelines_loaded) +
+       "}";
+  if (!r.error.empty()) return j + ", \"error\": " + json_string(r.error) + "}";
+  std::string s = r.summary.to_json();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return j + ", \"summary\": " + s + "}";
+}
+
+// Rows travel between ranks as "index \x1f text \x1f json \x1e".
+constexpr char kField = '\x1f', kRecord = '\x1e';
+
+std::map<size_t, std::pair<std::string, std::string>> merge_rows(const std::vector<std::string>& parts) {
+  std::map<size_t, std::pair<std::string, std::string>> rows;
+  for (const std::string& part : parts) {
+    for (size_t start = 0; start < part.size();) {
+      const size_t end = part.find(kRecord, start), f1 = part.find(kField, start), f2 = part.find(kField, f1 + 1);
+      rows[std::stoul(part.substr(start, f1 - start))] = {part.substr(f1 + 1, f2 - f1 - 1),
+                                                          part.substr(f2 + 1, end - f2 - 1)};
+      start = end + 1;
     }
   }
-  return j + "\n ],\n \"failed\": " + std::to_string(failed) + "\n}\n";
+  return rows;
 }
 
 }  // namespace
@@ -110,7 +118,7 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
   return files;
 }
 
-int run_batch(proxc::Problem& p, const proxc::SolverOptions& options, const BatchJob& job,
+int run_batch(proxc::Problem& p, const proxc::SolverOptions& options, const BatchJob& job, const Ranks& ranks,
               const std::atomic<int>* stop_signal) {
   const std::vector<std::string> frames = expand_glob(job.pattern);
   const std::vector<proxc::Expr> vars = p.variables();
@@ -123,7 +131,9 @@ int run_batch(proxc::Problem& p, const proxc::SolverOptions& options, const Batc
       throw proxc::UserError("-o " + job.out_dir + ": a file is in its place; batch writes into a folder");
     }
     fs::create_directories(job.out_dir, ec);
-    if (ec) throw proxc::UserError("-o " + job.out_dir + ": cannot create the folder: " + ec.message());
+    if (ec && !fs::is_directory(job.out_dir)) {
+      throw proxc::UserError("-o " + job.out_dir + ": cannot create the folder: " + ec.message());
+    }
     std::map<std::string, std::string> taken;
     for (size_t i = 0; i < frames.size(); ++i) {
       const std::string base = (fs::path(job.out_dir) / fs::path(frames[i]).stem()).string();
@@ -137,9 +147,13 @@ int run_batch(proxc::Problem& p, const proxc::SolverOptions& options, const Batc
   }
   if (!job.report.empty()) check_report_dir(job.report);
   BatchReport report(job.report, job.file, p);
-  std::vector<Row> rows;
-  int failed = 0, diverged = 0;
-  for (size_t i = 0; i < frames.size(); ++i) {
+  // Frame i is rank i mod N's; one rank prints as it goes, several print
+  // on rank 0 at the end, in frame order.
+  const bool live = ranks.size == 1 && !job.json;
+  std::string mine;
+  long failed = 0, diverged = 0, solved = 0;
+  bool stopped = false;
+  for (size_t i = static_cast<size_t>(ranks.rank); i < frames.size() && !stopped; i += static_cast<size_t>(ranks.size)) {
     Row r;
     r.input = frames[i];
     const auto t0 = std::chrono::steady_clock::now();
@@ -153,25 +167,49 @@ int run_batch(proxc::Problem& p, const proxc::SolverOptions& options, const Batc
         r.outputs.push_back(f);
       }
       if (r.summary.termination == proxc::Termination::Diverged) ++diverged;
-      report.add(p, job.name, r.input, r.summary, r.outputs);
+      ++solved;
+      report.add(i, p, job.name, r.input, r.summary, r.outputs);
     } catch (const proxc::UserError& e) {
       const std::string m = e.what(), api = "set_constant";
       r.error = m.compare(0, api.size(), api) == 0 ? "--set" + m.substr(api.size()) : m;
       ++failed;
-      report.add_failure(r.input, r.error);
+      report.add_failure(i, r.input, r.error);
     }
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!job.json) print_row(r, i, frames.size());
-    rows.push_back(std::move(r));
-    if (stop_signal && stop_signal->load() != 0) break;  // the frame stopped at its next check: no more frames
+    const std::string text = row_text(r, i, frames.size());
+    if (live) {
+      std::fputs(text.c_str(), stdout);
+      std::fflush(stdout);
+    }
+    mine += std::to_string(i) + kField + text + kField + row_json(r) + kRecord;
+    // A signal stops the frame at its next check, and no frame starts after it.
+    stopped = stop_signal && stop_signal->load() != 0;
   }
-  report.finish();
-  if (job.json) {
-    std::cout << rows_json(rows, failed);
-  } else {
-    std::printf("%zu frames: %zu solved, %d failed%s\n", frames.size(), rows.size() - failed, failed,
-                rows.size() < frames.size() ? " (stopped by a signal)" : "");
-    if (!job.report.empty()) std::printf("report %s/index.html\n", job.report.c_str());
+  const std::vector<std::string> parts = gather_to_root(ranks, mine);
+  report.finish(ranks);
+  failed = sum_over_ranks(ranks, failed);
+  diverged = sum_over_ranks(ranks, diverged);
+  solved = sum_over_ranks(ranks, solved);
+  const bool any_stopped = sum_over_ranks(ranks, stopped ? 1 : 0) > 0;
+  if (ranks.rank == 0) {
+    const auto rows = merge_rows(parts);
+    if (job.json) {
+      std::string j = "{\n \"frames\": [";
+      bool first = true;
+      for (const auto& [i, row] : rows) {
+        j += std::string(first ? "" : ",") + "\n  " + row.second;
+        first = false;
+      }
+      std::cout << j << "\n ],\n \"ranks\": " << ranks.size << ",\n \"failed\": " << failed << "\n}\n";
+    } else {
+      if (!live) {
+        for (const auto& [i, row] : rows) std::fputs(row.first.c_str(), stdout);
+      }
+      std::printf("%zu frames: %ld solved, %ld failed%s%s\n", frames.size(), solved, failed,
+                  ranks.size > 1 ? (" on " + std::to_string(ranks.size) + " ranks").c_str() : "",
+                  any_stopped ? " (stopped by a signal)" : "");
+      if (!job.report.empty()) std::printf("report %s/index.html\n", job.report.c_str());
+    }
   }
   if (stop_signal && stop_signal->load() != 0) return 128 + stop_signal->load();
   return failed ? 2 : diverged ? 1 : 0;

@@ -8,6 +8,8 @@
 
 #include <proxc/proxc.h>
 
+#include "ranks.h"
+
 namespace proxc_cli {
 
 struct BatchJob {
@@ -32,9 +34,11 @@ bool is_glob(const std::string& value);
 /// DIR/<the frame's stem>.<ext> (DIR/<stem>_<variable>.<ext> for several
 /// variables), and a row per frame is printed (or one JSON object). A frame
 /// that fails (a wrong shape, an unreadable file) is reported in its row and
-/// the others go on. Returns the exit code: 0, 1 when a frame diverged, 2
+/// the others go on. Under MPI (`ranks`), frame i is solved by rank i mod N
+/// and rank 0 prints every row in frame order at the end (and the report's
+/// page); each rank writes its own frames' results. Returns the exit code: 0, 1 when a frame diverged, 2
 /// when one failed, 128 + the signal when `stop_signal` says one came.
-int run_batch(proxc::Problem& p, const proxc::SolverOptions& options, const BatchJob& job,
+int run_batch(proxc::Problem& p, const proxc::SolverOptions& options, const BatchJob& job, const Ranks& ranks,
               const std::atomic<int>* stop_signal);
 
 }  // namespace proxc_cli

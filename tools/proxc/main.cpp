@@ -214,6 +214,7 @@ struct SolveCommand {
   bool json = false;
   bool full = false;
   bool batch = false;       // `proxc batch`: --set NAME=GLOB names the frames
+  proxc_cli::Ranks ranks;   // batch: the MPI ranks sharing the frames
   std::string out_dir;      // batch: -o DIR
   std::string format;       // batch: --format
 
@@ -257,7 +258,7 @@ struct SolveCommand {
       if (job.name.empty()) throw proxc::UserError("batch needs --set NAME=GLOB: the files of the frames");
       for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_stop_signal);
       options.interrupt = &g_interrupted;
-      const int rc = proxc_cli::run_batch(p, options, job, &g_signal);
+      const int rc = proxc_cli::run_batch(p, options, job, ranks, &g_signal);
       flush_stdout();
       return rc;
     }
@@ -677,7 +678,9 @@ std::pair<CLI::App*, CLI::App*> add_image_commands(CLI::App& app, MontageCommand
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The command; an exception that escapes it is caught here, and on several
+// MPI ranks *escaped says so (the other ranks may wait in a collective).
+int run_command(int argc, char** argv, const proxc_cli::Ranks& ranks, bool* escaped) {
   CLI::App app{
       "proxc: a compiler for proximal image-optimization problems.\n"
       "Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug)."};
@@ -726,6 +729,12 @@ int main(int argc, char** argv) {
     if (check_cmd->parsed()) rc = check.run();
     if (opt_cmd->parsed()) rc = opt.run();
     if (solve_cmd->parsed()) rc = solve.run();
+    if (ranks.size > 1 && !batch_cmd->parsed()) {
+      throw proxc::UserError("under MPI (" + std::to_string(ranks.size) +
+                             " ranks) proxc runs `batch`, whose frames the ranks share; one problem over several "
+                             "ranks (--distributed) is not built yet: run the other commands on one rank");
+    }
+    batch.ranks = ranks;
     if (batch_cmd->parsed()) rc = batch.run();
     if (metrics_cmd->parsed()) rc = metrics.run();
     if (montage_cmd->parsed()) rc = montage.run();
@@ -733,15 +742,19 @@ int main(int argc, char** argv) {
     flush_stdout();  // a report that did not all arrive is not a success
     return rc;
   } catch (const proxc::UserError& e) {
+    *escaped = true;
     std::cerr << e.what() << "\n";
     return kExitUserError;
   } catch (const proxc::InternalError& e) {
+    *escaped = true;
     std::cerr << e.what() << "\nPlease report this bug with the input that caused it.\n";
     return kExitInternalError;
   } catch (const std::bad_alloc&) {
+    *escaped = true;
     std::cerr << "proxc: out of memory\n";
     return kExitUserError;
   } catch (const std::system_error& e) {
+    *escaped = true;
     // A thread that could not start (no memory or address space for its stack).
     const bool thread = dynamic_cast<const std::filesystem::filesystem_error*>(&e) == nullptr;
     if (thread && (e.code() == std::errc::resource_unavailable_try_again || e.code() == std::errc::not_enough_memory)) {
@@ -752,6 +765,7 @@ int main(int argc, char** argv) {
     std::cerr << "internal error (a bug in proxc): unexpected exception: " << e.what() << "\n";
     return kExitInternalError;
   } catch (const std::exception& e) {
+    *escaped = true;
     // Memory refused to the compiler (an address-space limit such as ulimit -v, or a full machine)
     // surfaces from Halide and LLVM as their own internal errors: a resource, not a bug.
     const std::string what = e.what();
@@ -768,4 +782,12 @@ int main(int argc, char** argv) {
     return kExitInternalError;
   }
   return kExitOk;
+}
+
+int main(int argc, char** argv) {
+  const proxc_cli::Ranks ranks = proxc_cli::init_ranks(&argc, &argv);
+  bool escaped = false;
+  const int rc = run_command(argc, argv, ranks, &escaped);
+  proxc_cli::finalize_ranks(ranks, escaped ? rc : 0);
+  return rc;
 }

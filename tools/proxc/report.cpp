@@ -436,13 +436,13 @@ BatchReport::BatchReport(const std::string& dir, const std::string& title, const
   latex_ = p.print(proxc::ProblemFormat::Latex);
 }
 
-void BatchReport::add(const proxc::Problem& p, const std::string& constant, const std::string& input,
+void BatchReport::add(size_t index, const proxc::Problem& p, const std::string& constant, const std::string& input,
                       const proxc::SolverSummary& s, const std::vector<std::string>& outputs) {
   if (dir_.empty()) return;
-  const int n = frames_++;
-  seconds_ += s.parse_s + s.passes_s + s.compile_s + s.iterate_s;
+  milliseconds_ += std::lround(1e3 * (s.parse_s + s.passes_s + s.compile_s + s.iterate_s));
   const std::vector<proxc::Expr> vars = p.variables();
-  const std::string in = "frame" + std::to_string(n) + "_input.png", out = "frame" + std::to_string(n) + "_result.png";
+  const std::string in = "frame" + std::to_string(index) + "_input.png",
+                    out = "frame" + std::to_string(index) + "_result.png";
   const bool pictures = write_pictures(dir_, {{in, p.constant(constant)}, {out, p.value(vars[0])}});
   std::ostringstream row;
   row << "<tr><td>" << escape(input) << "</td>";
@@ -458,25 +458,40 @@ void BatchReport::add(const proxc::Problem& p, const std::string& constant, cons
       << fmt("%.3f", s.iterate_s) << "</td><td class=\"n\">" << fmt("%.3f", s.compile_s) << "</td><td>";
   for (const std::string& o : outputs) row << escape(o) << "<br>";
   row << "</td></tr>\n";
-  rows_ += row.str();
+  rows_[index] = row.str();
 }
 
-void BatchReport::add_failure(const std::string& input, const std::string& error) {
+void BatchReport::add_failure(size_t index, const std::string& input, const std::string& error) {
   if (dir_.empty()) return;
-  ++frames_;
-  rows_ += "<tr><td>" + escape(input) + "</td><td colspan=\"7\">failed: " + escape(error) + "</td></tr>\n";
+  rows_[index] = "<tr><td>" + escape(input) + "</td><td colspan=\"8\">failed: " + escape(error) + "</td></tr>\n";
 }
 
-void BatchReport::finish() {
+void BatchReport::finish(const Ranks& ranks) {
   if (dir_.empty()) return;
+  // Rows travel as "index \x1f html \x1e" (the html holds neither).
+  std::string mine;
+  for (const auto& [i, html] : rows_) mine += std::to_string(i) + '\x1f' + html + '\x1e';
+  const std::vector<std::string> parts = gather_to_root(ranks, mine);
+  const long milliseconds = sum_over_ranks(ranks, milliseconds_);
+  if (ranks.rank != 0) return;
+  std::map<size_t, std::string> all;
+  for (const std::string& part : parts) {
+    for (size_t start = 0; start < part.size();) {
+      const size_t sep = part.find('\x1f', start), end = part.find('\x1e', sep);
+      all[std::stoul(part.substr(start, sep - start))] = part.substr(sep + 1, end - sep - 1);
+      start = end + 1;
+    }
+  }
   std::ostringstream html;
-  html << page_head(title_) << "<h1>" << escape(title_) << ": " << frames_ << " frames</h1>\n";
+  html << page_head(title_) << "<h1>" << escape(title_) << ": " << all.size() << " frames</h1>\n";
   html << "<div class=\"formula\">" << latex_to_html(latex_) << "</div>\n";
   html << "<p>Each row: the frame's data and its result in one grey range (a volume's middle slice); "
-       << fmt("%.3f", seconds_) << " s in all.</p>\n";
+       << fmt("%.3f", milliseconds / 1e3) << " s of solving in all"
+       << (ranks.size > 1 ? ", over " + std::to_string(ranks.size) + " ranks" : std::string()) << ".</p>\n";
   html << "<table class=\"frames\">\n<tr><th>frame</th><th>input</th><th>result</th><th>termination</th>"
-       << "<th>iterations</th><th>objective</th><th>iterate s</th><th>compile s</th><th>written</th></tr>\n"
-       << rows_ << "</table>\n" << page_tail();
+       << "<th>iterations</th><th>objective</th><th>iterate s</th><th>compile s</th><th>written</th></tr>\n";
+  for (const auto& [i, row] : all) html << row;
+  html << "</table>\n" << page_tail();
   proxc::write_file((std::filesystem::path(dir_) / "index.html").string(), html.str());
 }
 

@@ -1,11 +1,14 @@
 // proxc solve --report DIR: a page to look at a reconstruction with.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <proxc/proxc.h>
+
+#include "ranks.h"
 
 namespace proxc_cli {
 
@@ -47,17 +50,17 @@ void write_solve_report(const std::string& dir, const std::string& title, const 
 class BatchReport {
  public:
   BatchReport(const std::string& dir, const std::string& title, const proxc::Problem& p);
-  /// The frame just solved: `constant` holds its data, the variables its result.
-  void add(const proxc::Problem& p, const std::string& constant, const std::string& input,
+  /// Frame `index` just solved: `constant` holds its data, the variables its result.
+  void add(size_t index, const proxc::Problem& p, const std::string& constant, const std::string& input,
            const proxc::SolverSummary& s, const std::vector<std::string>& outputs);
-  void add_failure(const std::string& input, const std::string& error);
-  void finish();
+  void add_failure(size_t index, const std::string& input, const std::string& error);
+  /// Every rank's rows to rank 0, which writes the page.
+  void finish(const Ranks& ranks);
 
  private:
   std::string dir_, title_, latex_;
-  std::string rows_;
-  int frames_ = 0;
-  double seconds_ = 0;
+  std::map<size_t, std::string> rows_;
+  long milliseconds_ = 0;
 };
 
 /// The LaTeX of ProblemFormat::Latex as HTML (sub- and superscripts,
