@@ -118,64 +118,107 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
   return files;
 }
 
+namespace {
+
+// Every frame's outputs, checked before the first solve (the folder made);
+// two frames of one stem (a.png, a.npy) would write one file.
+std::vector<std::vector<std::pair<std::string, std::string>>> plan_outputs(const proxc::Problem& p,
+                                                                           const std::vector<std::string>& frames,
+                                                                           const BatchJob& job) {
+  std::vector<std::vector<std::pair<std::string, std::string>>> outputs(frames.size());
+  if (job.out_dir.empty()) return outputs;
+  std::error_code ec;
+  if (fs::exists(job.out_dir, ec) && !fs::is_directory(job.out_dir, ec)) {
+    throw proxc::UserError("-o " + job.out_dir + ": a file is in its place; batch writes into a folder");
+  }
+  fs::create_directories(job.out_dir, ec);
+  if (ec && !fs::is_directory(job.out_dir)) {
+    throw proxc::UserError("-o " + job.out_dir + ": cannot create the folder: " + ec.message());
+  }
+  std::map<std::string, std::string> taken;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const std::string base = (fs::path(job.out_dir) / fs::path(frames[i]).stem()).string();
+    outputs[i] = output_files(p, {base + result_extension(frames[i], job.format)});
+    for (const auto& [name, f] : outputs[i]) {
+      proxc::check_save_path(f);
+      const auto [it, fresh] = taken.emplace(f, frames[i]);
+      if (!fresh) throw proxc::UserError(frames[i] + " and " + it->second + " would both be written to " + f);
+    }
+  }
+  return outputs;
+}
+
+// One frame: its data in, a solve, its results out; a UserError becomes the row's error.
+Row solve_frame(proxc::Problem& p, const proxc::SolverOptions& options, const BatchJob& job, size_t i,
+                const std::string& frame, const std::vector<std::pair<std::string, std::string>>& outputs,
+                BatchReport* report) {
+  Row r;
+  r.input = frame;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    p.set_constant(job.name, frame);
+    r.summary = proxc::solve(p, options);
+    std::map<std::string, proxc::Expr> by_name;
+    for (const proxc::Expr& v : p.variables()) by_name.emplace(p.name_of(v), v);
+    for (const auto& [name, f] : outputs) {
+      proxc::save_array(f, p.value(by_name.at(name)));
+      r.outputs.push_back(f);
+    }
+    report->add(i, p, job.name, r.input, r.summary, r.outputs);
+  } catch (const proxc::UserError& e) {
+    const std::string m = e.what(), api = "set_constant";
+    r.error = m.compare(0, api.size(), api) == 0 ? "--set" + m.substr(api.size()) : m;
+    report->add_failure(i, r.input, r.error);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+struct Counts {
+  long solved = 0, failed = 0, diverged = 0, stopped = 0;
+};
+
+// Rank 0's output: the rows in frame order (unless printed live), then the totals, or the JSON object.
+void print_all(const std::vector<std::string>& parts, const BatchJob& job, const Ranks& ranks, size_t frames,
+               const Counts& c, bool live) {
+  const auto rows = merge_rows(parts);
+  if (job.json) {
+    std::string j = "{\n \"frames\": [";
+    bool first = true;
+    for (const auto& [i, row] : rows) {
+      j += std::string(first ? "" : ",") + "\n  " + row.second;
+      first = false;
+    }
+    std::cout << j << "\n ],\n \"ranks\": " << ranks.size << ",\n \"failed\": " << c.failed << "\n}\n";
+    return;
+  }
+  if (!live) {
+    for (const auto& [i, row] : rows) std::fputs(row.first.c_str(), stdout);
+  }
+  std::printf("%zu frames: %ld solved, %ld failed%s%s\n", frames, c.solved, c.failed,
+              ranks.size > 1 ? (" on " + std::to_string(ranks.size) + " ranks").c_str() : "",
+              c.stopped ? " (stopped by a signal)" : "");
+  if (!job.report.empty()) std::printf("report %s/index.html\n", job.report.c_str());
+}
+
+}  // namespace
+
 int run_batch(proxc::Problem& p, const proxc::SolverOptions& options, const BatchJob& job, const Ranks& ranks,
               const std::atomic<int>* stop_signal) {
   const std::vector<std::string> frames = expand_glob(job.pattern);
-  const std::vector<proxc::Expr> vars = p.variables();
-  // Every frame's outputs, checked before the first solve; two frames of one
-  // stem (a.png, a.npy) would write one file.
-  std::vector<std::vector<std::pair<std::string, std::string>>> outputs(frames.size());
-  if (!job.out_dir.empty()) {
-    std::error_code ec;
-    if (fs::exists(job.out_dir, ec) && !fs::is_directory(job.out_dir, ec)) {
-      throw proxc::UserError("-o " + job.out_dir + ": a file is in its place; batch writes into a folder");
-    }
-    fs::create_directories(job.out_dir, ec);
-    if (ec && !fs::is_directory(job.out_dir)) {
-      throw proxc::UserError("-o " + job.out_dir + ": cannot create the folder: " + ec.message());
-    }
-    std::map<std::string, std::string> taken;
-    for (size_t i = 0; i < frames.size(); ++i) {
-      const std::string base = (fs::path(job.out_dir) / fs::path(frames[i]).stem()).string();
-      outputs[i] = output_files(p, {base + result_extension(frames[i], job.format)});
-      for (const auto& [name, f] : outputs[i]) {
-        proxc::check_save_path(f);
-        const auto [it, fresh] = taken.emplace(f, frames[i]);
-        if (!fresh) throw proxc::UserError(frames[i] + " and " + it->second + " would both be written to " + f);
-      }
-    }
-  }
+  const auto outputs = plan_outputs(p, frames, job);
   if (!job.report.empty()) check_report_dir(job.report);
   BatchReport report(job.report, job.file, p);
   // Frame i is rank i mod N's; one rank prints as it goes, several print
   // on rank 0 at the end, in frame order.
   const bool live = ranks.size == 1 && !job.json;
   std::string mine;
-  long failed = 0, diverged = 0, solved = 0;
-  bool stopped = false;
-  for (size_t i = static_cast<size_t>(ranks.rank); i < frames.size() && !stopped; i += static_cast<size_t>(ranks.size)) {
-    Row r;
-    r.input = frames[i];
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-      p.set_constant(job.name, frames[i]);
-      r.summary = proxc::solve(p, options);
-      std::map<std::string, proxc::Expr> by_name;
-      for (const proxc::Expr& v : vars) by_name.emplace(p.name_of(v), v);
-      for (const auto& [name, f] : outputs[i]) {
-        proxc::save_array(f, p.value(by_name.at(name)));
-        r.outputs.push_back(f);
-      }
-      if (r.summary.termination == proxc::Termination::Diverged) ++diverged;
-      ++solved;
-      report.add(i, p, job.name, r.input, r.summary, r.outputs);
-    } catch (const proxc::UserError& e) {
-      const std::string m = e.what(), api = "set_constant";
-      r.error = m.compare(0, api.size(), api) == 0 ? "--set" + m.substr(api.size()) : m;
-      ++failed;
-      report.add_failure(i, r.input, r.error);
-    }
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Counts c;
+  for (size_t i = static_cast<size_t>(ranks.rank); i < frames.size() && !c.stopped;
+       i += static_cast<size_t>(ranks.size)) {
+    const Row r = solve_frame(p, options, job, i, frames[i], outputs[i], &report);
+    (r.error.empty() ? c.solved : c.failed) += 1;
+    if (r.error.empty() && r.summary.termination == proxc::Termination::Diverged) ++c.diverged;
     const std::string text = row_text(r, i, frames.size());
     if (live) {
       std::fputs(text.c_str(), stdout);
@@ -183,36 +226,14 @@ int run_batch(proxc::Problem& p, const proxc::SolverOptions& options, const Batc
     }
     mine += std::to_string(i) + kField + text + kField + row_json(r) + kRecord;
     // A signal stops the frame at its next check, and no frame starts after it.
-    stopped = stop_signal && stop_signal->load() != 0;
+    c.stopped = stop_signal && stop_signal->load() != 0;
   }
   const std::vector<std::string> parts = gather_to_root(ranks, mine);
   report.finish(ranks);
-  failed = sum_over_ranks(ranks, failed);
-  diverged = sum_over_ranks(ranks, diverged);
-  solved = sum_over_ranks(ranks, solved);
-  const bool any_stopped = sum_over_ranks(ranks, stopped ? 1 : 0) > 0;
-  if (ranks.rank == 0) {
-    const auto rows = merge_rows(parts);
-    if (job.json) {
-      std::string j = "{\n \"frames\": [";
-      bool first = true;
-      for (const auto& [i, row] : rows) {
-        j += std::string(first ? "" : ",") + "\n  " + row.second;
-        first = false;
-      }
-      std::cout << j << "\n ],\n \"ranks\": " << ranks.size << ",\n \"failed\": " << failed << "\n}\n";
-    } else {
-      if (!live) {
-        for (const auto& [i, row] : rows) std::fputs(row.first.c_str(), stdout);
-      }
-      std::printf("%zu frames: %ld solved, %ld failed%s%s\n", frames.size(), solved, failed,
-                  ranks.size > 1 ? (" on " + std::to_string(ranks.size) + " ranks").c_str() : "",
-                  any_stopped ? " (stopped by a signal)" : "");
-      if (!job.report.empty()) std::printf("report %s/index.html\n", job.report.c_str());
-    }
-  }
+  for (long* v : {&c.solved, &c.failed, &c.diverged, &c.stopped}) *v = sum_over_ranks(ranks, *v);
+  if (ranks.rank == 0) print_all(parts, job, ranks, frames.size(), c, live);
   if (stop_signal && stop_signal->load() != 0) return 128 + stop_signal->load();
-  return failed ? 2 : diverged ? 1 : 0;
+  return c.failed ? 2 : c.diverged ? 1 : 0;
 }
 
 }  // namespace proxc_cli
