@@ -271,6 +271,7 @@ TEST(FuzzRegressions, EveryFoundInputIsHandled) {
             } catch (const UserError&) {
             }
           }
+          io::encode_hdf5(&bytes, "/proxc/out", Array({2, 3}), "fuzz.h5");  // and a write, as fuzz_hdf5 does
         } else {
           ADD_FAILURE() << "unknown regression folder " << kind;
         }
