@@ -68,14 +68,15 @@ const std::string& Array::source_path() const { return impl().source.resolved_pa
 std::string shape_to_string(const Shape& shape) { return internal::shape_to_string(shape); }
 
 Array load_array(const std::string& path) {
-  internal::Array a = internal::io::load_array(path);
+  std::string hash;
+  internal::Array a = internal::io::load_array(path, &hash);  // the file read once
   internal::ConstantSource source;
   source.type = internal::ConstantSource::Type::File;
   std::error_code ec;
   const internal::MemberPath split = internal::split_member_path(path);
   const std::string absolute = std::filesystem::absolute(split.file, ec).lexically_normal().string();
   source.path = source.resolved_path = ec ? path : internal::MemberPath{absolute, split.member}.joined();
-  source.hash = internal::io::data_hash(path, a);
+  source.hash = std::move(hash);
   return internal::Access::make_array(std::move(a), std::move(source));
 }
 

@@ -35,23 +35,23 @@ std::shared_ptr<const ConstantData> load_constant_file(const std::string& writte
                << data->source.hash << ", the problem expects " << expected_hash;
   };
   if (!written.has_member()) {
-    // A file's bytes are hashed before they are parsed.
-    data->source.hash = content_hash(read_file(resolved_file));
+    // A file's bytes are hashed before they are parsed (read once).
+    const std::string bytes = read_file(resolved_file);
+    data->source.hash = content_hash(bytes);
     check_pin();
-    data->array = io::load_array(resolved_path);
+    data->array = io::decode_array(resolved_path, bytes);
     return data;
   }
   // A container's member is pinned by its array (other members may change):
   // read first, and outside the problem's folder a failure says no more than
   // a hash that differs.
   try {
-    data->array = io::load_array(resolved_path);
+    data->array = io::load_array(resolved_path, &data->source.hash);
   } catch (const UserError&) {
     if (allowed) throw;
     user_error << resolved_file << ": the file does not hold the data the problem pinned by its content hash ("
                << expected_hash << "), and it lies outside the problem's folder";
   }
-  data->source.hash = io::data_hash(resolved_path, data->array);
   check_pin();
   return data;
 }

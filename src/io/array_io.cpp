@@ -1,5 +1,6 @@
 #include "io/array_io.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -68,36 +69,45 @@ void check_finite(const Array& a, const std::string& path) {
   }
 }
 
-Array load_array(const std::string& path) {
+Array decode_array(const std::string& path, const std::string& bytes) {
   Array a;
+  const MemberPath m = split_member_path(path);
   switch (format_or_error(path)) {
     case Format::kNpy:
-      a = read_npy(path);
+      a = parse_npy(bytes, path);
       break;
     case Format::kPng:
-      a = read_png(path);
+      a = decode_png(bytes, path);
       break;
-    case Format::kNpz: {
-      const MemberPath m = split_member_path(path);
-      a = decode_npz(read_file(m.file), m.member, m.file);
+    case Format::kNpz:
+      a = decode_npz(bytes, m.member, m.file);
       break;
-    }
-    case Format::kHdf5: {
-      const MemberPath m = split_member_path(path);
-      a = read_hdf5(m.file, m.member);
+    case Format::kHdf5:
+      a = decode_hdf5(bytes, m.member, m.file);
       break;
-    }
     default:
-      a = read_tiff(path);
+      a = decode_tiff(bytes, path);
       break;
   }
   check_finite(a, path);
   return a;
 }
 
-std::string data_hash(const std::string& path, const Array& a) {
-  const MemberPath m = split_member_path(path);
-  if (!m.has_member()) return content_hash(read_file(path));
+Array load_array(const std::string& path, std::string* hash) {
+  const Format f = format_or_error(path);  // an unknown extension before the file is read
+  // A .npy larger than the largest array allowed as float64 (8 bytes for
+  // each of its float32 values) and a header is refused before it is read.
+  const double npy_most = 2.0 * static_cast<double>(Limits::max_array_bytes()) + (1 << 20);
+  const std::string bytes = f == Format::kNpy
+                                ? read_file(path, static_cast<int64_t>(std::min(npy_most, 9.0e18)))
+                                : read_file(split_member_path(path).file);
+  Array a = decode_array(path, bytes);
+  if (hash) *hash = data_hash(path, bytes, a);
+  return a;
+}
+
+std::string data_hash(const std::string& path, const std::string& file_bytes, const Array& a) {
+  if (!split_member_path(path).has_member()) return content_hash(file_bytes);
   std::string bytes = "proxc-array " + shape_to_string(a.shape) + "\n";
   bytes.append(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float));
   return content_hash(bytes);

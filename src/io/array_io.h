@@ -15,11 +15,16 @@ namespace proxc::internal::io {
 bool has_array_extension(const std::string& path);
 
 /// Reads the array at `path`, choosing the format by its extension
-/// (case-insensitive), then checks that every entry is finite. Throws
+/// (case-insensitive), then checks that every entry is finite. The file is
+/// read once; with `hash`, *hash is data_hash of what was read. Throws
 /// UserError for an unknown extension (listing the supported ones), a file
 /// that cannot be read or decoded, or a NaN/Inf entry ("PATH: entry (1, 2) is
 /// NaN; data must be finite").
-Array load_array(const std::string& path);
+Array load_array(const std::string& path, std::string* hash = nullptr);
+
+/// The same from the bytes of the file `path` names (a container's member
+/// path: the container's bytes).
+Array decode_array(const std::string& path, const std::string& bytes);
 
 /// Writes `a` to `path` in the format its extension names (PNG at 8 bits).
 /// Throws UserError for an unknown extension or a shape the format cannot hold.
@@ -30,11 +35,11 @@ void save_array(const std::string& path, const Array& a);
 void check_array_output(const std::string& path);
 
 /// The content hash that pins the data `path` holds (a dump's
-/// load("...", hash=...)): of the file's bytes, or for a container's member
-/// ("scan.h5:/entry/data") of the array read from it, `a` (its shape and
-/// float32 values), so that writing other members into the same file (-o
-/// scan.h5:/recon) leaves the pin valid.
-std::string data_hash(const std::string& path, const Array& a);
+/// load("...", hash=...)): of the file's bytes `file_bytes`, or for a
+/// container's member ("scan.h5:/entry/data") of the array read from it, `a`
+/// (its shape and float32 values), so that writing other members into the
+/// same file (-o scan.h5:/recon) leaves the pin valid.
+std::string data_hash(const std::string& path, const std::string& file_bytes, const Array& a);
 
 /// Throws UserError "PATH: entry (i, j, ...) is NaN; data must be finite"
 /// (or Inf, -Inf) for the first entry of `a` in C order that is not finite.
