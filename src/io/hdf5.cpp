@@ -1,11 +1,16 @@
 #include "io/hdf5.h"
 
 #include <dlfcn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <functional>
 #include <mutex>
+#include <sstream>
 
 #include "io/hdf5_abi.h"
 #include "support/error.h"
@@ -21,7 +26,6 @@ struct Module {
   proxc_hdf5_read_fn read = nullptr;
   proxc_hdf5_check_write_fn check_write = nullptr;
   proxc_hdf5_write_fn write = nullptr;
-  proxc_hdf5_open_objects_fn open_objects = nullptr;
   proxc_hdf5_free_fn free = nullptr;
   std::string failure;  // why it did not load
 };
@@ -51,7 +55,6 @@ const Module& module() {
       m.read = reinterpret_cast<proxc_hdf5_read_fn>(::dlsym(h, "proxc_hdf5_read"));
       m.check_write = reinterpret_cast<proxc_hdf5_check_write_fn>(::dlsym(h, "proxc_hdf5_check_write"));
       m.write = reinterpret_cast<proxc_hdf5_write_fn>(::dlsym(h, "proxc_hdf5_write"));
-      m.open_objects = reinterpret_cast<proxc_hdf5_open_objects_fn>(::dlsym(h, "proxc_hdf5_open_objects"));
       m.free = reinterpret_cast<proxc_hdf5_free_fn>(::dlsym(h, "proxc_hdf5_free"));
     };
     Dl_info info;
@@ -122,6 +125,66 @@ struct Remove {
   }
 };
 
+// Runs `fn` (calls into libhdf5) in a child process and returns what it
+// returns. libhdf5 1.10 can crash on a corrupt file (a pointer from a failed
+// allocation it does not check: found by fuzz_hdf5); a crash there must end
+// the child, not proxc. The child sends 'O' and the result, or 'E' and a
+// UserError's message; a child that dies is a malformed file.
+std::string isolated(const std::string& path, const std::function<std::string()>& fn) {
+  module();  // loaded before the fork, never in the child
+  static std::mutex fork_mutex;
+  std::lock_guard<std::mutex> lock(fork_mutex);
+  int fds[2];
+  if (::pipe(fds) != 0) user_error << path << ": cannot start a process to read the file: " << std::strerror(errno);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    user_error << path << ": cannot start a process to read the file: " << std::strerror(err);
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string out;
+    try {
+      out = "O" + fn();
+    } catch (const UserError& e) {
+      out = std::string("E") + e.what();
+    } catch (const std::exception& e) {
+      out = "E" + path + ": " + e.what();
+    }
+    for (size_t done = 0; done < out.size();) {
+      const ssize_t w = ::write(fds[1], out.data() + done, out.size() - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) ::_exit(1);
+      done += static_cast<size_t>(w);
+    }
+    ::_exit(0);  // no atexit handlers, no buffers flushed twice
+  }
+  ::close(fds[1]);
+  std::string got;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t r = ::read(fds[0], buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got.append(buf, static_cast<size_t>(r));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    user_error << path << ": malformed HDF5: libhdf5 crashed reading it (signal " << WTERMSIG(status) << ")";
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got.empty()) {
+    user_error << path << ": malformed HDF5: libhdf5 failed reading it";
+  }
+  if (got.compare(0, 16, "Einternal error:") == 0) internal_error << got.substr(17);
+  if (got[0] == 'E') throw UserError(got.substr(1));
+  return got.substr(1);
+}
+
 }  // namespace
 
 void check_hdf5_dataset_name(const std::string& dataset, const std::string& path) {
@@ -137,13 +200,16 @@ void check_hdf5_dataset_name(const std::string& dataset, const std::string& path
 }
 
 std::vector<std::string> hdf5_datasets(const std::string& bytes, const std::string& path, size_t max_count) {
-  const Module& m = module();
-  char* names = nullptr;
-  char* error = nullptr;
-  if (m.list(bytes.data(), bytes.size(), path.c_str(), max_count, &names, &error) != 0) fail(m, error, path);
+  const std::string joined = isolated(path, [&] {
+    const Module& m = module();
+    char* names = nullptr;
+    char* error = nullptr;
+    if (m.list(bytes.data(), bytes.size(), path.c_str(), max_count, &names, &error) != 0) fail(m, error, path);
+    const std::string out = names ? names : "";
+    m.free(names);
+    return out;
+  });
   std::vector<std::string> out;
-  const std::string joined = names ? names : "";
-  m.free(names);
   for (size_t start = 0; start < joined.size();) {
     size_t end = joined.find('\n', start);
     if (end == std::string::npos) end = joined.size();
@@ -154,15 +220,35 @@ std::vector<std::string> hdf5_datasets(const std::string& bytes, const std::stri
 }
 
 Array decode_hdf5(const std::string& bytes, const std::string& dataset, const std::string& path) {
-  const Module& m = module();
-  Allocation a;
-  a.where = path + ":" + (dataset.empty() ? std::string("(its dataset)") : absolute_name(dataset));
-  char* error = nullptr;
-  if (m.read(bytes.data(), bytes.size(), dataset.c_str(), path.c_str(), allocate, &a, &error) != 0) {
-    if (!error && !a.refused.empty()) throw UserError(a.refused);
-    fail(m, error, path + ": cannot read the HDF5 file");
-  }
-  return std::move(a.array);
+  // The child reads into an array of its own (the memory limit checked
+  // there) and sends its shape ("rank d0 d1 ...\n") and values.
+  const std::string got = isolated(path, [&] {
+    const Module& m = module();
+    Allocation a;
+    a.where = path + ":" + (dataset.empty() ? std::string("(its dataset)") : absolute_name(dataset));
+    char* error = nullptr;
+    if (m.read(bytes.data(), bytes.size(), dataset.c_str(), path.c_str(), allocate, &a, &error) != 0) {
+      if (!error && !a.refused.empty()) throw UserError(a.refused);
+      fail(m, error, path + ": cannot read the HDF5 file");
+    }
+    std::string out = std::to_string(a.array.shape.size());
+    for (int64_t e : a.array.shape) out += " " + std::to_string(e);
+    out += "\n";
+    out.append(reinterpret_cast<const char*>(a.array.data.data()), a.array.data.size() * sizeof(float));
+    return out;
+  });
+  const size_t nl = got.find('\n');
+  std::istringstream header(got.substr(0, nl));
+  size_t rank = 0;
+  header >> rank;
+  Shape shape(rank);
+  for (int64_t& e : shape) header >> e;
+  check_allocation(shape, path);
+  Array a(shape);
+  internal_assert(got.size() - nl - 1 == a.data.size() * sizeof(float)) << path << ": the reading process sent "
+                                                                         << got.size() << " bytes";
+  std::memcpy(a.data.data(), got.data() + nl + 1, a.data.size() * sizeof(float));
+  return a;
 }
 
 void check_hdf5_output(const std::string& path, const std::string& dataset) {
@@ -170,9 +256,12 @@ void check_hdf5_output(const std::string& path, const std::string& dataset) {
   check_output_path(path);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return;
-  const Module& m = module();
-  char* error = nullptr;
-  if (m.check_write(path.c_str(), absolute_name(dataset).c_str(), &error) != 0) fail(m, error, path);
+  isolated(path, [&] {
+    const Module& m = module();
+    char* error = nullptr;
+    if (m.check_write(path.c_str(), absolute_name(dataset).c_str(), &error) != 0) fail(m, error, path);
+    return std::string();
+  });
 }
 
 std::string encode_hdf5(const std::string* existing, const std::string& dataset, const Array& a,
@@ -182,11 +271,14 @@ std::string encode_hdf5(const std::string* existing, const std::string& dataset,
   // Through a private file: libhdf5 finishes a file itself when it closes it.
   const Remove work{work_file((std::filesystem::temp_directory_path() / "proxc.h5").string())};
   if (existing) write_file_atomic(work.path, *existing);
-  char* error = nullptr;
-  if (m.write(work.path.c_str(), existing ? 0 : 1, absolute_name(dataset).c_str(), path.c_str(), a.shape.data(),
-              a.rank(), a.data.data(), &error) != 0) {
-    fail(m, error, path + ": cannot write the HDF5 file");
-  }
+  isolated(path, [&] {
+    char* error = nullptr;
+    if (m.write(work.path.c_str(), existing ? 0 : 1, absolute_name(dataset).c_str(), path.c_str(), a.shape.data(),
+                a.rank(), a.data.data(), &error) != 0) {
+      fail(m, error, path + ": cannot write the HDF5 file");
+    }
+    return std::string();
+  });
   return read_file(work.path);
 }
 
@@ -207,14 +299,15 @@ void write_hdf5(const std::string& path, const std::string& dataset, const Array
     std::filesystem::copy_file(path, work.path, ec);
     if (ec) user_error << path << ": cannot copy the file to add the dataset: " << ec.message();
   }
-  char* error = nullptr;
-  if (m.write(work.path.c_str(), exists ? 0 : 1, absolute_name(dataset).c_str(), path.c_str(), a.shape.data(),
-              a.rank(), a.data.data(), &error) != 0) {
-    fail(m, error, path + ": cannot write the HDF5 file");
-  }
+  isolated(path, [&] {
+    char* error = nullptr;
+    if (m.write(work.path.c_str(), exists ? 0 : 1, absolute_name(dataset).c_str(), path.c_str(), a.shape.data(),
+                a.rank(), a.data.data(), &error) != 0) {
+      fail(m, error, path + ": cannot write the HDF5 file");
+    }
+    return std::string();
+  });
   write_file_atomic(path, read_file(work.path));
 }
-
-long hdf5_open_objects() { return module().open_objects(); }
 
 }  // namespace proxc::internal::io

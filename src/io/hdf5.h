@@ -51,7 +51,5 @@ void check_hdf5_output(const std::string& path, const std::string& dataset);
 /// The dataset name rules of check_hdf5_output alone.
 void check_hdf5_dataset_name(const std::string& dataset, const std::string& path);
 
-/// The identifiers libhdf5 holds open: 0 between calls (tests check it).
-long hdf5_open_objects();
 
 }  // namespace proxc::internal::io

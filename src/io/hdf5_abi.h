@@ -8,7 +8,10 @@
 ///
 /// Every function that can fail returns 0 on success and otherwise 1 with
 /// *error a message naming the file (to free with proxc_hdf5_free), or null
-/// when the allocation callback refused (its context holds the reason).
+/// when the allocation callback refused (its context holds the reason). A
+/// call that leaves an identifier open fails with "internal error: ...".
+/// io/hdf5.cpp makes every call in a child process (libhdf5 1.10 can crash
+/// on a corrupt file).
 #pragma once
 
 #include <stddef.h>
@@ -20,7 +23,7 @@
 extern "C" {
 
 /// Changes whenever a signature below changes.
-#define PROXC_HDF5_ABI_VERSION 1
+#define PROXC_HDF5_ABI_VERSION 2
 PROXC_HDF5_EXPORT int proxc_hdf5_abi_version(void);
 
 /// The datasets of the HDF5 file in `bytes` as absolute paths, at most
@@ -48,10 +51,6 @@ PROXC_HDF5_EXPORT int proxc_hdf5_check_write(const char* path, const char* datas
 PROXC_HDF5_EXPORT int proxc_hdf5_write(const char* work_path, int create, const char* dataset, const char* path, const int64_t* shape,
                      int rank, const float* data, char** error);
 
-/// The identifiers libhdf5 holds open (files, datasets, groups, types,
-/// spaces, attributes): 0 between calls (tests check it).
-PROXC_HDF5_EXPORT long proxc_hdf5_open_objects(void);
-
 PROXC_HDF5_EXPORT void proxc_hdf5_free(void* p);
 
 typedef int (*proxc_hdf5_abi_version_fn)(void);
@@ -59,6 +58,5 @@ typedef int (*proxc_hdf5_list_fn)(const char*, size_t, const char*, size_t, char
 typedef int (*proxc_hdf5_read_fn)(const char*, size_t, const char*, const char*, proxc_hdf5_alloc_fn, void*, char**);
 typedef int (*proxc_hdf5_check_write_fn)(const char*, const char*, char**);
 typedef int (*proxc_hdf5_write_fn)(const char*, int, const char*, const char*, const int64_t*, int, const float*, char**);
-typedef long (*proxc_hdf5_open_objects_fn)(void);
 typedef void (*proxc_hdf5_free_fn)(void*);
 }
