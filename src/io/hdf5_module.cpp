@@ -386,10 +386,12 @@ int guarded(char** error, F&& f) {
     *error = copy_string(e.what());
     rc = 1;
   }
-  // Every identifier a call opens is closed before it returns (a leak of
-  // proxc's would otherwise hide among libhdf5's own on corrupt files).
+  // Every identifier a call that succeeds opens is closed before it returns
+  // (a leak of proxc's would otherwise hide among libhdf5's own on corrupt
+  // files). After a failure libhdf5 may be unable to close a corrupt file:
+  // its error stands (the child that made the call ends with it).
   const ssize_t open = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
-  if (open != 0) {
+  if (open != 0 && rc == 0) {
     std::free(*error);
     *error = copy_string("internal error: proxc left " + std::to_string(open) + " HDF5 identifiers open");
     rc = 1;
