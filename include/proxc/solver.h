@@ -13,10 +13,12 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "proxc/array.h"
+#include "proxc/communicator.h"
 #include "proxc/kinds.h"
 #include "proxc/problem.h"
 
@@ -161,6 +163,17 @@ struct SolverOptions {
   int checkpoint_every = 0;
   /// Continue from a checkpoint of the same problem and solver (--resume).
   std::string resume_path;
+  /// Solve over several processes (--distributed under mpirun): every rank
+  /// calls solve() with the same problem, data and options and iterates on a
+  /// slab of the variables' rows, exchanging ghost rows with its neighbours
+  /// after every iteration and summing the residual norms when a check runs
+  /// (proxc/communicator.h; docs/distributed.md). The iterates are the
+  /// single-process ones to float rounding; a circular conv in a
+  /// sum_squares is applied as an operator instead of solved by FFTs (it
+  /// reaches the same optimum). pc and ladmm only. The result (the
+  /// variables' values, the objective) is rank 0's; a checkpoint holds the
+  /// whole state, which any number of ranks resumes. Null: one process.
+  std::shared_ptr<Communicator> communicator;
 
   /// Throws UserError naming the first invalid option, spelled as the user
   /// wrote it.

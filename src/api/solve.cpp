@@ -76,6 +76,7 @@ SolverOptions solver_options(const proxc::SolverOptions& o) {
   s.checkpoint_path = o.checkpoint_path;
   s.checkpoint_every = o.checkpoint_every;
   s.resume_path = o.resume_path;
+  s.communicator = o.communicator;
   return s;
 }
 

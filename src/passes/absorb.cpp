@@ -197,6 +197,12 @@ bool absorb_once(FunctionTerm* t) {
   }
 }
 
+// Whether a direct least-squares operator is a conv (solved by FFTs), not diagonal.
+bool circulant_operator(const Expr& e) {
+  double unused = 1;
+  return strip_scalings(e, &unused)->kind == ExprKind::Conv;
+}
+
 }  // namespace
 
 Problem absorb_pass(const Problem& p, const PassOptions& o) {
@@ -207,7 +213,7 @@ Problem absorb_pass(const Problem& p, const PassOptions& o) {
     while (absorb_once(&t)) {
     }
     if (o.diagonalize && t.kind == FunctionKind::SumSquares && t.c.is_scalar(0) && t.gamma == 0 &&
-        is_direct_least_squares_operator(t.arg)) {
+        is_direct_least_squares_operator(t.arg) && (o.circulant || !circulant_operator(t.arg))) {
       t.kind = FunctionKind::LeastSquares;
     }
     t = make_term(t);

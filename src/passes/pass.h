@@ -24,6 +24,9 @@ struct PassOptions {
   /// absorb: mark data terms whose operator has a diagonal or circulant Gram
   /// matrix as least squares, for a direct solve (ProxImaL's try_diagonalize).
   bool diagonalize = true;
+  /// absorb: whether a circulant one (a circular conv) is a direct solve too:
+  /// not in a distributed solve, where its FFTs would span every rank's rows.
+  bool circulant = true;
   /// The scale pass's operator-norm oracle: ||K|| of the stacked psi
   /// operator, by the method `norm` names. The passes depend on the IR and the
   /// constant folder only, so whoever runs them gives it (src/pipeline: operator_norm_oracle).

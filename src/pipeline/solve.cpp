@@ -21,6 +21,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   po.pass.solver = options.solver;
   po.pass.norm = options.norm;
   po.pass.diagonalize = options.diagonalize;
+  po.pass.circulant = !options.communicator;
   if (!options.absorb || !options.merge) {
     // The default pipeline without the passes switched off.
     if (options.absorb) po.pipeline.push_back("absorb");

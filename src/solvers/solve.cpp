@@ -14,6 +14,7 @@
 #include "solvers/cg.h"
 #include "solvers/checkpoint.h"
 #include "solvers/compiled.h"
+#include "solvers/slabs.h"
 #include "solvers/solver.h"
 #include "support/error.h"
 #include "support/file_util.h"
@@ -37,10 +38,14 @@ Kind kind_of(const std::string& name) {
 // One solve, phase by phase.
 class HostLoop {
  public:
-  HostLoop(const Problem& user, const Problem& p, const SolverOptions& o, Backend& backend,
+  // p: split and scaled; slabs: this rank's part of it in a distributed
+  // solve (null otherwise).
+  HostLoop(const Problem& user, const Problem& p, const Slabs* slabs, const SolverOptions& o, Backend& backend,
            const ObjectiveHooks& objective, SolveResult* result)
       : problem_(user),
-        p_(p),
+        whole_(p),
+        p_(slabs ? slabs->problem() : p),
+        slabs_(slabs),
         objective_hooks_(objective),
         o_(o),
         backend_(backend),
@@ -66,7 +71,10 @@ class HostLoop {
     sum_.schedule_requested = kind_of<ScheduleKind>(backend_.schedule_requested());
     sum_.knorm = p_.variable_scale() * p_.variable_scale();
     l_ = layout_of(p_);
+    whole_l_ = layout_of(whole_);
     user_assert(!l_.vars.empty()) << "the problem has no variable";
+    m_ = static_cast<double>(total_size(psi_args(whole_l_)));
+    n_ = static_cast<double>(total_size(whole_l_.vars));
     // The state (x and its companions, z/u or y per psi term) and the
     // pipelines' temporaries, about 4 buffers of each.
     const double bytes =
@@ -83,6 +91,12 @@ class HostLoop {
     const auto t0 = Clock::now();
     std::vector<StepProgram> programs = {iteration_program(p_, o_)};
     const std::vector<StepProgram> cg = cg_step_programs(p_, o_);
+    if (slabs_) {
+      programs[0] = slabs_->masked(programs[0]);
+      user_assert(cg.empty()) << "--distributed: the " << o_.solver
+                              << " x-update is a conjugate-gradient solve over the whole image: use --solver pc "
+                                 "or ladmm";
+    }
     programs.insert(programs.end(), cg.begin(), cg.end());
     programs.insert(programs.end(), objective_hooks_.programs.begin(), objective_hooks_.programs.end());
     compiled_ = compile_hoisted(backend_, programs);
@@ -99,15 +113,15 @@ class HostLoop {
     const double scale = p_.variable_scale();
     const PrintPlan names(problem_);  // the names the user sees (the passes keep the variable nodes)
     for (size_t v = 0; v < l_.vars.size(); ++v) {
-      Array x(l_.vars[v]->shape);
-      auto it = o_.x0.find(names.name(l_.vars[v].get()));
+      Array x(whole_l_.vars[v]->shape);
+      auto it = o_.x0.find(names.name(whole_l_.vars[v].get()));
       if (it != o_.x0.end()) {
         user_assert(it->second.shape == x.shape)
             << "x0 for '" << l_.vars[v]->name_hint << "' has shape " << shape_to_string(it->second.shape)
             << ", the variable " << shape_to_string(x.shape);
         for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = static_cast<float>(it->second.data[i] * scale);
       }
-      state_[l_.name(v)] = x;
+      state_[l_.name(v)] = slabs_ ? slabs_->slice(x) : std::move(x);
     }
     algorithm_->init_state(l_, &state_);
     algorithm_->init_check_state(l_, o_, &state_);
@@ -133,13 +147,13 @@ class HostLoop {
     TextPrintOptions text;
     text.hash_inline = true;  // the data's hash, not its values printed
     signature_ = content_hash(
-        print_text(p_, text) + "|" + o_.solver + "|" + std::to_string(o_.fuse) + "|" +
+        print_text(whole_, text) + "|" + o_.solver + "|" + std::to_string(o_.fuse) + "|" +
         (spread ? std::to_string(o_.max_iters) : std::string("-")) + "|" + format_double(o_.hqs_rho_max) +
         (steps == steps_text(StepSizes()) ? "" : steps) +
         (hqs_defaults ? "" : "|" + format_double(o_.hqs_rho_0) + "|" + format_double(o_.hqs_rho_scale) + "|" +
                                  std::to_string(o_.hqs_max_inner_iters)) +
         (o_.proximal_stopping ? "|proximal-stopping|" + std::to_string(o_.check_every) : ""));
-    if (!o_.resume_path.empty()) it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, o_.max_iters, &state_);
+    if (!o_.resume_path.empty()) resume();
     last_checkpoint_ = ran_ = checked_iteration_ = it_;
     // (pc under ProxImaL's rule does not check its first run whatever C is.)
     copies_ = o_.check_every > o_.fuse ||
@@ -162,9 +176,25 @@ class HostLoop {
     return static_cast<int>((level * static_cast<size_t>(o_.max_iters) + levels_.size() - 1) / levels_.size());
   }
 
+  // A checkpoint holds the whole arrays: a distributed solve's resumes on
+  // any number of ranks, or on one process.
   void checkpoint(int iteration) {
-    if (!o_.checkpoint_path.empty())
-      save_checkpoint(o_.checkpoint_path, o_.solver, signature_, iteration, state_);
+    if (o_.checkpoint_path.empty()) return;
+    if (!slabs_) return save_checkpoint(o_.checkpoint_path, o_.solver, signature_, iteration, state_);
+    std::map<std::string, Array> whole;
+    for (const auto& [k, a] : state_) whole[k] = slabs_->gather(a);
+    if (slabs_->comm().rank() == 0) save_checkpoint(o_.checkpoint_path, o_.solver, signature_, iteration, whole);
+  }
+
+  void resume() {
+    if (!slabs_) {
+      it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, o_.max_iters, &state_);
+      return;
+    }
+    std::map<std::string, Array> whole;
+    for (const auto& [k, a] : state_) whole[k] = Array(slabs_->whole(a.shape));
+    it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, o_.max_iters, &whole);
+    for (auto& [k, a] : state_) a = slabs_->slice(whole.at(k));
   }
 
   // The variables of the last check that passed, kept when runs between
@@ -177,9 +207,18 @@ class HostLoop {
 
   // A run's outputs become the state; the arrays they replace are the next
   // run's output storage.
+  // In a distributed solve, their ghost rows then come from the neighbours.
   void adopt_outputs() {
-    for (auto& [k, a] : out_.arrays) std::swap(state_[k], a);
+    for (auto& [k, a] : out_.arrays) {
+      std::swap(state_[k], a);
+      if (slabs_) slabs_->exchange(&state_[k]);
+    }
   }
+
+  // Whether any rank says yes (one rank alone: whether this one does).
+  bool any_rank(bool yes) const { return slabs_ ? slabs_->sum(yes ? 1.0 : 0.0) > 0 : yes; }
+  // Whether this process reports: rank 0 of a distributed solve.
+  bool reports() const { return !slabs_ || slabs_->comm().rank() == 0; }
 
   // Convergence is checked every check_every iterations (see SolverOptions):
   // a run is a check when it crosses a multiple of check_every, ends the
@@ -197,6 +236,9 @@ class HostLoop {
       }
       StepInputs in;
       for (auto& [k, a] : state_) in.buffers[k] = &a;
+      if (slabs_) {
+        for (const auto& [k, a] : slabs_->masks()) in.buffers[k] = &a;
+      }
       if (algorithm_->takes_rho()) in.params[state_names::kRho] = rho;
       const int done = it_ + o_.fuse;  // fuse is 1 except for pc and ladmm
       const bool scheduled = on_schedule();
@@ -209,8 +251,10 @@ class HostLoop {
         algorithm_->after_run(l_, o_, ran_ - 1, out_.arrays, &state_);
         it_ = done;
         snapshot();
-        stop_next_ = (o_.interrupt && o_.interrupt->load()) ||
-                     (o_.time_limit_s > 0 && since(start_) >= o_.time_limit_s);
+        // (A distributed solve looks at the clock and interrupts at its checks,
+        // where the ranks agree.)
+        stop_next_ = !slabs_ && ((o_.interrupt && o_.interrupt->load()) ||
+                                 (o_.time_limit_s > 0 && since(start_) >= o_.time_limit_s));
         continue;
       }
       if (!after_check(done, level, scheduled)) break;
@@ -225,7 +269,7 @@ class HostLoop {
     if (n <= 0 || !o_.snapshot_callback || ran_ / n == (ran_ - o_.fuse) / n) return;
     std::map<std::string, Array> x;
     user_iterate(&x);
-    o_.snapshot_callback(std::min(ran_, o_.max_iters), x);
+    if (reports()) o_.snapshot_callback(std::min(ran_, o_.max_iters), x);
   }
 
   // Whether the next run (iterations ran_ + 1 ... ran_ + fuse) checks by the
@@ -246,13 +290,19 @@ class HostLoop {
   bool after_check(int done, size_t level, bool scheduled) {
     IterationInfo info;
     info.iteration = std::min(ran_, o_.max_iters);
+    bool finite = all_finite(out_.arrays);
+    if (slabs_) {
+      // The owned rows' norms summed over the ranks, and whether any rank's state went bad.
+      out_.scalars["not finite"] = finite ? 0 : 1;
+      slabs_->sum(&out_.scalars);
+      finite = out_.scalars.at("not finite") == 0;
+      out_.scalars.erase("not finite");
+    }
     info.r = std::sqrt(out_.scalars.at(state_names::kR2));
     info.s = std::sqrt(out_.scalars.at(state_names::kS2));
-    const double m = static_cast<double>(total_size(psi_args(l_)));
-    const double n = static_cast<double>(total_size(l_.vars));
-    algorithm_->tolerances(out_, m, n, o_, &info);
+    algorithm_->tolerances(out_, m_, n_, o_, &info);
     info.seconds = since(start_);
-    if (!std::isfinite(info.r) || !std::isfinite(info.s) || !all_finite(out_.arrays)) {
+    if (!std::isfinite(info.r) || !std::isfinite(info.s) || !finite) {
       sum_.termination = Termination::Diverged;
       if (copies_ && checked_iteration_ != ran_ - o_.fuse) {
         // Runs since the last check overwrote the state: its variables were kept.
@@ -275,12 +325,16 @@ class HostLoop {
     bool user_stop = false;
     if (o_.objective_each_check || o_.iterate_callback) {
       std::map<std::string, Array> x;
-      info.objective = user_objective(user_iterate(&x));
-      result_.history.back().objective = info.objective;
-      sum_.last.objective = info.objective;
-      user_stop = o_.iterate_callback && !o_.iterate_callback(info, x);
+      const auto xs = user_iterate(&x);
+      if (reports()) {
+        info.objective = user_objective(xs);
+        result_.history.back().objective = info.objective;
+        sum_.last.objective = info.objective;
+        user_stop = o_.iterate_callback && !o_.iterate_callback(info, x);
+      }
     }
-    user_stop = user_stop || (o_.callback && !o_.callback(info));
+    user_stop = user_stop || (reports() && o_.callback && !o_.callback(info));
+    user_stop = any_rank(user_stop);
     // Under ProxImaL's rule only its checks stop a solve: one forced by the
     // last iteration, the time limit or an interrupt is reported, and pc's
     // residuals there mix iterates of different ages.
@@ -304,11 +358,11 @@ class HostLoop {
       checkpoint(it_);
       last_checkpoint_ = it_;
     }
-    if (o_.interrupt && o_.interrupt->load()) {
+    if (any_rank(o_.interrupt && o_.interrupt->load())) {
       sum_.termination = Termination::Interrupted;
       return false;
     }
-    if (o_.time_limit_s > 0 && info.seconds >= o_.time_limit_s) {
+    if (any_rank(o_.time_limit_s > 0 && info.seconds >= o_.time_limit_s)) {
       sum_.termination = Termination::TimeLimit;
       return false;
     }
@@ -326,22 +380,23 @@ class HostLoop {
     if (!o_.checkpoint_path.empty() && state_whole_) checkpoint(it_);
     const auto xs = user_iterate(&result_.x);
     const PrintPlan names(problem_);
-    for (const Expr& v : l_.vars) result_.variables.emplace_back(v, names.name(v.get()));
-    if (objective_hooks_.evaluate) evaluate_objective(xs, &sum_);
+    for (const Expr& v : whole_l_.vars) result_.variables.emplace_back(v, names.name(v.get()));
+    if (objective_hooks_.evaluate && reports()) evaluate_objective(xs, &sum_);
   }
 
   // The variables of the state in the user's units, by the names the user
   // sees (the passes keep the variable nodes), into *x; the same by node.
+  // A distributed solve gathers them on rank 0 (empty arrays elsewhere).
   std::map<const ExprNode*, const Array*> user_iterate(std::map<std::string, Array>* x) const {
     const double scale = p_.variable_scale();
     std::map<const ExprNode*, const Array*> xs;
     const PrintPlan names(problem_);
     for (size_t v = 0; v < l_.vars.size(); ++v) {
-      Array a = state_.at(l_.name(v));
+      Array a = slabs_ ? slabs_->gather(state_.at(l_.name(v))) : state_.at(l_.name(v));
       for (float& f : a.data) f = static_cast<float>(f / scale);
-      const std::string& name = names.name(l_.vars[v].get());
+      const std::string& name = names.name(whole_l_.vars[v].get());
       (*x)[name] = std::move(a);
-      xs[l_.vars[v].get()] = &x->at(name);
+      xs[whole_l_.vars[v].get()] = &x->at(name);
     }
     return xs;
   }
@@ -363,14 +418,17 @@ class HostLoop {
   }
 
   const Problem& problem_;  // the user's: it names the variables
-  const Problem& p_;        // split and scaled
+  const Problem& whole_;    // split and scaled
+  const Problem& p_;        // the same, or this rank's slab of it
+  const Slabs* slabs_;      // null unless distributed
   const ObjectiveHooks& objective_hooks_;
   const SolverOptions& o_;
   Backend& backend_;
   SolveResult& result_;
   SolverSummary& sum_;
   std::unique_ptr<Algorithm> algorithm_;
-  Layout l_;
+  Layout l_, whole_l_;   // of p_ and whole_
+  double m_ = 0, n_ = 0;  // the sizes of K's output and the variables (whole)
   std::vector<std::unique_ptr<InvariantStep>> compiled_;  // the iteration, the CG programs, the objective
   std::vector<InvariantStep*> objective_runs_;            // the objective hooks' programs, compiled
   std::unique_ptr<CgXUpdate> cg_;
@@ -398,7 +456,9 @@ SolveResult run_solver(const Problem& user, const Problem& p, const SolverOption
       << "run_solver: the problem must be split for " << options.solver
       << " and scaled (pipeline/solve.h runs the passes first)";
   SolveResult result;
-  HostLoop(user, p, options, backend, objective, &result).run();
+  std::unique_ptr<Slabs> slabs;
+  if (options.communicator) slabs = std::make_unique<Slabs>(p, iteration_program(p, options), *options.communicator);
+  HostLoop(user, p, slabs.get(), options, backend, objective, &result).run();
   return result;
 }
 

@@ -8,10 +8,12 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ir/problem.h"
+#include "proxc/communicator.h"
 #include "proxc/solver.h"
 #include "step/backend.h"
 
@@ -86,6 +88,8 @@ struct SolverOptions {
   /// Continue from a checkpoint of the same problem and solver: the result is
   /// the one an uninterrupted run would give.
   std::string resume_path;
+  /// A distributed solve over these ranks (proxc/communicator.h, solvers/slabs.h).
+  std::shared_ptr<Communicator> communicator;
 
   /// Throws UserError naming the first invalid field.
   void validate() const;
