@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -532,6 +535,123 @@ TEST(CliBatch, UnderMpirunTheRanksShareTheFramesAndGiveTheSingleProcessResults) 
   auto solve = test::run_command(mpirun(2) + "solve " + example("denoise_tv_iso.prox") + " --iters 5 2>&1");
   EXPECT_NE(solve.exit_code, 0);
   EXPECT_THAT(solve.out, HasSubstr("proxc runs `batch`, whose frames the ranks share"));
+}
+
+// `mpirun -np N proxc solve --distributed`: the ranks share the rows of one
+// problem. The data of a 512² (or n²) problem with edges and noise, and its
+// problem file beside them.
+void write_distributed_problem(const std::string& dir, int64_t n, const std::string& prox) {
+  std::filesystem::create_directories(dir);
+  proxc::internal::Array b(proxc::internal::Shape{n, n}), m(proxc::internal::Shape{n, n});
+  for (int64_t i = 0; i < n * n; ++i) {
+    const int64_t r = i / n, c = i % n;
+    const float clean = ((r / 32 + c / 48) % 2) * 0.6f + 0.2f * static_cast<float>(r) / static_cast<float>(n);
+    b.data[static_cast<size_t>(i)] = clean + static_cast<float>((i * 7919) % 101 - 50) / 500.0f;
+    m.data[static_cast<size_t>(i)] = (i * 104729) % 7 < 3 ? 0.0f : 1.0f;
+  }
+  proxc::internal::io::save_array(dir + "/b.npy", b);
+  proxc::internal::io::save_array(dir + "/m.npy", m);
+  std::ofstream(dir + "/p.prox") << "b = load(\"b.npy\")\nm = load(\"m.npy\")\nx = variable(shape(b))\n" << prox << "\n";
+}
+
+double max_abs_diff(const proxc::internal::Array& a, const proxc::internal::Array& b) {
+  EXPECT_EQ(a.shape, b.shape);
+  double d = 0;
+  for (size_t i = 0; i < std::min(a.data.size(), b.data.size()); ++i)
+    d = std::max(d, std::fabs(double(a.data[i]) - b.data[i]));
+  return d;
+}
+
+double value_range(const proxc::internal::Array& a) {
+  const auto [lo, hi] = std::minmax_element(a.data.begin(), a.data.end());
+  return *hi - *lo;
+}
+
+TEST(CliDistributed, FourRanksGiveTheOneProcessIterateOnTvDenoisingAndInpainting) {
+  const std::string dir = test::temp_dir();
+  const std::pair<const char*, const char*> problems[] = {
+      {"tv", "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)"},
+      {"inpaint", "minimize sum_squares(mul_elemwise(m, x) - b) + 0.05 * group_norm1(grad(x), [2])"}};
+  for (const auto& [name, prox] : problems) {
+    for (const char* solver : {"pc", "ladmm"}) {
+      SCOPED_TRACE(std::string(name) + " " + solver);
+      const std::string d = dir + "/" + name + solver;
+      write_distributed_problem(d, 512, prox);
+      const std::string args = "solve " + shell_quote(d + "/p.prox") + " --solver " + solver +
+                               " --iters 100 --eps-abs 0 --eps-rel 0 ";
+      auto one = proxc(args + "-o " + shell_quote(d + "/one.npy"));
+      ASSERT_EQ(one.exit_code, 0) << one.out;
+      auto four = test::run_command(mpirun(4) + args + "--distributed --json -o " + shell_quote(d + "/four.npy") +
+                                    " 2>&1");
+      ASSERT_EQ(four.exit_code, 0) << four.out;
+      const auto j = nlohmann::json::parse(four.out.substr(four.out.find('{')));
+      EXPECT_EQ(j["iterations"], 100);
+      const auto a = proxc::internal::io::load_array(d + "/one.npy");
+      const auto b = proxc::internal::io::load_array(d + "/four.npy");
+      EXPECT_LT(max_abs_diff(a, b), 1e-4 * value_range(a));
+    }
+  }
+}
+
+TEST(CliDistributed, TvDeconvolutionOnFourRanksReachesTheOneProcessOptimum) {
+  // One process solves the conv's least squares by FFTs; the ranks apply the
+  // conv as an operator on their slabs (pc): other iterates, the same optimum.
+  const std::string dir = test::temp_dir();
+  write_distributed_problem(dir, 128,
+                            "k = gaussian(7, 1.5)\n"
+                            "minimize sum_squares(conv(k, x) - b) + 0.01 * group_norm1(grad(x), [2]) + nonneg(x)");
+  const std::string args = "solve " + shell_quote(dir + "/p.prox") + " --iters 4000 --eps-abs 0 --eps-rel 0 --json ";
+  auto one = proxc(args + "-o " + shell_quote(dir + "/one.npy"));
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  auto four = test::run_command(mpirun(4) + args + "--distributed -o " + shell_quote(dir + "/four.npy") + " 2>&1");
+  ASSERT_EQ(four.exit_code, 0) << four.out;
+  const auto j1 = nlohmann::json::parse(one.out.substr(one.out.find('{')));
+  const auto j4 = nlohmann::json::parse(four.out.substr(four.out.find('{')));
+  const double f1 = j1["objective_at_projection"], f4 = j4["objective_at_projection"];
+  EXPECT_NEAR(f4, f1, 1e-4 * std::fabs(f1));
+  const auto a = proxc::internal::io::load_array(dir + "/one.npy");
+  EXPECT_LT(max_abs_diff(a, proxc::internal::io::load_array(dir + "/four.npy")), 1e-2 * value_range(a));
+}
+
+TEST(CliDistributed, AKilledRankEndsTheRunAndItsCheckpointResumesOnOtherRanks) {
+  const std::string dir = test::temp_dir();
+  write_distributed_problem(dir, 256, "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)");
+  const std::string args = "solve " + shell_quote(dir + "/p.prox") + " --iters 3000 --eps-abs 0 --eps-rel 0 ";
+  const std::string ckpt = dir + "/state.ckpt";
+  // The emulator, slow enough to be killed mid-solve; a checkpoint every 10 iterations.
+  const std::string bin = test::proxc_binary();
+  const std::string script =
+      "(" + mpirun(2) + args + "--distributed --backend emulate --checkpoint " + shell_quote(ckpt) +
+      " --checkpoint-every 10 > " + shell_quote(dir + "/kill.log") + " 2>&1; echo $? > " +
+      shell_quote(dir + "/kill.rc") + ") & "
+      "for i in $(seq 600); do [ -s " + shell_quote(ckpt) + " ] && break; sleep 0.1; done; "
+      "kill -9 $(pgrep -f '^" + bin + " solve' | tail -1); "
+      "for i in $(seq 600); do [ -s " + shell_quote(dir + "/kill.rc") + " ] && break; sleep 0.1; done; "
+      "cat " + shell_quote(dir + "/kill.rc");
+  auto killed = test::run_command("bash -c " + shell_quote(script));
+  EXPECT_NE(killed.out, "") << "the run did not end within 60 s of a rank's death";
+  EXPECT_NE(std::atoi(killed.out.c_str()), 0);
+  EXPECT_THAT(read_file(dir + "/kill.log"), HasSubstr("exited on signal 9"));
+  // Resumed on 3 ranks (Halide), it ends where an uninterrupted run ends.
+  auto resumed = test::run_command(mpirun(3) + args + "--distributed --resume " + shell_quote(ckpt) + " -o " +
+                                   shell_quote(dir + "/resumed.npy") + " --json 2>&1");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  auto straight = proxc(args + "--distributed -o " + shell_quote(dir + "/straight.npy"));
+  ASSERT_EQ(straight.exit_code, 0) << straight.out;
+  const auto a = proxc::internal::io::load_array(dir + "/straight.npy");
+  EXPECT_LT(max_abs_diff(a, proxc::internal::io::load_array(dir + "/resumed.npy")), 1e-4 * value_range(a));
+}
+
+TEST(CliDistributed, WhatCannotBeCutIsRefusedOnEveryRank) {
+  const std::string dir = test::temp_dir();
+  write_distributed_problem(dir, 64, "minimize sum_squares(x - b) + norm1(transpose(x, [1, 0]))");
+  auto r = test::run_command(mpirun(2) + "solve " + shell_quote(dir + "/p.prox") + " --distributed 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("the operator transpose cannot run on a slab: it moves values between rows"));
+  write_distributed_problem(dir + "/tv", 64, "minimize sum_squares(x - b) + 0.1 * norm1(grad(x))");
+  r = test::run_command(mpirun(2) + "solve " + shell_quote(dir + "/tv/p.prox") + " --distributed --solver admm 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("use --solver pc or ladmm"));
 }
 #endif
 

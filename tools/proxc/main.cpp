@@ -214,7 +214,8 @@ struct SolveCommand {
   bool json = false;
   bool full = false;
   bool batch = false;       // `proxc batch`: --set NAME=GLOB names the frames
-  proxc_cli::Ranks ranks;   // batch: the MPI ranks sharing the frames
+  proxc_cli::Ranks ranks;   // batch: the MPI ranks sharing the frames; solve --distributed: the rows
+  bool distributed = false;
   std::string out_dir;      // batch: -o DIR
   std::string format;       // batch: --format
 
@@ -253,6 +254,7 @@ struct SolveCommand {
     options.target = halide.target;
     options.cache_dir = halide.cache_dir;
     options.snapshot_every = save_every;
+    if (distributed) options.communicator = proxc_cli::communicator(ranks);
     options.validate(proxc::OptionSpelling::CommandLine);
     if (batch) {
       if (job.name.empty()) throw proxc::UserError("batch needs --set NAME=GLOB: the files of the frames");
@@ -306,6 +308,7 @@ struct SolveCommand {
     }
     proxc::SolverSummary summary = proxc::solve(p, options);
     if (options.callback) std::fprintf(stderr, "\r%80s\r", "");
+    if (ranks.rank != 0) return kExitOk;  // --distributed: rank 0 has the result and reports
     summary.parse_s = parse_s;
     std::map<std::string, proxc::Expr> by_name;
     for (const proxc::Expr& v : vars) by_name.emplace(p.name_of(v), v);
@@ -602,7 +605,8 @@ CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
                    "Continue from a checkpoint of the same problem and solver")
       ->check(kPath);
   solve_cmd->add_flag("--full", solve.full, "Print the full report");
-
+  solve_cmd->add_flag("--distributed", solve.distributed,
+                      "Under mpirun: the ranks share the rows of one problem (docs/distributed.md)");
   return solve_cmd;
 }
 
@@ -724,17 +728,17 @@ int run_command(int argc, char** argv, const proxc_cli::Ranks& ranks, bool* esca
       proxc::set_max_array_bytes(proxc::parse_byte_size(common.max_memory, "--max-memory"));
     for (const std::string& d : common.allow_paths) proxc::allow_path(d);
     for (const std::string& lib : common.plugins) proxc::load_plugin(lib);
+    if (ranks.size > 1 && !batch_cmd->parsed() && !(solve_cmd->parsed() && solve.distributed)) {
+      throw proxc::UserError("under MPI (" + std::to_string(ranks.size) +
+                             " ranks) proxc runs `batch`, whose frames the ranks share, and `solve --distributed`, "
+                             "whose rows they share: run the other commands on one rank");
+    }
+    batch.ranks = solve.ranks = ranks;
     int rc = kExitOk;
     if (parse_cmd->parsed()) rc = parse.run();
     if (check_cmd->parsed()) rc = check.run();
     if (opt_cmd->parsed()) rc = opt.run();
     if (solve_cmd->parsed()) rc = solve.run();
-    if (ranks.size > 1 && !batch_cmd->parsed()) {
-      throw proxc::UserError("under MPI (" + std::to_string(ranks.size) +
-                             " ranks) proxc runs `batch`, whose frames the ranks share; one problem over several "
-                             "ranks (--distributed) is not built yet: run the other commands on one rank");
-    }
-    batch.ranks = ranks;
     if (batch_cmd->parsed()) rc = batch.run();
     if (metrics_cmd->parsed()) rc = metrics.run();
     if (montage_cmd->parsed()) rc = montage.run();

@@ -1,6 +1,10 @@
 #include "ranks.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
+#include <stdexcept>
 
 #ifdef PROXC_HAVE_MPI
 #define OMPI_SKIP_MPICXX 1  // the C interface only
@@ -82,6 +86,93 @@ long sum_over_ranks(const Ranks& r, long v) {
   (void)r;
 #endif
   return v;
+}
+
+namespace {
+
+// One process: the ring's neighbours are itself.
+class OneRank : public proxc::Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void exchange_ring(const float* to_prev, const float* to_next, float* from_prev, float* from_next,
+                     size_t n) override {
+    std::copy(to_prev, to_prev + n, from_next);
+    std::copy(to_next, to_next + n, from_prev);
+  }
+  void sum(double*, size_t) override {}
+  void gather(const float* mine, size_t n, std::vector<float>* all) override { all->assign(mine, mine + n); }
+};
+
+#ifdef PROXC_HAVE_MPI
+// MPI's COMM_WORLD. Messages go in pieces of at most 2^30 floats (MPI counts are ints).
+class MpiRanks : public proxc::Communicator {
+ public:
+  explicit MpiRanks(const Ranks& r) : rank_(r.rank), size_(r.size) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void exchange_ring(const float* to_prev, const float* to_next, float* from_prev, float* from_next,
+                     size_t n) override {
+    const int prev = (rank_ + size_ - 1) % size_, next = (rank_ + 1) % size_;
+    for (size_t at = 0; at < n; at += kPiece) {
+      const int k = piece(n - at);
+      MPI_Sendrecv(to_prev + at, k, MPI_FLOAT, prev, 1, from_next + at, k, MPI_FLOAT, next, 1, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
+      MPI_Sendrecv(to_next + at, k, MPI_FLOAT, next, 2, from_prev + at, k, MPI_FLOAT, prev, 2, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
+    }
+  }
+
+  // Every rank's values, then the sums in rank order: the same bits on every rank.
+  void sum(double* values, size_t n) override {
+    std::vector<double> all(n * static_cast<size_t>(size_));
+    MPI_Allgather(values, piece(n), MPI_DOUBLE, all.data(), piece(n), MPI_DOUBLE, MPI_COMM_WORLD);
+    for (size_t i = 0; i < n; ++i) {
+      double s = 0;
+      for (int r = 0; r < size_; ++r) s += all[static_cast<size_t>(r) * n + i];
+      values[i] = s;
+    }
+  }
+
+  void gather(const float* mine, size_t n, std::vector<float>* all) override {
+    uint64_t count = n;
+    std::vector<uint64_t> counts(static_cast<size_t>(size_));
+    MPI_Gather(&count, 1, MPI_UINT64_T, counts.data(), 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (rank_ != 0) {
+      for (size_t at = 0; at < n; at += kPiece) MPI_Send(mine + at, piece(n - at), MPI_FLOAT, 0, 3, MPI_COMM_WORLD);
+      return;
+    }
+    size_t total = 0;
+    for (uint64_t c : counts) total += c;
+    all->resize(total);
+    std::copy(mine, mine + n, all->begin());
+    size_t offset = n;
+    for (int r = 1; r < size_; ++r) {
+      const size_t c = counts[static_cast<size_t>(r)];
+      for (size_t at = 0; at < c; at += kPiece) {
+        MPI_Recv(all->data() + offset + at, piece(c - at), MPI_FLOAT, r, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+      offset += c;
+    }
+  }
+
+ private:
+  static constexpr size_t kPiece = size_t{1} << 30;
+  static int piece(size_t left) { return static_cast<int>(std::min(left, kPiece)); }
+  int rank_, size_;
+};
+#endif
+
+}  // namespace
+
+std::shared_ptr<proxc::Communicator> communicator(const Ranks& r) {
+#ifdef PROXC_HAVE_MPI
+  if (r.mpi) return std::make_shared<MpiRanks>(r);
+#else
+  (void)r;
+#endif
+  return std::make_shared<OneRank>();
 }
 
 }  // namespace proxc_cli

@@ -2,8 +2,11 @@
 // it, or not started by mpirun/srun), N under `mpirun -np N`.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "proxc/communicator.h"
 
 namespace proxc_cli {
 
@@ -29,5 +32,9 @@ std::vector<std::string> gather_to_root(const Ranks& r, const std::string& mine)
 
 /// The sum over the ranks of `v`, on every rank.
 long sum_over_ranks(const Ranks& r, long v);
+
+/// The ranks as the library's Communicator (solve --distributed): MPI's
+/// COMM_WORLD, or one rank alone when not started by a launcher.
+std::shared_ptr<proxc::Communicator> communicator(const Ranks& r);
 
 }  // namespace proxc_cli
