@@ -18,6 +18,7 @@
 #include "proxc/array.h"
 #include "proxc/black_box.h"
 #include "proxc/check.h"
+#include "proxc/communicator.h"
 #include "proxc/error.h"
 #include "proxc/kinds.h"
 #include "proxc/module.h"

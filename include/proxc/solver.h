@@ -211,6 +211,17 @@ struct SolverSummary {
   /// Conjugate-gradient steps of the x-updates (hqs, and admm where its
   /// x-update is not direct); 0 otherwise.
   int cg_steps = 0;
+  /// A distributed solve (SolverOptions::communicator): its ranks, the ghost
+  /// rows each slab holds on either side, the bytes rank 0 sent its
+  /// neighbours per run of the iteration, and its seconds exchanging rows and
+  /// summing over the ranks (within iterate_s). ranks = 0 for one process.
+  struct Distribution {
+    int ranks = 0;
+    int ghost_rows = 0;
+    double halo_bytes_per_run = 0;
+    double communicate_s = 0;
+  };
+  Distribution distributed;
   /// Where the iterating time went: each compiled program (the iteration,
   /// the CG programs, a program's setup of its loop invariants), its runs and
   /// their wall seconds, in the order of their first run.
@@ -235,5 +246,26 @@ struct SolverSummary {
 /// problem.value(x) for each variable x. Throws UserError for invalid
 /// options or a problem the solver cannot take.
 SolverSummary solve(Problem& problem, const SolverOptions& options = {});
+
+/// One data set's solve in solve_batch: the variables' values (by name, as
+/// Problem::name_of gives them) and its summary, or the error that stopped it.
+struct BatchItem {
+  std::map<std::string, Array> x;
+  SolverSummary summary;
+  std::string error;  ///< empty when it was solved
+};
+
+/// Solves `problem` once per data set (`proxc batch` of the CLI, from C++):
+/// each data set's arrays replace the constants of those names
+/// (Problem::set_constant) and the solve starts from options.x0 (zeros by
+/// default) as if it were alone; the pipelines compile for the first data set
+/// and are reused by the others (data of other shapes compile their own). A
+/// data set that fails (an unknown name, another shape than the variable
+/// allows, a diverged solve is not a failure) has its item's error set and
+/// the others go on. `problem` is left with the last data set's constants
+/// and values. options.communicator must be null: to share data sets over
+/// MPI ranks, give each rank its own (the CLI's `mpirun ... proxc batch`).
+std::vector<BatchItem> solve_batch(Problem& problem, const std::vector<std::map<std::string, Array>>& data_sets,
+                                   const SolverOptions& options = {});
 
 }  // namespace proxc

@@ -238,6 +238,35 @@ class Problem:
             warnings.warn("Problem.solve: the iterates diverged (" + summary.brief_report() + ")", stacklevel=2)
         return summary.objective
 
+    def solve_batch(self, data_sets, solver=None, **kwargs):
+        """Solves the problem once per data set, each as if alone (from x0 or
+        zeros), the pipelines compiled for the first and reused: `data_sets`
+        is a list of dicts mapping a Constant (or its printed name) to its new
+        value. Returns one dict per data set mapping each Variable to its
+        value (a copy), and keeps each solve's summary in `self.summaries`;
+        solve's keywords apply to every solve. The CLI's `proxc batch` is the
+        same over files (and over MPI ranks)."""
+        results, summaries = [], []
+        by_name = {self._const_names[id(c)]: c for c in self._constants if id(c) in self._const_names}
+        for i, data in enumerate(data_sets):
+            try:
+                for key, value in data.items():
+                    if isinstance(key, str):
+                        if key not in by_name:
+                            raise ValueError(f"no constant named '{key}' (its constants: "
+                                             f"{', '.join(sorted(by_name)) or 'none'})")
+                        key = by_name[key]
+                    if not isinstance(key, Constant):
+                        raise ValueError(f"a key must be a Constant or a constant's name, got {type(key).__name__}")
+                    key.value = value
+                self.solve(solver, **kwargs)
+            except ValueError as e:
+                raise ValueError(f"Problem.solve_batch: data set {i}: {e}") from None
+            results.append({v: np.array(v.value, copy=True) for v in self._variables})
+            summaries.append(self.summary)
+        self.summaries = summaries
+        return results
+
     @property
     def objective(self):
         return None if self.summary is None else self.summary.objective

@@ -129,4 +129,23 @@ SolverSummary solve(Problem& problem, const SolverOptions& options) {
   return r.summary;
 }
 
+std::vector<BatchItem> solve_batch(Problem& problem, const std::vector<std::map<std::string, Array>>& data_sets,
+                                   const SolverOptions& options) {
+  options.validate();
+  user_assert(!options.communicator)
+      << "solve_batch: SolverOptions.communicator is for one problem over several ranks; give each rank its own "
+         "data sets instead";
+  std::vector<BatchItem> items(data_sets.size());
+  for (size_t i = 0; i < data_sets.size(); ++i) {
+    try {
+      for (const auto& [name, a] : data_sets[i]) problem.set_constant(name, a);
+      items[i].summary = solve(problem, options);
+      for (const Expr& v : problem.variables()) items[i].x.emplace(problem.name_of(v), problem.value(v));
+    } catch (const UserError& e) {
+      items[i].error = "data set " + std::to_string(i) + ": " + e.what();
+    }
+  }
+  return items;
+}
+
 }  // namespace proxc

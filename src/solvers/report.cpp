@@ -75,6 +75,11 @@ std::string SolverSummary::full_report() const {
                   iterations > 0 ? static_cast<double>(cg_steps) / iterations : 0.0);
     out << buf;
   }
+  if (distributed.ranks > 0) {
+    std::snprintf(buf, sizeof buf, "distributed       %d ranks, %d ghost rows, %.0f halo bytes per run, %.3f s communicating\n",
+                  distributed.ranks, distributed.ghost_rows, distributed.halo_bytes_per_run, distributed.communicate_s);
+    out << buf;
+  }
   std::snprintf(buf, sizeof buf,
                 "time              parse %.3f s, passes %.3f s, compile %.3f s, iterate %.3f s", parse_s,
                 passes_s, compile_s, iterate_s);
@@ -115,6 +120,12 @@ std::string SolverSummary::to_json() const {
   j["schedule"] = {{"requested", to_string(schedule_requested)}, {"used", to_string(schedule_used)}};
   j["knorm"] = knorm;
   j["cg_steps"] = cg_steps;
+  if (distributed.ranks > 0) {
+    j["distributed"] = {{"ranks", distributed.ranks},
+                        {"ghost_rows", distributed.ghost_rows},
+                        {"halo_bytes_per_run", distributed.halo_bytes_per_run},
+                        {"communicate_seconds", distributed.communicate_s}};
+  }
   j["programs"] = nlohmann::ordered_json::array();
   for (const ProgramTime& t : programs)
     j["programs"].push_back({{"name", t.name}, {"runs", t.runs}, {"seconds", t.seconds}});

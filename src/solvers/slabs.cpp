@@ -5,6 +5,7 @@
 #include "solvers/slabs.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <unordered_map>
@@ -14,6 +15,17 @@
 namespace proxc::internal {
 
 namespace {
+
+// Adds the seconds of its life to *total.
+class Timer {
+ public:
+  explicit Timer(double* total) : total_(total), t0_(std::chrono::steady_clock::now()) {}
+  ~Timer() { *total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+
+ private:
+  double* total_;
+  std::chrono::steady_clock::time_point t0_;
+};
 
 // How far along the first axis an operator reads: the rows between an output
 // row and the farthest input row it depends on, in the forward and the
@@ -280,15 +292,18 @@ Array Slabs::gather(const Array& slab) const {
 
 void Slabs::exchange(Array* slab) const {
   if (g_ == 0) return;
+  Timer t(&seconds_);
   const size_t row = static_cast<size_t>(slab->size() / slab_rows());
   float* d = slab->data.data();
   const size_t n = static_cast<size_t>(g_) * row;
+  bytes_sent_ += 2.0 * static_cast<double>(n * sizeof(float));
   comm_.exchange_ring(d + static_cast<size_t>(owned_begin_) * row,
                       d + static_cast<size_t>(owned_end_ - g_) * row, d + static_cast<size_t>(before_) * row,
                       d + static_cast<size_t>(after_) * row, n);
 }
 
 void Slabs::sum(std::map<std::string, double>* scalars) const {
+  Timer t(&seconds_);
   std::vector<double> v;
   for (const auto& [k, x] : *scalars) v.push_back(x);
   comm_.sum(v.data(), v.size());
@@ -297,6 +312,7 @@ void Slabs::sum(std::map<std::string, double>* scalars) const {
 }
 
 double Slabs::sum(double v) const {
+  Timer t(&seconds_);
   comm_.sum(&v, 1);
   return v;
 }

@@ -73,6 +73,9 @@ class Slabs {
   /// Scalars summed over the ranks, in place.
   void sum(std::map<std::string, double>* scalars) const;
   double sum(double v) const;
+  /// Bytes this rank sent in exchanges, and seconds in exchanges and sums, so far.
+  double bytes_sent() const { return bytes_sent_; }
+  double communicate_seconds() const { return seconds_; }
 
  private:
   Array cut(const Array& whole) const;
@@ -84,6 +87,7 @@ class Slabs {
   int64_t owned_begin_ = 0, owned_end_ = 0, before_ = 0, after_ = 0;  // slab rows
   Problem slab_;
   mutable std::map<std::string, Array> masks_;  // filled by masked()
+  mutable double bytes_sent_ = 0, seconds_ = 0;
 };
 
 }  // namespace proxc::internal

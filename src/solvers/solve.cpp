@@ -154,7 +154,7 @@ class HostLoop {
                                  std::to_string(o_.hqs_max_inner_iters)) +
         (o_.proximal_stopping ? "|proximal-stopping|" + std::to_string(o_.check_every) : ""));
     if (!o_.resume_path.empty()) resume();
-    last_checkpoint_ = ran_ = checked_iteration_ = it_;
+    last_checkpoint_ = ran_ = checked_iteration_ = it0_ = it_;
     // (pc under ProxImaL's rule does not check its first run whatever C is.)
     copies_ = o_.check_every > o_.fuse ||
               (o_.proximal_stopping && algorithm_->kind() == SolverKind::PockChambolle);
@@ -376,6 +376,12 @@ class HostLoop {
     // After the runs: an autoscheduled pipeline that failed when it ran fell
     // back to the default schedule then (HalideBackend).
     sum_.schedule_used = kind_of<ScheduleKind>(backend_.schedule_used());
+    if (slabs_) {
+      sum_.distributed.ranks = slabs_->comm().size();
+      sum_.distributed.ghost_rows = slabs_->ghost_rows();
+      sum_.distributed.halo_bytes_per_run = ran_ > it0_ ? slabs_->bytes_sent() * o_.fuse / (ran_ - it0_) : 0;
+      sum_.distributed.communicate_s = slabs_->communicate_seconds();
+    }
     // A diverged state whose variables alone were restored is not saved over the last good checkpoint.
     if (!o_.checkpoint_path.empty() && state_whole_) checkpoint(it_);
     const auto xs = user_iterate(&result_.x);
@@ -437,6 +443,7 @@ class HostLoop {
   std::string signature_;
   int it_ = 0;   // iterations done (HQS skips the rest of a level once it converges there)
   int ran_ = 0;  // iterations run
+  int it0_ = 0;  // the iteration the solve started from (a checkpoint's)
   int last_checkpoint_ = 0;
   Clock::time_point start_;
   StepOutputs out_;      // after the first run: the arrays of the state before last, reused as outputs

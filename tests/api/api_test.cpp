@@ -325,6 +325,34 @@ TEST(ApiSolverOptions, StepSizesChangeTheIteratesNotTheOptimum) {
   EXPECT_THAT(error_of([&] { o.validate(); }), HasSubstr("steps.admm_rho must be finite and > 0"));
 }
 
+TEST(ApiSolve, BatchSolvesEachDataSetAsAloneAndCompilesOnce) {
+  proxc::Problem p = proxc::load_problem(example("denoise_tv_iso.prox"));
+  const proxc::Expr x = p.variables()[0];
+  proxc::SolverOptions o;
+  o.max_iters = 30;
+  o.cache_dir = "off";
+  const proxc::Array noisy = proxc::load_array(example("data/noisy.npy"));
+  const proxc::Array clean = proxc::load_array(example("data/clean.npy"));
+  const std::vector<proxc::BatchItem> items = proxc::solve_batch(
+      p, {{{"b", noisy}}, {{"b", proxc::load_array(example("data/psf_gauss7.npy"))}}, {{"b", clean}}}, o);
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0].error, "");
+  EXPECT_THAT(items[1].error, HasSubstr("data set 1: "));
+  EXPECT_THAT(items[1].error, HasSubstr("the data has shape (7, 7), the constant has (96, 128)"));
+  EXPECT_EQ(items[2].error, "");
+  EXPECT_EQ(items[2].summary.pipelines_compiled, 0);  // compiled for data set 0
+  for (const auto& [i, b] : {std::pair{0, noisy}, {2, clean}}) {
+    proxc::Problem alone = proxc::load_problem(example("denoise_tv_iso.prox"));
+    alone.set_constant("b", b);
+    proxc::solve(alone, o);
+    const proxc::Array want = alone.value(alone.variables()[0]);
+    const proxc::Array& got = items[static_cast<size_t>(i)].x.at("x");
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_TRUE(std::equal(got.data(), got.data() + got.size(), want.data())) << "data set " << i;
+  }
+  EXPECT_TRUE(std::equal(items[2].x.at("x").data(), items[2].x.at("x").data() + clean.size(), p.value(x).data()));
+}
+
 TEST(ApiSolve, SetConstantReplacesTheData) {
   proxc::Problem p = proxc::load_problem(example("denoise_tv_iso.prox"));
   proxc::Expr x = p.variables()[0];

@@ -101,6 +101,26 @@ def test_new_data_does_not_recompile():
         c.value = np.zeros((3, 3), np.float32)
 
 
+def test_solve_batch_solves_each_data_set_as_alone():
+    frames = [_data(seed=s) for s in (4, 5, 6)]
+    c = Constant(frames[0], name="frame")
+    x = Variable(frames[0].shape)
+    prob = Problem(sum_squares(x - c) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x))
+    results = prob.solve_batch([{c: frames[0]}, {c: frames[1]}, {"frame": frames[2]}],
+                               max_iters=40, eps_abs=0, eps_rel=0)
+    assert len(results) == 3 and len(prob.summaries) == 3
+    assert all(s.pipelines_compiled == 0 for s in prob.summaries[1:])
+    for frame, result in zip(frames, results):
+        y, alone = _tv(frame)
+        alone.solve(max_iters=40, eps_abs=0, eps_rel=0)
+        np.testing.assert_allclose(result[x], y.value, atol=1e-6)
+    assert results[0][x] is not results[1][x] and not np.shares_memory(results[2][x], x.value)
+    with pytest.raises(ValueError, match="data set 1: no constant named 'nope'"):
+        prob.solve_batch([{c: frames[0]}, {"nope": frames[1]}], max_iters=5)
+    with pytest.raises(ValueError, match="data set 0: .*shape"):
+        prob.solve_batch([{c: np.zeros((3, 3), np.float32)}], max_iters=5)
+
+
 def test_callback_sees_the_iterate_and_stops_the_solve():
     b = _data()
     x, prob = _tv(b)
