@@ -170,7 +170,9 @@ struct SolverOptions {
   /// (proxc/communicator.h; docs/distributed.md). The iterates are the
   /// single-process ones to float rounding; a circular conv in a
   /// sum_squares is applied as an operator instead of solved by FFTs (it
-  /// reaches the same optimum). pc and ladmm only. The result (the
+  /// reaches the same optimum). Every solver; admm and hqs run their CG
+  /// x-update on the slabs, an x-update that is one FFT solve (admm with
+  /// only a conv and scalings) is refused. The result (the
   /// variables' values, the objective) is rank 0's; a checkpoint holds the
   /// whole state, which any number of ranks resumes. Null: one process.
   std::shared_ptr<Communicator> communicator;

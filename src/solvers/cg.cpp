@@ -97,11 +97,19 @@ CgPrograms cg_programs(const Layout& l) {
   return c;
 }
 
+void CgXUpdate::run(InvariantStep* program, StepInputs* in, StepOutputs* out) const {
+  if (slabs_) {
+    for (const auto& [k, a] : slabs_->masks()) in->buffers[k] = &a;
+  }
+  program->run_into(*in, out);
+  if (slabs_) slabs_->combine(out);
+}
+
 bool CgXUpdate::run(std::map<std::string, Array>* state, double rho, int* steps) {
   StepInputs in;
   for (auto& [k, a] : *state) in.buffers[k] = &a;
   in.params[state_names::kRho] = rho;
-  init_->run_into(in, &init_out_);
+  run(init_, &in, &init_out_);
   double rr = init_out_.scalars.at("rr");
   const double bnorm = std::sqrt(init_out_.scalars.at("bb"));
   for (size_t v = 0; v < l_.vars.size(); ++v) {
@@ -123,7 +131,7 @@ bool CgXUpdate::run(std::map<std::string, Array>* state, double rho, int* steps)
     }
     ain.params[state_names::kRho] = rho;
     ain.params["beta"] = beta;
-    apply_->run_into(ain, dir);
+    run(apply_, &ain, dir);
     const double pap = dir->scalars.at("pap");
     if (!(pap > 0)) break;
     StepInputs uin;
@@ -135,7 +143,7 @@ bool CgXUpdate::run(std::map<std::string, Array>* state, double rho, int* steps)
       uin.buffers["ap" + n] = &dir->arrays.at("ap" + n);
     }
     uin.params["alpha"] = rr / pap;
-    update_->run_into(uin, &update_out_);
+    run(update_, &uin, &update_out_);
     for (size_t v = 0; v < l_.vars.size(); ++v) {
       const std::string r = "r" + std::to_string(v);
       std::swap(x_[l_.name(v)], update_out_.arrays.at(l_.name(v)));
@@ -149,7 +157,9 @@ bool CgXUpdate::run(std::map<std::string, Array>* state, double rho, int* steps)
     std::swap(dir, last);
   }
   if (!moved) return true;
-  if (!all_finite(x_)) return false;  // the CG solve broke down: keep the last finite state
+  bool finite = all_finite(x_);
+  if (slabs_) finite = slabs_->sum(finite ? 0.0 : 1.0) == 0;  // every rank keeps its state, or none
+  if (!finite) return false;  // the CG solve broke down: keep the last finite state
   // The new x into the state; the old one is the next x-update's storage.
   for (size_t v = 0; v < l_.vars.size(); ++v) std::swap(state->at(l_.name(v)), x_.at(l_.name(v)));
   return true;

@@ -14,6 +14,7 @@
 
 #include "solvers/compiled.h"
 #include "solvers/layout.h"
+#include "solvers/slabs.h"
 #include "solvers/solver.h"
 
 namespace proxc::internal {
@@ -28,9 +29,11 @@ CgPrograms cg_programs(const Layout& l);
 /// from one x-update to the next as storage.
 class CgXUpdate {
  public:
+  /// `slabs`: this rank's in a distributed solve (each run's scalars summed
+  /// over the ranks and its arrays' ghost rows exchanged), else null.
   CgXUpdate(const Layout& l, const SolverOptions& o, InvariantStep* init, InvariantStep* apply,
-            InvariantStep* update)
-      : l_(l), o_(o), init_(init), apply_(apply), update_(update) {}
+            InvariantStep* update, const Slabs* slabs = nullptr)
+      : l_(l), o_(o), init_(init), apply_(apply), update_(update), slabs_(slabs) {}
 
   /// Solves from the state's x, by at most cg_max_iters steps to the
   /// relative tolerance cg_tol, and moves the new x into the state (its old
@@ -42,6 +45,9 @@ class CgXUpdate {
   const Layout& l_;
   const SolverOptions& o_;
   InvariantStep *init_, *apply_, *update_;
+  const Slabs* slabs_;
+  // A run, then (distributed) its results combined over the ranks.
+  void run(InvariantStep* program, StepInputs* in, StepOutputs* out) const;
   StepOutputs init_out_, update_out_, dir_[2];
   std::map<std::string, Array> r_, x_;  // the residual and the iterate
 };

@@ -111,7 +111,7 @@ Shape with_rows(Shape s, int64_t rows) {
 
 }  // namespace
 
-Slabs::Slabs(const Problem& p, const StepProgram& iteration, Communicator& comm) : comm_(comm) {
+Slabs::Slabs(const Problem& p, const std::vector<StepProgram>& programs, Communicator& comm) : comm_(comm) {
   const int ranks = comm.size(), rank = comm.rank();
   user_assert(ranks >= 1 && rank >= 0 && rank < ranks)
       << "the communicator says rank " << rank << " of " << ranks;
@@ -136,7 +136,12 @@ Slabs::Slabs(const Problem& p, const StepProgram& iteration, Communicator& comm)
   std::unordered_map<const StepNode*, int64_t> err;
   std::unordered_map<const StepNode*, bool> from_reduction;
   int64_t g = 0;
-  for (const Step& n : iteration.nodes()) {
+  std::vector<Step> nodes;
+  for (const StepProgram& program : programs) {
+    for (const Step& n : program.nodes()) nodes.push_back(n);
+  }
+  for (const Step& n : nodes) {
+    if (err.count(n.get())) continue;
     int64_t e = 0;
     bool reduced = is_reduction(n->kind);
     for (const Step& a : n->args) {
@@ -152,7 +157,8 @@ Slabs::Slabs(const Problem& p, const StepProgram& iteration, Communicator& comm)
     user_assert(n->kind != StepKind::CirculantSolve)
         << "--distributed: the " << p.solver
         << " x-update solves with FFTs over the whole image (a circular conv whose Gram matrix it inverts): "
-           "use --solver pc or ladmm, which apply the conv as an operator on each slab";
+           "use --solver pc or ladmm, which apply the conv as an operator on each slab, or add a term that "
+           "makes admm's x-update a CG solve";
     err[n.get()] = e;
     from_reduction[n.get()] = reduced;
     g = std::max(g, e);
@@ -309,6 +315,11 @@ void Slabs::sum(std::map<std::string, double>* scalars) const {
   comm_.sum(v.data(), v.size());
   size_t i = 0;
   for (auto& [k, x] : *scalars) x = v[i++];
+}
+
+void Slabs::combine(StepOutputs* out) const {
+  sum(&out->scalars);
+  for (auto& [k, a] : out->arrays) exchange(&a);
 }
 
 double Slabs::sum(double v) const {

@@ -33,17 +33,19 @@
 
 #include "ir/problem.h"
 #include "proxc/communicator.h"
+#include "step/backend.h"
 #include "step/step.h"
 
 namespace proxc::internal {
 
 class Slabs {
  public:
-  /// The slabs of `p` (split and scaled) for the iteration program `iteration`
-  /// of p on `comm`'s ranks. Throws UserError for a problem that cannot be
+  /// The slabs of `p` (split and scaled) for the programs that iterate on it
+  /// (the iteration, and the CG x-update's where there is one; each run
+  /// followed by an exchange of its output arrays) on `comm`'s ranks. Throws UserError for a problem that cannot be
   /// cut into slabs (an operator that moves rows, a prox that couples them,
   /// an FFT solve) or rows too few for the ranks, naming what and why.
-  Slabs(const Problem& p, const StepProgram& iteration, Communicator& comm);
+  Slabs(const Problem& p, const std::vector<StepProgram>& programs, Communicator& comm);
 
   /// This rank's problem: p with every row-indexed array cut to the slab.
   const Problem& problem() const { return slab_; }
@@ -70,6 +72,8 @@ class Slabs {
     slab_shape.at(0) = rows_;
     return slab_shape;
   }
+  /// After a run: its scalars summed over the ranks, its arrays' ghost rows exchanged.
+  void combine(StepOutputs* out) const;
   /// Scalars summed over the ranks, in place.
   void sum(std::map<std::string, double>* scalars) const;
   double sum(double v) const;

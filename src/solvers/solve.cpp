@@ -91,19 +91,17 @@ class HostLoop {
     const auto t0 = Clock::now();
     std::vector<StepProgram> programs = {iteration_program(p_, o_)};
     const std::vector<StepProgram> cg = cg_step_programs(p_, o_);
-    if (slabs_) {
-      programs[0] = slabs_->masked(programs[0]);
-      user_assert(cg.empty()) << "--distributed: the " << o_.solver
-                              << " x-update is a conjugate-gradient solve over the whole image: use --solver pc "
-                                 "or ladmm";
-    }
     programs.insert(programs.end(), cg.begin(), cg.end());
+    if (slabs_) {
+      // (Not the objective's: they run on rank 0, on the whole problem.)
+      for (StepProgram& program : programs) program = slabs_->masked(program);
+    }
     programs.insert(programs.end(), objective_hooks_.programs.begin(), objective_hooks_.programs.end());
     compiled_ = compile_hoisted(backend_, programs);
     for (size_t i = 0; i < 1 + cg.size(); ++i) compiled_[i]->profile_into(&sum_.programs);
     for (size_t i = 1 + cg.size(); i < compiled_.size(); ++i) objective_runs_.push_back(compiled_[i].get());
     if (!cg.empty())
-      cg_ = std::make_unique<CgXUpdate>(l_, o_, compiled_[1].get(), compiled_[2].get(), compiled_[3].get());
+      cg_ = std::make_unique<CgXUpdate>(l_, o_, compiled_[1].get(), compiled_[2].get(), compiled_[3].get(), slabs_);
     sum_.compile_s = since(t0);
   }
 
@@ -464,7 +462,11 @@ SolveResult run_solver(const Problem& user, const Problem& p, const SolverOption
       << " and scaled (pipeline/solve.h runs the passes first)";
   SolveResult result;
   std::unique_ptr<Slabs> slabs;
-  if (options.communicator) slabs = std::make_unique<Slabs>(p, iteration_program(p, options), *options.communicator);
+  if (options.communicator) {
+    std::vector<StepProgram> programs = cg_step_programs(p, options);
+    programs.push_back(iteration_program(p, options));
+    slabs = std::make_unique<Slabs>(p, programs, *options.communicator);
+  }
   HostLoop(user, p, slabs.get(), options, backend, objective, &result).run();
   return result;
 }

@@ -194,8 +194,13 @@ auto tv_deconv(int64_t rows) {
 }
 
 TEST(ApiDistributed, SlabsGiveTheSingleProcessIterate) {
-  for (proxc::SolverKind solver : {proxc::SolverKind::PockChambolle, proxc::SolverKind::LinearizedADMM}) {
-    for (int fuse : {1, 2}) {
+  // admm and hqs: their CG x-update runs on the slabs too (its dot products summed over the ranks).
+  const std::pair<proxc::SolverKind, int> runs[] = {
+      {proxc::SolverKind::PockChambolle, 1}, {proxc::SolverKind::PockChambolle, 2},
+      {proxc::SolverKind::LinearizedADMM, 1}, {proxc::SolverKind::LinearizedADMM, 2},
+      {proxc::SolverKind::ADMM, 1}, {proxc::SolverKind::HQS, 1}};
+  for (const auto& [solver, fuse] : runs) {
+    {
       proxc::SolverOptions o = fixed_iterations(30, solver);
       o.fuse = fuse;
       o.check_every = 10;
@@ -208,6 +213,7 @@ TEST(ApiDistributed, SlabsGiveTheSingleProcessIterate) {
                                                      : solve_on(ranks, inpaint(43), o);
           ASSERT_EQ(many.error, "");
           EXPECT_EQ(many.summary.iterations, 30);
+          EXPECT_EQ(many.summary.cg_steps, one.summary.cg_steps);
           EXPECT_LT(max_diff(many.x, one.x), 1e-5 * range(one.x));
           // The residuals of the whole image, at every check.
           ASSERT_EQ(many.summary.history.size(), one.summary.history.size());
@@ -279,8 +285,17 @@ TEST(ApiDistributed, ProblemsThatCannotBeCutSayWhy) {
     return p;
   };
   EXPECT_THAT(solve_on(2, transposed, o).error, HasSubstr("the operator transpose cannot run on a slab"));
+  // admm's x-update of a conv and nonneg alone is an FFT solve of the whole image.
+  auto deconv_nonneg = [](proxc::Expr* x) {
+    proxc::Array b = noisy(40);
+    proxc::Problem p;
+    *x = p.variable(b.shape(), "x");
+    p.minimize(proxc::sum_squares(proxc::conv(proxc::gaussian({5, 5}, 1.2), *x) - b) + proxc::nonneg(*x));
+    return p;
+  };
   proxc::SolverOptions admm = fixed_iterations(4, proxc::SolverKind::ADMM);
-  EXPECT_THAT(solve_on(2, tv_denoise(40), admm).error, HasSubstr("use --solver pc or ladmm"));
+  EXPECT_THAT(solve_on(2, deconv_nonneg, admm).error, HasSubstr("use --solver pc or ladmm"));
+  EXPECT_EQ(solve_on(2, tv_deconv(40), admm).error, "");  // with TV: a CG solve, which runs on slabs
 }
 
 }  // namespace

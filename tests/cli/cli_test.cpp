@@ -568,12 +568,14 @@ double value_range(const proxc::internal::Array& a) {
 }
 
 TEST(CliDistributed, FourRanksGiveTheOneProcessIterateOnTvDenoisingAndInpainting) {
+  // (admm: its conjugate-gradient x-update runs on the slabs, its dot products summed over the ranks.)
   const std::string dir = test::temp_dir();
   const std::pair<const char*, const char*> problems[] = {
       {"tv", "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)"},
       {"inpaint", "minimize sum_squares(mul_elemwise(m, x) - b) + 0.05 * group_norm1(grad(x), [2])"}};
   for (const auto& [name, prox] : problems) {
-    for (const char* solver : {"pc", "ladmm"}) {
+    for (const char* solver : {"pc", "ladmm", "admm"}) {
+      if (std::string(solver) == "admm" && std::string(name) != "tv") continue;  // its CG x-update: slower
       SCOPED_TRACE(std::string(name) + " " + solver);
       const std::string d = dir + "/" + name + solver;
       write_distributed_problem(d, 512, prox);
@@ -648,8 +650,8 @@ TEST(CliDistributed, WhatCannotBeCutIsRefusedOnEveryRank) {
   auto r = test::run_command(mpirun(2) + "solve " + shell_quote(dir + "/p.prox") + " --distributed 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("the operator transpose cannot run on a slab: it moves values between rows"));
-  write_distributed_problem(dir + "/tv", 64, "minimize sum_squares(x - b) + 0.1 * norm1(grad(x))");
-  r = test::run_command(mpirun(2) + "solve " + shell_quote(dir + "/tv/p.prox") + " --distributed --solver admm 2>&1");
+  write_distributed_problem(dir + "/fft", 64, "minimize sum_squares(conv(gaussian(5, 1.0), x) - b) + nonneg(x)");
+  r = test::run_command(mpirun(2) + "solve " + shell_quote(dir + "/fft/p.prox") + " --distributed --solver admm 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("use --solver pc or ladmm"));
 }
