@@ -524,8 +524,8 @@ TEST(CliBatch, UnderMpirunTheRanksShareTheFramesAndGiveTheSingleProcessResults) 
   const std::string script =
       "(" + mpirun(2) + base + "--backend emulate --iters 100000000 > " + shell_quote(dir + "/kill.log") +
       " 2>&1; echo $? > " + shell_quote(dir + "/kill.rc") + ") & "
-      "for i in $(seq 300); do [ $(pgrep -f '^" + bin + " batch' | wc -l) -ge 2 ] && break; sleep 0.1; done; sleep 1; "
-      "kill -9 $(pgrep -f '^" + bin + " batch' | tail -1); "
+      "for i in $(seq 300); do [ $(pgrep -f '^" + bin + " batch .*" + dir + "' | wc -l) -ge 2 ] && break; sleep 0.1; done; "
+      "sleep 1; kill -9 $(pgrep -f '^" + bin + " batch .*" + dir + "' | tail -1); "
       "for i in $(seq 600); do [ -s " + shell_quote(dir + "/kill.rc") + " ] && break; sleep 0.1; done; "
       "cat " + shell_quote(dir + "/kill.rc");
   auto killed = test::run_command("bash -c " + shell_quote(script));
@@ -620,14 +620,15 @@ TEST(CliDistributed, AKilledRankEndsTheRunAndItsCheckpointResumesOnOtherRanks) {
   write_distributed_problem(dir, 256, "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)");
   const std::string args = "solve " + shell_quote(dir + "/p.prox") + " --iters 3000 --eps-abs 0 --eps-rel 0 ";
   const std::string ckpt = dir + "/state.ckpt";
-  // The emulator, slow enough to be killed mid-solve; a checkpoint every 10 iterations.
+  // The emulator, slow enough to be killed mid-solve; a checkpoint every 10 iterations. (The
+  // process to kill is found by its checkpoint's path: other tests run proxc beside this one.)
   const std::string bin = test::proxc_binary();
   const std::string script =
       "(" + mpirun(2) + args + "--distributed --backend emulate --checkpoint " + shell_quote(ckpt) +
       " --checkpoint-every 10 > " + shell_quote(dir + "/kill.log") + " 2>&1; echo $? > " +
       shell_quote(dir + "/kill.rc") + ") & "
       "for i in $(seq 600); do [ -s " + shell_quote(ckpt) + " ] && break; sleep 0.1; done; "
-      "kill -9 $(pgrep -f '^" + bin + " solve' | tail -1); "
+      "kill -9 $(pgrep -f '^" + bin + " solve .*" + ckpt + "' | tail -1); "
       "for i in $(seq 600); do [ -s " + shell_quote(dir + "/kill.rc") + " ] && break; sleep 0.1; done; "
       "cat " + shell_quote(dir + "/kill.rc");
   auto killed = test::run_command("bash -c " + shell_quote(script));
