@@ -204,7 +204,7 @@ Slabs::Slabs(const Problem& p, const std::vector<StepProgram>& programs, Communi
     } else if (e->is_constant()) {
       if (e->rank() >= 1 && e->shape[0] == rows_) {
         auto data = std::make_shared<ConstantData>();
-        data->array = cut(e->constant->array);
+        data->array = slice(e->constant->array);
         data->source.type = ConstantSource::Type::Inline;
         out = make_constant(std::move(data), e->name_hint);
       } else {
@@ -232,7 +232,7 @@ Slabs::Slabs(const Problem& p, const std::vector<StepProgram>& programs, Communi
   }
 }
 
-Array Slabs::cut(const Array& whole) const {
+Array Slabs::slice(const Array& whole) const {
   internal_assert(whole.rank() >= 1 && whole.shape[0] == rows_) << "Slabs: an array of " << whole.shape[0] << " rows";
   const size_t row = static_cast<size_t>(whole.size() / rows_);
   Array out(with_rows(whole.shape, slab_rows()));
@@ -243,7 +243,6 @@ Array Slabs::cut(const Array& whole) const {
   return out;
 }
 
-Array Slabs::slice(const Array& whole) const { return cut(whole); }
 
 StepProgram Slabs::masked(const StepProgram& program) const {
   std::unordered_map<const StepNode*, Step> memo;

@@ -82,8 +82,6 @@ class Slabs {
   double communicate_seconds() const { return seconds_; }
 
  private:
-  Array cut(const Array& whole) const;
-
   Communicator& comm_;
   int g_ = 0;
   int64_t rows_ = 0;
