@@ -30,7 +30,7 @@ _SOLVE_KEYWORDS = {
     "quad_funcs",
     # proxc's own
     "backend", "schedule", "target", "cache_dir", "fuse", "time_limit", "history", "checkpoint",
-    "checkpoint_every", "resume", "proximal_stopping",
+    "checkpoint_every", "resume", "proximal_stopping", "adaptive",
 }
 _STEP_KEYWORDS = {
     "pc": {"tau", "sigma", "theta"},
@@ -295,11 +295,17 @@ def _options(problem, name, kw):
     o.target = kw.get("target", "host")
     o.cache_dir = kw.get("cache_dir", "")
     o.max_iters = int(kw.get("max_iters", 1000))
-    o.eps_abs = float(kw.get("eps_abs", 1e-3))
-    o.eps_rel = float(kw.get("eps_rel", 1e-3))
     o.check_every = int(kw.get("conv_check", _CONV_CHECK[name]))
+    # Adaptive steps (pc, admm: proxc's, docs/solvers.md) go with proxc's rule.
+    o.adaptive_steps = bool(kw.get("adaptive", False))
     # Checked where ProxImaL checks, pc by ProxImaL's residuals (docs/python.md).
-    o.proximal_stopping = bool(kw.get("proximal_stopping", True))
+    o.proximal_stopping = bool(kw.get("proximal_stopping", not o.adaptive_steps))
+    # ProxImaL's tolerances under its rule; proxc's rule, whose residuals
+    # measure one iteration's change, needs 3e-6 to stop as near the
+    # optimum (docs/solvers.md, "Stopping").
+    eps = 1e-3 if o.proximal_stopping else 3e-6
+    o.eps_abs = float(kw.get("eps_abs", eps))
+    o.eps_rel = float(kw.get("eps_rel", eps))
     o.fuse = int(kw.get("fuse", 1))
     o.time_limit_s = float(kw.get("time_limit", 0))
     opts = kw.get("lin_solver_options") or {}

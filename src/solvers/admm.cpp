@@ -80,6 +80,30 @@ class Admm : public Algorithm {
   bool takes_rho() const override { return true; }
   std::vector<double> rho_levels(const SolverOptions& o) const override { return {o.steps.admm_rho}; }
 
+  // Residual balancing (Boyd et al., 2011, §3.4.1, with their μ = 10 and
+  // τ = 2): ρ doubles when r > 10 s and halves when s > 10 r; the scaled
+  // dual u = y/ρ is rescaled so that y is kept. At checks only.
+  std::map<std::string, double> adaptive_params(const SolverOptions& o) const override {
+    if (!o.adaptive_steps) return {};
+    return {{kRho, o.steps.admm_rho}};
+  }
+  bool adapt(const Layout& l, const IterationInfo& info, std::map<std::string, double>* params,
+             std::map<std::string, Array>* state) const override {
+    constexpr double kMu = 10, kFactor = 2;
+    double f = 1;
+    if (info.r > kMu * info.s)
+      f = kFactor;
+    else if (info.s > kMu * info.r)
+      f = 1 / kFactor;
+    else
+      return false;
+    params->at(kRho) *= f;
+    for (size_t i = 0; i < l.psi.size(); ++i) {
+      for (float& v : state->at(state_names::u(i)).data) v = static_cast<float>(v / f);
+    }
+    return true;
+  }
+
   void tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o,
                   IterationInfo* info) const override {
     admm_tolerances(out, m, n, o, info);

@@ -62,6 +62,19 @@ class Algorithm {
   /// continuation); ADMM's one penalty; one level of 1 otherwise.
   virtual std::vector<double> rho_levels(const SolverOptions& o) const { return {1.0}; }
 
+  /// Adaptive step sizes (SolverOptions::adaptive_steps): the run-time
+  /// parameters the iteration program takes in place of constants, with
+  /// their starting values (names starting with "_": the rule's own state,
+  /// not passed to the program); none without adaptive steps or for an
+  /// algorithm that has none. adapt() updates them after a check that did
+  /// not stop the solve, rescaling state arrays where the rule needs it, and
+  /// says whether it changed them.
+  virtual std::map<std::string, double> adaptive_params(const SolverOptions& o) const { return {}; }
+  virtual bool adapt(const Layout& l, const IterationInfo& info, std::map<std::string, double>* params,
+                     std::map<std::string, Array>* state) const {
+    return false;
+  }
+
   /// The primal and dual tolerances of a checking run's outputs; m and n are
   /// the sizes of K's output and of the variables.
   virtual void tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o,

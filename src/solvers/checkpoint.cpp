@@ -27,7 +27,8 @@ std::string checksum(const std::string& solver, int64_t iteration, const std::st
 }  // namespace
 
 void save_checkpoint(const std::string& path, const std::string& solver, const std::string& signature,
-                     int iteration, const std::map<std::string, Array>& state) {
+                     int iteration, const std::map<std::string, Array>& state,
+                     const std::map<std::string, double>& scalars) {
   nlohmann::ordered_json arrays = nlohmann::ordered_json::array();
   std::string data;
   for (const auto& [name, a] : state) {
@@ -39,7 +40,12 @@ void save_checkpoint(const std::string& path, const std::string& solver, const s
   h["iteration"] = iteration;
   h["signature"] = signature;
   h["arrays"] = arrays;
-  h["checksum"] = checksum(solver, iteration, signature, arrays.dump(), data);
+  std::string listed = arrays.dump();
+  if (!scalars.empty()) {
+    h["scalars"] = scalars;
+    listed += "|" + h["scalars"].dump();
+  }
+  h["checksum"] = checksum(solver, iteration, signature, listed, data);
   std::string header = h.dump();
   std::string out = kMagic;
   uint64_t len = header.size();
@@ -50,7 +56,8 @@ void save_checkpoint(const std::string& path, const std::string& solver, const s
 }
 
 int load_checkpoint(const std::string& path, const std::string& solver, const std::string& signature,
-                    int max_iters, std::map<std::string, Array>* state) {
+                    int max_iters, std::map<std::string, Array>* state,
+                    std::map<std::string, double>* scalars) {
   std::string bytes = read_file(path);
   user_assert(bytes.compare(0, 9, "PROXCKPT1") != 0)
       << path
@@ -86,8 +93,8 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
       << solver << "'";
   user_assert(h["signature"].get<std::string>() == signature)
       << path
-      << ": the checkpoint belongs to another run: the problem, fuse, the step sizes and the hqs continuation "
-         "(with max_iters where it spreads the levels) must be those it was saved with";
+      << ": the checkpoint belongs to another run: the problem, fuse, the step sizes (fixed or adaptive) and the "
+         "hqs continuation (with max_iters where it spreads the levels) must be those it was saved with";
   const double saved_at = h["iteration"].get<double>();  // compared as a double: no integer overflows
   user_assert(saved_at >= 0 && saved_at <= max_iters)
       << path << ": the checkpoint's iteration " << h["iteration"].dump() << " is outside 0.." << max_iters;
@@ -115,10 +122,27 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
   }
   user_assert(bytes.size() - off == need)
       << path << ": the checkpoint has " << bytes.size() - off << " bytes of data, its arrays need " << need;
+  // The scalars (adaptive step sizes): exactly the names the solver keeps.
+  const bool has_scalars = h.contains("scalars");
+  const size_t want_scalars = scalars ? scalars->size() : 0;
+  user_assert(!has_scalars || h["scalars"].is_object()) << path << ": corrupt checkpoint header";
+  user_assert((has_scalars ? h["scalars"].size() : 0) == want_scalars)
+      << path << ": the checkpoint holds " << (has_scalars ? h["scalars"].size() : 0)
+      << " step sizes, the solver keeps " << want_scalars << " (adaptive steps must be as they were saved)";
+  if (has_scalars) {
+    for (const auto& [name, v] : h["scalars"].items()) {
+      user_assert(scalars->count(name) && v.is_number() && std::isfinite(v.get<double>()))
+          << path << ": unexpected or non-finite step size '" << name << "'";
+    }
+  }
   const std::string data = bytes.substr(off);
-  user_assert(checksum(h["solver"].get<std::string>(), iteration, h["signature"].get<std::string>(),
-                       h["arrays"].dump(), data) == h["checksum"].get<std::string>())
+  const std::string listed = h["arrays"].dump() + (has_scalars ? "|" + h["scalars"].dump() : "");
+  user_assert(checksum(h["solver"].get<std::string>(), iteration, h["signature"].get<std::string>(), listed,
+                       data) == h["checksum"].get<std::string>())
       << path << ": the checkpoint is corrupt (its checksum does not match its contents)";
+  if (has_scalars) {
+    for (const auto& [name, v] : h["scalars"].items()) (*scalars)[name] = v.get<double>();
+  }
   size_t at = 0;
   for (const auto& a : h["arrays"]) {
     Array& dst = state->at(a["name"].get<std::string>());

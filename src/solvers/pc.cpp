@@ -18,6 +18,32 @@ namespace {
 
 using namespace state_names;
 
+// The step sizes as the program uses them: constants, or with adaptive
+// steps the run-time parameters "pc_tau" and "pc_sigma" (the host changes
+// them at checks, no recompiling).
+struct Steps {
+  bool adaptive;
+  double tau, sigma;
+  Step T, S, inv_T, inv_S;
+  Steps(const SolverOptions& o) : adaptive(o.adaptive_steps), tau(o.steps.pc_tau), sigma(o.steps.pc_sigma) {
+    T = adaptive ? step_param("pc_tau") : scalar(tau);
+    S = adaptive ? step_param("pc_sigma") : scalar(sigma);
+    inv_T = adaptive ? step_binary(StepKind::Div, scalar(1), T) : scalar(1 / tau);
+    inv_S = adaptive ? step_binary(StepKind::Div, scalar(1), S) : scalar(1 / sigma);
+  }
+  // τ·v, σ·v, v/τ, v/σ (v itself for a constant 1: the default program has no such node).
+  Step tau_times(const Step& v) const { return adaptive ? step_binary(StepKind::Mul, T, v) : times(tau, v); }
+  Step sigma_times(const Step& v) const {
+    return adaptive ? step_binary(StepKind::Mul, S, v) : times(sigma, v);
+  }
+  Step over_tau(const Step& v) const {
+    return adaptive ? step_binary(StepKind::Mul, inv_T, v) : times(1 / tau, v);
+  }
+  Step over_sigma(const Step& v) const {
+    return adaptive ? step_binary(StepKind::Mul, inv_S, v) : times(1 / sigma, v);
+  }
+};
+
 class PockChambolle : public Algorithm {
  public:
   SolverKind kind() const override { return SolverKind::PockChambolle; }
@@ -25,7 +51,8 @@ class PockChambolle : public Algorithm {
 
   StepProgram iteration(const Layout& l, const SolverOptions& o) const override {
     const int fuse = o.fuse;
-    const double tau = o.steps.pc_tau, sigma = o.steps.pc_sigma, theta = o.steps.pc_theta;
+    const double sigma = o.steps.pc_sigma, theta = o.steps.pc_theta;
+    const Steps st(o);
     Builder b(l);
     StepProgram prog;
     prog.name = std::string(name()) + "_iteration";
@@ -45,21 +72,21 @@ class PockChambolle : public Algorithm {
       for (size_t i = 0; i < l.psi.size(); ++i) pc.yc.push_back(step_input(pc_yc(i), l.psi[i]->arg->shape));
     }
     // The prox weights: sigma for f's prox inside the conjugate's, 1/tau for omega's.
-    const Step f_rho = scalar(sigma), x_rho = scalar(1 / tau);
+    const Step f_rho = st.S, x_rho = st.inv_T;
     for (int f = 0; f < fuse; ++f) {
       std::vector<Step> y1, x1, xb1;
       for (size_t i = 0; i < l.psi.size(); ++i) {
         // y⁺ = z − σ prox_{f/σ}(z/σ), z = y + σ K x̄: the conjugate's prox by Moreau's identity.
-        Step zi = step_binary(StepKind::Add, y[i], times(sigma, b.K(i, xbar)));
+        Step zi = step_binary(StepKind::Add, y[i], st.sigma_times(b.K(i, xbar)));
         y1.push_back(
-            step_binary(StepKind::Sub, zi, times(sigma, step_prox(*l.psi[i], times(1 / sigma, zi), f_rho))));
+            step_binary(StepKind::Sub, zi, st.sigma_times(step_prox(*l.psi[i], st.over_sigma(zi), f_rho))));
       }
       for (size_t v = 0; v < l.vars.size(); ++v) {
-        x1.push_back(b.prox_omega(step_binary(StepKind::Sub, x[v], times(tau, b.KT(v, y1))), x_rho));
+        x1.push_back(b.prox_omega(step_binary(StepKind::Sub, x[v], st.tau_times(b.KT(v, y1))), x_rho));
         xb1.push_back(step_axpby(scalar(1 + theta), x1[v], scalar(-theta), x[v]));
       }
       if (f + 1 == fuse && o.proximal_stopping) proximal_residuals(b, x, x1, y, y1, pc, sigma, theta, &prog);
-      else if (f + 1 == fuse) residuals(b, x, x1, y, y1, tau, sigma, &prog);
+      else if (f + 1 == fuse) residuals(b, x, x1, y, y1, st, &prog);
       x = x1;
       xbar = xb1;
       y = y1;
@@ -124,6 +151,34 @@ class PockChambolle : public Algorithm {
     }
   }
 
+  // Goldstein, Li and Yuan (2015), "Adaptive primal-dual splitting methods
+  // for statistical learning and image processing", with their Δ = 1.5,
+  // η = 0.95, α₀ = 0.5 and scale s = 1 (the scaled problem's): a primal
+  // residual r more than Δ times the dual s makes the primal step larger,
+  // τ/(1 − α), and the dual smaller, σ(1 − α) (the reverse when s > Δ r);
+  // τσ is kept, and α shrinks by η with each change, so the steps settle.
+  // At checks only (every check_every iterations).
+  std::map<std::string, double> adaptive_params(const SolverOptions& o) const override {
+    if (!o.adaptive_steps) return {};
+    return {{"pc_tau", o.steps.pc_tau}, {"pc_sigma", o.steps.pc_sigma}, {"_pc_alpha", 0.5}};
+  }
+  bool adapt(const Layout&, const IterationInfo& info, std::map<std::string, double>* params,
+             std::map<std::string, Array>*) const override {
+    constexpr double kDelta = 1.5, kEta = 0.95;
+    double &tau = params->at("pc_tau"), &sigma = params->at("pc_sigma"), &alpha = params->at("_pc_alpha");
+    if (info.r > kDelta * info.s) {
+      tau /= 1 - alpha;
+      sigma *= 1 - alpha;
+    } else if (info.s > kDelta * info.r) {
+      tau *= 1 - alpha;
+      sigma /= 1 - alpha;
+    } else {
+      return false;
+    }
+    alpha *= kEta;
+    return true;
+  }
+
   void tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o,
                   IterationInfo* info) const override {
     if (o.proximal_stopping) {
@@ -180,16 +235,16 @@ class PockChambolle : public Algorithm {
   // PDHG residuals: p = (x − x⁺)/τ − Kᵀ(y − y⁺), d = (y − y⁺)/σ − K(x − x⁺), and
   // the tolerances' scale terms ‖x⁺‖, ‖Kᵀy⁺‖, ‖y⁺‖, ‖Kx⁺‖.
   static void residuals(const Builder& b, const std::vector<Step>& x, const std::vector<Step>& x1,
-                        const std::vector<Step>& y, const std::vector<Step>& y1, double tau, double sigma,
+                        const std::vector<Step>& y, const std::vector<Step>& y1, const Steps& st,
                         StepProgram* prog) {
     const Layout& l = b.layout();
     std::vector<Step> dx = Builder::diff(x, x1), dy = Builder::diff(y, y1), pr, du, kx1, kty1;
     for (size_t v = 0; v < l.vars.size(); ++v) {
-      pr.push_back(step_binary(StepKind::Sub, times(1 / tau, dx[v]), b.KT(v, dy)));
+      pr.push_back(step_binary(StepKind::Sub, st.over_tau(dx[v]), b.KT(v, dy)));
       kty1.push_back(b.KT(v, y1));
     }
     for (size_t i = 0; i < l.psi.size(); ++i) {
-      du.push_back(step_binary(StepKind::Sub, times(1 / sigma, dy[i]), b.K(i, dx)));
+      du.push_back(step_binary(StepKind::Sub, st.over_sigma(dy[i]), b.K(i, dx)));
       kx1.push_back(b.K(i, x1));
     }
     prog->outputs.push_back({kR2, Builder::norm2(pr)});

@@ -75,6 +75,14 @@ std::string SolverSummary::full_report() const {
                   iterations > 0 ? static_cast<double>(cg_steps) / iterations : 0.0);
     out << buf;
   }
+  if (!adapted_steps.empty()) {
+    out << "adapted steps    ";
+    for (const auto& [name, v] : adapted_steps) {
+      std::snprintf(buf, sizeof buf, " %s %.6g", name.c_str(), v);
+      out << buf;
+    }
+    out << " (" << step_changes << " changes)\n";
+  }
   if (distributed.ranks > 0) {
     std::snprintf(buf, sizeof buf, "distributed       %d ranks, %d ghost rows, %.0f halo bytes per run, %.3f s communicating\n",
                   distributed.ranks, distributed.ghost_rows, distributed.halo_bytes_per_run, distributed.communicate_s);
@@ -120,6 +128,10 @@ std::string SolverSummary::to_json() const {
   j["schedule"] = {{"requested", to_string(schedule_requested)}, {"used", to_string(schedule_used)}};
   j["knorm"] = knorm;
   j["cg_steps"] = cg_steps;
+  if (!adapted_steps.empty()) {
+    j["adapted_steps"] = adapted_steps;
+    j["step_changes"] = step_changes;
+  }
   if (distributed.ranks > 0) {
     j["distributed"] = {{"ranks", distributed.ranks},
                         {"ghost_rows", distributed.ghost_rows},

@@ -124,6 +124,7 @@ class HostLoop {
     algorithm_->init_state(l_, &state_);
     algorithm_->init_check_state(l_, o_, &state_);
     levels_ = algorithm_->rho_levels(o_);
+    params_ = algorithm_->adaptive_params(o_);
     // A signature of the split, scaled problem and the options that shape
     // the iterates, so a checkpoint only resumes the same run.
     // Step sizes other than the defaults are part of it (the defaults' signature is the one
@@ -150,7 +151,8 @@ class HostLoop {
         (steps == steps_text(StepSizes()) ? "" : steps) +
         (hqs_defaults ? "" : "|" + format_double(o_.hqs_rho_0) + "|" + format_double(o_.hqs_rho_scale) + "|" +
                                  std::to_string(o_.hqs_max_inner_iters)) +
-        (o_.proximal_stopping ? "|proximal-stopping|" + std::to_string(o_.check_every) : ""));
+        (o_.proximal_stopping ? "|proximal-stopping|" + std::to_string(o_.check_every) : "") +
+        (o_.adaptive_steps ? "|adaptive" : ""));
     if (!o_.resume_path.empty()) resume();
     last_checkpoint_ = ran_ = checked_iteration_ = it0_ = it_;
     // (pc under ProxImaL's rule does not check its first run whatever C is.)
@@ -178,20 +180,22 @@ class HostLoop {
   // any number of ranks, or on one process.
   void checkpoint(int iteration) {
     if (o_.checkpoint_path.empty()) return;
-    if (!slabs_) return save_checkpoint(o_.checkpoint_path, o_.solver, signature_, iteration, state_);
+    if (!slabs_)
+      return save_checkpoint(o_.checkpoint_path, o_.solver, signature_, iteration, state_, params_);
     std::map<std::string, Array> whole;
     for (const auto& [k, a] : state_) whole[k] = slabs_->gather(a);
-    if (slabs_->comm().rank() == 0) save_checkpoint(o_.checkpoint_path, o_.solver, signature_, iteration, whole);
+    if (slabs_->comm().rank() == 0)
+      save_checkpoint(o_.checkpoint_path, o_.solver, signature_, iteration, whole, params_);
   }
 
   void resume() {
     if (!slabs_) {
-      it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, o_.max_iters, &state_);
+      it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, o_.max_iters, &state_, &params_);
       return;
     }
     std::map<std::string, Array> whole;
     for (const auto& [k, a] : state_) whole[k] = Array(slabs_->whole(a.shape));
-    it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, o_.max_iters, &whole);
+    it_ = load_checkpoint(o_.resume_path, o_.solver, signature_, o_.max_iters, &whole, &params_);
     for (auto& [k, a] : state_) a = slabs_->slice(whole.at(k));
   }
 
@@ -227,7 +231,9 @@ class HostLoop {
     sum_.termination = Termination::MaxIterations;
     while (it_ < o_.max_iters) {
       const size_t level = level_at(it_);
-      const double rho = levels_[level];
+      // (Adaptive steps: admm's rho is among the params.)
+      const auto adapted_rho = params_.find(state_names::kRho);
+      const double rho = adapted_rho != params_.end() ? adapted_rho->second : levels_[level];
       if (cg_ && !cg_->run(&state_, rho, &sum_.cg_steps)) {
         sum_.termination = Termination::Diverged;
         break;
@@ -242,6 +248,9 @@ class HostLoop {
       const bool scheduled = on_schedule();
       const bool check = stop_next_ || done >= o_.max_iters || scheduled;
       in.params[kCheckParam] = check ? 1 : 0;
+      for (const auto& [k, v] : params_) {
+        if (k[0] != '_') in.params[k] = v;
+      }
       compiled_[0]->run_into(in, &out_);  // into the arrays of two iterations ago
       ran_ += o_.fuse;
       if (!check) {
@@ -348,6 +357,12 @@ class HostLoop {
         return false;
       }
     }
+    // Adaptive steps change at the scheduled checks that do not converge
+    // (one that stops the solve too, so that its checkpoint resumes as the
+    // run would have gone on; not at a check forced by the last iteration,
+    // a time limit or an interrupt, which a longer run would not make).
+    // Every rank has the same r and s, so adapts alike.
+    if (scheduled && !params_.empty() && algorithm_->adapt(l_, info, &params_, &state_)) ++sum_.step_changes;
     if (user_stop) {
       sum_.termination = Termination::UserStop;
       return false;
@@ -379,6 +394,9 @@ class HostLoop {
       sum_.distributed.ghost_rows = slabs_->ghost_rows();
       sum_.distributed.halo_bytes_per_run = ran_ > it0_ ? slabs_->bytes_sent() * o_.fuse / (ran_ - it0_) : 0;
       sum_.distributed.communicate_s = slabs_->communicate_seconds();
+    }
+    for (const auto& [k, v] : params_) {
+      if (k[0] != '_') sum_.adapted_steps[k == state_names::kRho ? "admm_rho" : k] = v;
     }
     // A diverged state whose variables alone were restored is not saved over the last good checkpoint.
     if (!o_.checkpoint_path.empty() && state_whole_) checkpoint(it_);
@@ -449,6 +467,8 @@ class HostLoop {
   std::map<std::string, Array> checked_x_;
   int checked_iteration_ = 0;
   bool stop_next_ = false;
+  // Adaptive steps' run-time parameters and state (Algorithm::adaptive_params).
+  std::map<std::string, double> params_;
   bool state_whole_ = true;  // false when a divergence left only the variables restored
 };
 

@@ -34,8 +34,8 @@ struct SolverOptions {
   int max_iters = 1000;
   /// Absolute and relative tolerances of the stopping rule (0 and 0: run
   /// exactly max_iters iterations).
-  double eps_abs = 1e-3;
-  double eps_rel = 1e-3;
+  double eps_abs = 3e-6;
+  double eps_rel = 3e-6;
   /// Stop after this many seconds of iterating (0: no limit).
   double time_limit_s = 0;
   /// Iterations unrolled into one pipeline (residuals from the last).
@@ -64,6 +64,8 @@ struct SolverOptions {
   int hqs_max_inner_iters = 0;
   /// The algorithms' step sizes and their rules (proxc/solver.h).
   StepSizes steps;
+  /// Adapt them at every check: pc and admm (proxc/solver.h).
+  bool adaptive_steps = false;
   /// Start from these values (by variable name, user units); zeros otherwise.
   std::map<std::string, Array> x0;
   /// Called after every convergence check (see check_every); return false to stop the solve.

@@ -803,7 +803,8 @@ TEST(CliSolve, ACheckpointResumesWithMoreIterations) {
 // solve: more iterations; the estimated norm), the answer does not; without
 // absorb an offset left in an operand is a user error that says what to do.
 TEST(CliSolve, PassSwitches) {
-  const std::string base = "solve " + example("deconv_tv.prox") + " --json ";
+  // (ProxImaL's tolerances: at the defaults, 1e-5, both run to --iters.)
+  const std::string base = "solve " + example("deconv_tv.prox") + " --json --eps-abs 1e-3 --eps-rel 1e-3 ";
   auto run = [&](const std::string& flags) {
     auto r = proxc(base + flags);
     EXPECT_EQ(r.exit_code, 0) << flags << ": " << r.out;
@@ -818,6 +819,23 @@ TEST(CliSolve, PassSwitches) {
   EXPECT_THAT(bad.out, HasSubstr("keeps a constant offset"));
   EXPECT_THAT(bad.out, HasSubstr("--no-absorb"));
   EXPECT_EQ(proxc(base + "--norm fast").exit_code, 2);
+}
+
+// --adaptive: pc and admm adapt their steps (the summary reports the last
+// ones and how many checks changed them, --full too); other solvers refuse it.
+TEST(CliSolve, AdaptiveSteps) {
+  const std::string base = "solve " + example("denoise_tv_iso.prox") + " --iters 200 --adaptive ";
+  for (const char* solver : {"pc", "admm"}) {
+    auto r = proxc(base + "--json --solver " + solver);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+    EXPECT_EQ(j["adapted_steps"].size(), std::string(solver) == "pc" ? 2u : 1u) << r.out;
+    EXPECT_GT(j["step_changes"].get<int>(), 0) << r.out;
+  }
+  EXPECT_THAT(proxc(base + "--full").out, HasSubstr("adapted steps"));
+  auto wrong = proxc(base + "--solver ladmm");
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_THAT(wrong.out, HasSubstr("--adaptive: pc and admm adapt their step sizes, not ladmm"));
 }
 
 TEST(CliSolve, SolverSettingsByProximalsNames) {

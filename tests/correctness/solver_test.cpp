@@ -825,6 +825,80 @@ TEST(Checkpoint, ResumingGivesTheUninterruptedResult) {
               ::testing::HasSubstr("the checkpoint is of the solver 'hqs'"));
 }
 
+// Adaptive step sizes (SolverOptions::adaptive_steps; pc: Goldstein, Li and
+// Yuan's residual balancing of tau and sigma with their product kept; admm:
+// Boyd et al.'s residual balancing of rho) reach the reference optimum of
+// TV denoising, TV deconvolution and inpainting, changing the steps on the
+// way; the summary reports the last ones.
+TEST(Adaptive, StepsReachTheReferenceOptimum) {
+  for (int k : {1, 2, 3}) {
+    const Problem p = problem(kProblems[k]);
+    const double opt = reference_optimum(p);
+    for (const char* solver : {"pc", "admm"}) {
+      SCOPED_TRACE(std::string(kProblems[k].name) + " " + solver);
+      SolverOptions o;
+      o.solver = solver;
+      o.adaptive_steps = true;
+      o.max_iters = 2000;
+      o.eps_abs = o.eps_rel = 1e-7;
+      const SolveResult r = solve(p, o, emulator());
+      const double got = objective(p, r.x.at("x"));
+      EXPECT_LE(std::fabs(got - opt), 1e-3 * std::fabs(opt)) << "objective " << got << ", optimum " << opt;
+      EXPECT_GT(r.summary.step_changes, 0);
+      if (std::string(solver) == "pc") {
+        ASSERT_EQ(r.summary.adapted_steps.size(), 2u);
+        const double tau = r.summary.adapted_steps.at("pc_tau"), sigma = r.summary.adapted_steps.at("pc_sigma");
+        EXPECT_NE(tau, 1.0);
+        EXPECT_NEAR(tau * sigma, 1.0, 1e-12);  // tau * sigma * ||K||^2 <= 1 is kept
+      } else {
+        ASSERT_EQ(r.summary.adapted_steps.size(), 1u);
+        const double rho = r.summary.adapted_steps.at("admm_rho");
+        EXPECT_EQ(std::exp2(std::round(std::log2(rho))), rho);  // doubled and halved from 1
+      }
+      EXPECT_THAT(r.summary.to_json(), ::testing::HasSubstr("\"adapted_steps\""));
+      // The solve without adaptive steps reports none.
+      o.adaptive_steps = false;
+      o.max_iters = 20;
+      EXPECT_TRUE(solve(p, o, emulator()).summary.adapted_steps.empty());
+    }
+  }
+}
+
+// The compiled programs take the adapted steps as run-time parameters and
+// follow the emulator; a checkpoint keeps the steps exactly, so a resumed
+// adaptive solve is the uninterrupted one bit for bit; a checkpoint of an
+// adaptive solve does not resume a fixed-step one.
+TEST(Adaptive, HalideFollowsAndCheckpointsKeepTheSteps) {
+  const std::string dir = test::temp_dir();
+  for (const char* solver : {"pc", "admm"}) {
+    SCOPED_TRACE(solver);
+    const Problem p = problem(kProblems[3]);
+    SolverOptions o;
+    o.solver = solver;
+    o.adaptive_steps = true;
+    o.max_iters = 40;
+    o.eps_abs = o.eps_rel = 0;
+    const SolveResult full = solve(p, o, emulator());
+    const SolveResult compiled = solve(p, o, halide());
+    EXPECT_LE(worst_difference(compiled.x.at("x"), full.x.at("x")), 1e-4);
+    EXPECT_EQ(compiled.summary.step_changes, full.summary.step_changes);
+    SolverOptions a = o;
+    a.checkpoint_path = dir + "/adaptive.ckpt";
+    a.checkpoint_every = 10;
+    a.callback = [](const IterationInfo& i) { return i.iteration < 20; };
+    EXPECT_EQ(solve(p, a, emulator()).summary.iterations, 20);
+    SolverOptions b = o;
+    b.resume_path = a.checkpoint_path;
+    const SolveResult resumed = solve(p, b, emulator());
+    EXPECT_EQ(resumed.summary.iterations, 40);
+    EXPECT_EQ(resumed.x.at("x").data, full.x.at("x").data);
+    EXPECT_EQ(resumed.summary.adapted_steps, full.summary.adapted_steps);
+    b.adaptive_steps = false;
+    EXPECT_THAT(test::user_error_of([&] { solve(p, b, emulator()); }),
+                ::testing::HasSubstr("the checkpoint belongs to another run"));
+  }
+}
+
 // Resident memory in bytes (Linux).
 double rss_bytes() {
   long pages = 0, resident = 0;
@@ -867,6 +941,16 @@ TEST(Options, ValidateNamesTheField) {
   o = SolverOptions();
   o.fuse = 0;
   EXPECT_THAT(test::user_error_of([&] { o.validate(); }), ::testing::HasSubstr("fuse"));
+  o = SolverOptions();
+  o.solver = "ladmm";
+  o.adaptive_steps = true;
+  EXPECT_THAT(test::user_error_of([&] { o.validate(); }),
+              ::testing::HasSubstr("SolverOptions.adaptive_steps: pc and admm adapt their step sizes, not ladmm"));
+  o.solver = "pc";
+  o.validate();
+  o.proximal_stopping = true;
+  EXPECT_THAT(test::user_error_of([&] { o.validate(); }),
+              ::testing::HasSubstr("ProxImaL's stopping rule reads fixed step sizes"));
 }
 
 TEST(Callback, CanStopTheSolve) {

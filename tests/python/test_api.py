@@ -121,6 +121,22 @@ def test_solve_batch_solves_each_data_set_as_alone():
         prob.solve_batch([{c: np.zeros((3, 3), np.float32)}], max_iters=5)
 
 
+def test_adaptive_steps_reach_the_fixed_steps_optimum():
+    """adaptive=True (pc, admm) goes with proxc's own rule and its defaults,
+    reports the steps it ended with, and reaches the optimum a long
+    fixed-step solve reaches; other solvers refuse it."""
+    b = _data()
+    x, prob = _tv(b)
+    optimum = prob.solve(max_iters=4000, eps_abs=0, eps_rel=0)
+    for solver in ("pc", "admm"):
+        value = prob.solve(solver=solver, adaptive=True, max_iters=3000, eps_abs=1e-7, eps_rel=1e-7)
+        assert value == pytest.approx(optimum, rel=1e-4), solver
+        assert prob.summary.step_changes > 0
+        assert set(prob.summary.adapted_steps) == ({"pc_tau", "pc_sigma"} if solver == "pc" else {"admm_rho"})
+    with pytest.raises(ValueError, match="pc and admm adapt their step sizes, not ladmm"):
+        prob.solve(solver="ladmm", adaptive=True)
+
+
 def test_callback_sees_the_iterate_and_stops_the_solve():
     b = _data()
     x, prob = _tv(b)

@@ -518,6 +518,8 @@ void add_solver_settings(CLI::App* cmd, SolverFlags* f, proxc::SolverOptions* o)
   group("--lmb", "ladmm: lambda (default 1)", &f->lmb);
   group("--mu", "ladmm: mu, at most lambda (default lambda)", &f->mu);
   group("--rho", "admm: penalty (default 1)", &f->rho);
+  cmd->add_flag("--adaptive", o->adaptive_steps, "pc, admm: adapt the step sizes at every check (docs/solvers.md)")
+      ->group("Solver settings");
   group("--rho-0", "hqs: first penalty of the continuation (default 1)", &f->rho_0);
   group("--rho-scale", "hqs: factor between penalties (default 2*sqrt(2))", &f->rho_scale);
   group("--rho-max,--hqs-rho-max", "hqs: last penalty (default 256)", &f->rho_max);
@@ -549,9 +551,9 @@ void add_solve_common(CLI::App* solve_cmd, SolveCommand& solve) {
   add_halide_flags(solve_cmd, &solve.halide);
   solve_cmd->add_option("--iters", solve.options.max_iters, "Most iterations (default 1000)");
   solve_cmd->add_option("--eps-abs", solve.options.eps_abs,
-                        "Absolute tolerance (default 1e-3; 0 with --eps-rel 0: "
+                        "Absolute tolerance (default 3e-6; 0 with --eps-rel 0: "
                         "run exactly --iters)");
-  solve_cmd->add_option("--eps-rel", solve.options.eps_rel, "Relative tolerance (default 1e-3)");
+  solve_cmd->add_option("--eps-rel", solve.options.eps_rel, "Relative tolerance (default 3e-6)");
   solve_cmd->add_option("--time-limit", solve.options.time_limit_s,
                         "Stop after this many seconds of iterating");
   solve_cmd->add_option("--fuse", solve.options.fuse, "Iterations unrolled into one pipeline (pc, ladmm)");

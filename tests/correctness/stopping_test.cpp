@@ -1,0 +1,283 @@
+// The stopping rule, pinned: each solver's residuals and tolerances at a
+// check against their formulas (docs/solvers.md, "Stopping"), computed here
+// from the checking run's own inputs and outputs with the emulator's
+// operators; and the iteration at which each bundled example stops at the
+// default tolerances, on the emulator (which computes in double within a
+// program, so the stops do not move with the machine).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "emulate/emulate_backend.h"
+#include "emulate/linop.h"
+#include "frontend/parser.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/solve.h"
+#include "solvers/algorithm.h"
+#include "test_util.h"
+
+namespace proxc::internal {
+namespace {
+
+using emulate::Tensor;
+
+Backend& emulator() {
+  static std::unique_ptr<Backend> b = make_emulate_backend();
+  return *b;
+}
+
+Problem example(const std::string& file) {
+  const std::string dir = test::source_dir() + "/examples";
+  return parse_program_file(dir + "/" + file).problem;
+}
+
+Tensor tensor(const Array& a) {
+  Tensor t(a.shape);
+  for (size_t i = 0; i < a.data.size(); ++i) t.data[i] = a.data[i];
+  return t;
+}
+
+double norm(const std::vector<Tensor>& ts) {
+  double s = 0;
+  for (const Tensor& t : ts) {
+    for (double v : t.data) s += v * v;
+  }
+  return std::sqrt(s);
+}
+
+// a + c·b, entrywise.
+Tensor axpy(const Tensor& a, double c, const Tensor& b) {
+  Tensor r = a;
+  for (size_t i = 0; i < r.data.size(); ++i) r.data[i] += c * b.data[i];
+  return r;
+}
+
+Tensor scaled(double c, const Tensor& a) {
+  Tensor r = a;
+  for (double& v : r.data) v *= c;
+  return r;
+}
+
+// One variable's K_i x for every psi term, and Σ_i K_iᵀ y_i.
+std::vector<Tensor> K(const Layout& l, const Tensor& x) {
+  std::vector<Tensor> out;
+  for (const FunctionTerm* t : l.psi) out.push_back(emulate::forward(t->arg, {{l.vars[0].get(), &x}}, false));
+  return out;
+}
+Tensor KT(const Layout& l, const std::vector<Tensor>& y) {
+  Tensor sum(l.vars[0]->shape);
+  for (size_t i = 0; i < l.psi.size(); ++i)
+    sum = axpy(sum, 1, emulate::adjoint(l.psi[i]->arg, y[i]).at(l.vars[0].get()));
+  return sum;
+}
+
+std::vector<Tensor> diff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  std::vector<Tensor> r;
+  for (size_t i = 0; i < a.size(); ++i) r.push_back(axpy(a[i], -1, b[i]));
+  return r;
+}
+
+// One checking run of each solver's iteration program from a random state
+// (step sizes that are not 1, so that every factor shows), with
+// eps_abs = 1e-3 and eps_rel = 0.1; the residuals and tolerances it reports
+// against the formulas, to 1e-9 relative:
+//   ladmm, admm, hqs: r = ‖Kx − z‖, s = ρ‖Kᵀ(z − z_prev)‖,
+//     eps_pri = √m·eps_abs + eps_rel·max(‖Kx‖, ‖z‖), eps_dual = √n·eps_abs + eps_rel·ρ‖Kᵀu‖
+//     (ρ = 1/λ for ladmm; hqs keeps u = 0);
+//   pc: r = ‖(x − x⁺)/τ − Kᵀ(y − y⁺)‖, s = ‖(y − y⁺)/σ − K(x − x⁺)‖,
+//     eps_pri = √n·eps_abs + eps_rel·max(‖x⁺‖, ‖Kᵀy⁺‖), eps_dual = √m·eps_abs + eps_rel·max(‖y⁺‖, ‖Kx⁺‖).
+TEST(StoppingRule, ResidualsAndTolerancesFollowTheirFormulas) {
+  for (const char* file : {"deconv_tv.prox", "inpaint.prox"}) {
+    for (const char* solver : {"pc", "ladmm", "admm", "hqs"}) {
+      SCOPED_TRACE(std::string(file) + " " + solver);
+      PassManagerOptions po;
+      po.pass.solver = solver;
+      const Problem split = run_passes(example(file), po);
+      const Layout l = layout_of(split);
+      ASSERT_EQ(l.vars.size(), 1u);
+      SolverOptions o;
+      o.solver = solver;
+      o.eps_abs = 1e-3;
+      o.eps_rel = 0.1;
+      o.steps.pc_tau = 0.5;
+      o.steps.pc_sigma = 2;
+      o.steps.ladmm_lambda = 2;
+      o.steps.ladmm_mu = 0.5;
+      const double rho = 3;
+      std::unique_ptr<Algorithm> alg = Algorithm::create(solver);
+      const StepProgram prog = alg->iteration(l, o);
+      std::unique_ptr<CompiledStep> run = emulator().compile(prog);
+
+      std::mt19937 rng(5);
+      std::normal_distribution<float> g(0, 1);
+      std::map<std::string, Array> state;
+      auto random = [&](const std::string& name, const Shape& s) {
+        Array a(s);
+        for (float& v : a.data) v = g(rng);
+        state[name] = std::move(a);
+      };
+      random("x0", l.vars[0]->shape);
+      random("xbar0", l.vars[0]->shape);
+      for (size_t i = 0; i < l.psi.size(); ++i) {
+        for (const std::string& n : {state_names::y(i), state_names::z(i), state_names::u(i)})
+          random(n, l.psi[i]->arg->shape);
+      }
+      StepInputs in;
+      for (const auto& [name, a] : state) in.buffers[name] = &a;
+      in.params[kCheckParam] = 1;
+      in.params[state_names::kRho] = rho;
+      const StepOutputs out = run->run(in);
+      IterationInfo info;
+      double m = 0;
+      for (const FunctionTerm* t : l.psi) m += static_cast<double>(num_elements(t->arg->shape));
+      const double n = static_cast<double>(num_elements(l.vars[0]->shape));
+      alg->tolerances(out, m, n, o, &info);
+      const double r = std::sqrt(out.scalars.at(state_names::kR2)),
+                   s = std::sqrt(out.scalars.at(state_names::kS2));
+
+      double r_want, s_want, pri_want, dual_want;
+      const Tensor x = tensor(state.at("x0"));
+      const Tensor x1 = out.arrays.count("x0") ? tensor(out.arrays.at("x0")) : x;
+      auto psi_state = [&](auto name_of, bool from_out) {
+        std::vector<Tensor> v;
+        for (size_t i = 0; i < l.psi.size(); ++i)
+          v.push_back(tensor(from_out ? out.arrays.at(name_of(i)) : state.at(name_of(i))));
+        return v;
+      };
+      if (std::string(solver) == "pc") {
+        const std::vector<Tensor> y = psi_state(state_names::y, false), y1 = psi_state(state_names::y, true);
+        const double tau = o.steps.pc_tau, sigma = o.steps.pc_sigma;
+        const Tensor dx = axpy(x, -1, x1);
+        const std::vector<Tensor> dy = diff(y, y1), kdx = K(l, dx);
+        std::vector<Tensor> d;
+        for (size_t i = 0; i < dy.size(); ++i) d.push_back(axpy(scaled(1 / sigma, dy[i]), -1, kdx[i]));
+        r_want = norm({axpy(scaled(1 / tau, dx), -1, KT(l, dy))});
+        s_want = norm(d);
+        pri_want = std::sqrt(n) * o.eps_abs + o.eps_rel * std::max(norm({x1}), norm({KT(l, y1)}));
+        dual_want = std::sqrt(m) * o.eps_abs + o.eps_rel * std::max(norm(y1), norm(K(l, x1)));
+      } else {
+        const double p = std::string(solver) == "ladmm" ? 1 / o.steps.ladmm_lambda : rho;
+        const std::vector<Tensor> z = psi_state(state_names::z, false), z1 = psi_state(state_names::z, true),
+                                  u1 = psi_state(state_names::u, true), kx = K(l, x1);
+        if (std::string(solver) == "hqs") EXPECT_EQ(norm(diff(u1, psi_state(state_names::u, false))), 0);
+        r_want = norm(diff(kx, z1));
+        s_want = p * norm({KT(l, diff(z1, z))});
+        pri_want = std::sqrt(m) * o.eps_abs + o.eps_rel * std::max(norm(kx), norm(z1));
+        dual_want = std::sqrt(n) * o.eps_abs + o.eps_rel * p * norm({KT(l, u1)});
+      }
+      EXPECT_NEAR(r, r_want, 1e-9 * r_want);
+      EXPECT_NEAR(s, s_want, 1e-9 * s_want);
+      EXPECT_NEAR(info.eps_pri, pri_want, 1e-9 * pri_want);
+      EXPECT_NEAR(info.eps_dual, dual_want, 1e-9 * dual_want);
+    }
+  }
+}
+
+// The bundled examples (96 × 128) at the default options of pc, ladmm and
+// admm (eps_abs = eps_rel = 3e-6, a check every 10 iterations, at most
+// 1000) stop at these iterations on the emulator (pc and ladmm on the
+// deconvolution run to max_iters; hqs, whose continuation needs each level
+// to converge, runs to max_iters on all three). A change to the rule, the
+// tolerances' defaults or the iteration moves them.
+TEST(StoppingRule, TheExamplesStopWhereTheyDidAtTheDefaults) {
+  const SolverOptions defaults;
+  EXPECT_EQ(defaults.eps_abs, 3e-6);
+  EXPECT_EQ(defaults.eps_rel, 3e-6);
+  EXPECT_EQ(defaults.check_every, 10);
+  EXPECT_EQ(defaults.max_iters, 1000);
+  const std::map<std::string, std::map<std::string, int>> stops = {
+      {"denoise_tv_aniso.prox", {{"pc", 610}, {"ladmm", 610}, {"admm", 620}}},
+      {"deconv_tv.prox", {{"pc", 1000}, {"ladmm", 1000}, {"admm", 820}}},
+      {"inpaint.prox", {{"pc", 950}, {"ladmm", 960}, {"admm", 760}}},
+  };
+  for (const auto& [file, by_solver] : stops) {
+    for (const auto& [solver, iterations] : by_solver) {
+      SCOPED_TRACE(file + " " + solver);
+      SolverOptions o;
+      o.solver = solver;
+      const SolveResult r = solve(example(file), o, emulator());
+      EXPECT_EQ(r.summary.termination,
+                iterations < o.max_iters ? Termination::Converged : Termination::MaxIterations);
+      EXPECT_EQ(r.summary.iterations, iterations);
+    }
+  }
+}
+
+// The adaptive rules at a check, by themselves (docs/solvers.md, "Adaptive
+// step sizes"). pc: r > 1.5 s scales τ by 1/(1 − α) and σ by (1 − α), the
+// reverse when s > 1.5 r, then α ← 0.95 α; balanced residuals change
+// nothing. admm: r > 10 s doubles ρ and halves u (so ρu, the unscaled dual,
+// is kept), s > 10 r the reverse.
+TEST(AdaptiveRules, TheyBalanceTheResiduals) {
+  PassManagerOptions po;
+  po.pass.solver = "admm";
+  const Problem split = run_passes(example("inpaint.prox"), po);
+  const Layout l = layout_of(split);
+  SolverOptions o;
+  o.adaptive_steps = true;
+  o.steps.pc_tau = 0.5;
+  o.steps.pc_sigma = 2;
+  IterationInfo primal_behind, dual_behind, balanced;
+  primal_behind.r = 2, primal_behind.s = 1;
+  dual_behind.r = 1, dual_behind.s = 2;
+  balanced.r = 1, balanced.s = 1.4;
+
+  std::unique_ptr<Algorithm> pc = Algorithm::create("pc");
+  std::map<std::string, double> p = pc->adaptive_params(o);
+  EXPECT_EQ(p, (std::map<std::string, double>{{"pc_tau", 0.5}, {"pc_sigma", 2}, {"_pc_alpha", 0.5}}));
+  std::map<std::string, Array> none;
+  EXPECT_TRUE(pc->adapt(l, primal_behind, &p, &none));
+  EXPECT_DOUBLE_EQ(p.at("pc_tau"), 1.0);
+  EXPECT_DOUBLE_EQ(p.at("pc_sigma"), 1.0);
+  EXPECT_DOUBLE_EQ(p.at("_pc_alpha"), 0.475);
+  EXPECT_TRUE(pc->adapt(l, dual_behind, &p, &none));
+  EXPECT_DOUBLE_EQ(p.at("pc_tau"), 0.525);
+  EXPECT_DOUBLE_EQ(p.at("pc_sigma"), 1 / 0.525);
+  EXPECT_DOUBLE_EQ(p.at("_pc_alpha"), 0.475 * 0.95);
+  const std::map<std::string, double> before = p;
+  EXPECT_FALSE(pc->adapt(l, balanced, &p, &none));
+  EXPECT_EQ(p, before);
+
+  std::unique_ptr<Algorithm> admm = Algorithm::create("admm");
+  std::map<std::string, double> q = admm->adaptive_params(o);
+  EXPECT_EQ(q, (std::map<std::string, double>{{state_names::kRho, 1}}));
+  std::map<std::string, Array> state;
+  admm->init_state(l, &state);
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    for (size_t k = 0; k < state.at(state_names::u(i)).data.size(); ++k)
+      state.at(state_names::u(i)).data[k] = 0.25f * static_cast<float>(k % 7) - 0.5f;
+  }
+  const std::map<std::string, Array> start = state;
+  IterationInfo far_primal, far_dual;
+  far_primal.r = 11, far_primal.s = 1;
+  far_dual.r = 1, far_dual.s = 11;
+  EXPECT_FALSE(admm->adapt(l, primal_behind, &q, &state));  // within a factor 10: kept
+  EXPECT_TRUE(admm->adapt(l, far_primal, &q, &state));
+  EXPECT_EQ(q.at(state_names::kRho), 2);
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    const Array &u = state.at(state_names::u(i)), &u0 = start.at(state_names::u(i));
+    for (size_t k = 0; k < u.data.size(); ++k) EXPECT_EQ(2 * u.data[k], u0.data[k]);
+  }
+  EXPECT_TRUE(admm->adapt(l, far_dual, &q, &state));
+  EXPECT_TRUE(admm->adapt(l, far_dual, &q, &state));
+  EXPECT_EQ(q.at(state_names::kRho), 0.5);
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    const Array &u = state.at(state_names::u(i)), &u0 = start.at(state_names::u(i));
+    for (size_t k = 0; k < u.data.size(); ++k) EXPECT_EQ(u.data[k], 2 * u0.data[k]);
+  }
+  // Without adaptive steps, or for ladmm and hqs, there are none.
+  o.adaptive_steps = false;
+  EXPECT_TRUE(pc->adaptive_params(o).empty());
+  EXPECT_TRUE(admm->adaptive_params(o).empty());
+  o.adaptive_steps = true;
+  EXPECT_TRUE(Algorithm::create("ladmm")->adaptive_params(o).empty());
+  EXPECT_TRUE(Algorithm::create("hqs")->adaptive_params(o).empty());
+}
+
+}  // namespace
+}  // namespace proxc::internal
