@@ -82,21 +82,24 @@ class Admm : public Algorithm {
 
   // Residual balancing (Boyd et al., 2011, §3.4.1, with their μ = 10 and
   // τ = 2): ρ doubles when r > 10 s and halves when s > 10 r; the scaled
-  // dual u = y/ρ is rescaled so that y is kept. At checks only.
+  // dual u = y/ρ is rescaled so that y is kept. At checks only, and at most
+  // kMaxChanges times: their convergence argument needs ρ fixed after
+  // finitely many changes (ρ stays within 2^±kMaxChanges of its start).
+  static constexpr double kMaxChanges = 16;
   std::map<std::string, double> adaptive_params(const SolverOptions& o) const override {
     if (!o.adaptive_steps) return {};
-    return {{kRho, o.steps.admm_rho}};
+    return {{kRho, o.steps.admm_rho}, {"_admm_changes", 0}};
   }
   bool adapt(const Layout& l, const IterationInfo& info, std::map<std::string, double>* params,
              std::map<std::string, Array>* state) const override {
     constexpr double kMu = 10, kFactor = 2;
+    double& changes = params->at("_admm_changes");
+    if (changes >= kMaxChanges) return false;
     double f = 1;
-    if (info.r > kMu * info.s)
-      f = kFactor;
-    else if (info.s > kMu * info.r)
-      f = 1 / kFactor;
-    else
-      return false;
+    if (info.r > kMu * info.s) f = kFactor;
+    else if (info.s > kMu * info.r) f = 1 / kFactor;
+    else return false;
+    changes += 1;
     params->at(kRho) *= f;
     for (size_t i = 0; i < l.psi.size(); ++i) {
       for (float& v : state->at(state_names::u(i)).data) v = static_cast<float>(v / f);

@@ -74,19 +74,21 @@ class PockChambolle : public Algorithm {
     // The prox weights: sigma for f's prox inside the conjugate's, 1/tau for omega's.
     const Step f_rho = st.S, x_rho = st.inv_T;
     for (int f = 0; f < fuse; ++f) {
-      std::vector<Step> y1, x1, xb1;
+      std::vector<Step> y1, x1, xb1, kxbar, kty1;
       for (size_t i = 0; i < l.psi.size(); ++i) {
         // y⁺ = z − σ prox_{f/σ}(z/σ), z = y + σ K x̄: the conjugate's prox by Moreau's identity.
-        Step zi = step_binary(StepKind::Add, y[i], st.sigma_times(b.K(i, xbar)));
+        kxbar.push_back(b.K(i, xbar));
+        Step zi = step_binary(StepKind::Add, y[i], st.sigma_times(kxbar[i]));
         y1.push_back(
             step_binary(StepKind::Sub, zi, st.sigma_times(step_prox(*l.psi[i], st.over_sigma(zi), f_rho))));
       }
       for (size_t v = 0; v < l.vars.size(); ++v) {
-        x1.push_back(b.prox_omega(step_binary(StepKind::Sub, x[v], st.tau_times(b.KT(v, y1))), x_rho));
+        kty1.push_back(b.KT(v, y1));
+        x1.push_back(b.prox_omega(step_binary(StepKind::Sub, x[v], st.tau_times(kty1[v])), x_rho));
         xb1.push_back(step_axpby(scalar(1 + theta), x1[v], scalar(-theta), x[v]));
       }
       if (f + 1 == fuse && o.proximal_stopping) proximal_residuals(b, x, x1, y, y1, pc, sigma, theta, &prog);
-      else if (f + 1 == fuse) residuals(b, x, x1, y, y1, st, &prog);
+      else if (f + 1 == fuse) residuals(b, {x, x1, y, y1, kxbar, kty1}, st, &prog);
       x = x1;
       xbar = xb1;
       y = y1;
@@ -232,26 +234,35 @@ class PockChambolle : public Algorithm {
     prog->outputs.push_back({"dual_a", Builder::norm2(ktu)});
   }
 
-  // PDHG residuals: p = (x − x⁺)/τ − Kᵀ(y − y⁺), d = (y − y⁺)/σ − K(x − x⁺), and
-  // the tolerances' scale terms ‖x⁺‖, ‖Kᵀy⁺‖, ‖y⁺‖, ‖Kx⁺‖.
-  static void residuals(const Builder& b, const std::vector<Step>& x, const std::vector<Step>& x1,
-                        const std::vector<Step>& y, const std::vector<Step>& y1, const Steps& st,
-                        StepProgram* prog) {
+  // One iteration's steps that the residuals read: x, x⁺, y, y⁺, and the
+  // K x̄ and Kᵀy⁺ the updates computed.
+  struct Iterates {
+    const std::vector<Step>&x, &x1, &y, &y1, &kxbar, &kty1;
+  };
+
+  // The residuals of the optimality conditions at (x⁺, y⁺), exact for this
+  // order of updates (y⁺ from x̄, then x⁺ from y⁺): x⁺'s prox step gives
+  // (x − x⁺)/τ − Kᵀy⁺ ∈ ∂g(x⁺), y⁺'s gives (y − y⁺)/σ + K x̄ ∈ ∂f*(y⁺), and
+  // the optimum has −Kᵀy⁺ ∈ ∂g(x⁺), K x⁺ ∈ ∂f*(y⁺); so
+  //   p = (x − x⁺)/τ,  d = (y − y⁺)/σ + K x̄ − K x⁺
+  // (the primal and dual residuals of Goldstein, Li and Yuan, 2015, with
+  // their iteration's order of updates swapped), and the tolerances' scale
+  // terms ‖x⁺‖, ‖Kᵀy⁺‖, ‖y⁺‖, ‖Kx⁺‖. K x̄ and Kᵀy⁺ are the updates' own, so
+  // a check adds one application of K.
+  static void residuals(const Builder& b, const Iterates& it, const Steps& st, StepProgram* prog) {
     const Layout& l = b.layout();
-    std::vector<Step> dx = Builder::diff(x, x1), dy = Builder::diff(y, y1), pr, du, kx1, kty1;
-    for (size_t v = 0; v < l.vars.size(); ++v) {
-      pr.push_back(step_binary(StepKind::Sub, st.over_tau(dx[v]), b.KT(v, dy)));
-      kty1.push_back(b.KT(v, y1));
-    }
+    std::vector<Step> dx = Builder::diff(it.x, it.x1), dy = Builder::diff(it.y, it.y1), pr, du, kx1;
+    for (size_t v = 0; v < l.vars.size(); ++v) pr.push_back(st.over_tau(dx[v]));
     for (size_t i = 0; i < l.psi.size(); ++i) {
-      du.push_back(step_binary(StepKind::Sub, st.over_sigma(dy[i]), b.K(i, dx)));
-      kx1.push_back(b.K(i, x1));
+      kx1.push_back(b.K(i, it.x1));
+      du.push_back(step_binary(StepKind::Add, st.over_sigma(dy[i]),
+                               step_binary(StepKind::Sub, it.kxbar[i], kx1[i])));
     }
     prog->outputs.push_back({kR2, Builder::norm2(pr)});
     prog->outputs.push_back({kS2, Builder::norm2(du)});
-    prog->outputs.push_back({"pri_a", Builder::norm2(x1)});
-    prog->outputs.push_back({"pri_b", Builder::norm2(kty1)});
-    prog->outputs.push_back({"dual_a", Builder::norm2(y1)});
+    prog->outputs.push_back({"pri_a", Builder::norm2(it.x1)});
+    prog->outputs.push_back({"pri_b", Builder::norm2(it.kty1)});
+    prog->outputs.push_back({"dual_a", Builder::norm2(it.y1)});
     prog->outputs.push_back({"dual_b", Builder::norm2(kx1)});
   }
 };

@@ -152,7 +152,7 @@ class HostLoop {
         (hqs_defaults ? "" : "|" + format_double(o_.hqs_rho_0) + "|" + format_double(o_.hqs_rho_scale) + "|" +
                                  std::to_string(o_.hqs_max_inner_iters)) +
         (o_.proximal_stopping ? "|proximal-stopping|" + std::to_string(o_.check_every) : "") +
-        (o_.adaptive_steps ? "|adaptive" : ""));
+        (o_.adaptive_steps ? "|adaptive|" + std::to_string(o_.check_every) : ""));
     if (!o_.resume_path.empty()) resume();
     last_checkpoint_ = ran_ = checked_iteration_ = it0_ = it_;
     // (pc under ProxImaL's rule does not check its first run whatever C is.)

@@ -803,7 +803,7 @@ TEST(CliSolve, ACheckpointResumesWithMoreIterations) {
 // solve: more iterations; the estimated norm), the answer does not; without
 // absorb an offset left in an operand is a user error that says what to do.
 TEST(CliSolve, PassSwitches) {
-  // (ProxImaL's tolerances: at the defaults, 1e-5, both run to --iters.)
+  // (ProxImaL's tolerances: at the defaults, 3e-6, both run to --iters.)
   const std::string base = "solve " + example("deconv_tv.prox") + " --json --eps-abs 1e-3 --eps-rel 1e-3 ";
   auto run = [&](const std::string& flags) {
     auto r = proxc(base + flags);

@@ -876,9 +876,14 @@ TEST(Adaptive, HalideFollowsAndCheckpointsKeepTheSteps) {
     SolverOptions o;
     o.solver = solver;
     o.adaptive_steps = true;
+    o.steps.admm_rho = 1.0 / 64;  // far from balanced: rho changes within 40 iterations (from 1 it need not)
     o.max_iters = 40;
     o.eps_abs = o.eps_rel = 0;
     const SolveResult full = solve(p, o, emulator());
+    EXPECT_GT(full.summary.step_changes, 0);
+    SolverOptions fixed = o;
+    fixed.adaptive_steps = false;
+    EXPECT_NE(solve(p, fixed, emulator()).x.at("x").data, full.x.at("x").data);  // the adapted steps are used
     const SolveResult compiled = solve(p, o, halide());
     EXPECT_LE(worst_difference(compiled.x.at("x"), full.x.at("x")), 1e-4);
     EXPECT_EQ(compiled.summary.step_changes, full.summary.step_changes);

@@ -518,7 +518,7 @@ void add_solver_settings(CLI::App* cmd, SolverFlags* f, proxc::SolverOptions* o)
   group("--lmb", "ladmm: lambda (default 1)", &f->lmb);
   group("--mu", "ladmm: mu, at most lambda (default lambda)", &f->mu);
   group("--rho", "admm: penalty (default 1)", &f->rho);
-  cmd->add_flag("--adaptive", o->adaptive_steps, "pc, admm: adapt the step sizes at every check (docs/solvers.md)")
+  cmd->add_flag("--adaptive", o->adaptive_steps, "pc, admm: adapt the step sizes at the checks (docs/solvers.md)")
       ->group("Solver settings");
   group("--rho-0", "hqs: first penalty of the continuation (default 1)", &f->rho_0);
   group("--rho-scale", "hqs: factor between penalties (default 2*sqrt(2))", &f->rho_scale);
