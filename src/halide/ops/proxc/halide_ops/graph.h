@@ -412,10 +412,24 @@ class Graph {
   Val define(const std::string& name, const std::vector<Halide::Expr>& ext,
              const std::function<Halide::Expr(const Coords&)>& body);
   // The double Expr defining a rank-0 value made of parameters only.
+  // The rank-0 Funcs it calls (constants and parameters combined by
+  // arithmetic, as 1/tau) are inlined: an extern stage's Expr arguments
+  // cannot call Funcs.
   static Halide::Expr scalar_definition(const Val& v) {
     if (v.rank() != 0 || !v.f.defined() || v.f.has_update_definition())
       fail("a scalar of parameters was expected");
-    return Halide::cast<double>(v.f.value());
+    // Each call of a rank-0 pure Func becomes its value, recursively.
+    struct InlineScalars : Halide::Internal::IRMutator {
+      using Halide::Internal::IRMutator::visit;
+      Halide::Expr visit(const Halide::Internal::Call* op) override {
+        if (op->call_type != Halide::Internal::Call::Halide || !op->func.defined()) return IRMutator::visit(op);
+        const Halide::Internal::Function f(op->func);
+        if (f.dimensions() != 0 || f.has_update_definition() || f.has_extern_definition())
+          fail("a scalar of parameters was expected");
+        return mutate(f.values()[static_cast<size_t>(op->value_index)]);
+      }
+    };
+    return Halide::cast<double>(InlineScalars().mutate(v.f.value()));
   }
   // A rank-0 Func holding e as it is.
   Val define0(const std::string& name, Halide::Expr e);
