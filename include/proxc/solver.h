@@ -92,9 +92,9 @@ struct SolverOptions {
   /// ProxImaL's 1e-3: proxc's residuals measure one iteration's change,
   /// ProxImaL's (proximal_stopping) that of check_every iterations. At 1e-3
   /// proxc's rule stops 1-6 % above the optimum on TV denoising,
-  /// deconvolution and inpainting; at 3e-6 within 0.05 %, at or below the
-  /// objective of ProxImaL's default solve. Set 1e-3 with proximal_stopping
-  /// for ProxImaL's stops.
+  /// deconvolution and inpainting; at 3e-6 at or below the objective of
+  /// ProxImaL's default solve. Set 1e-3 with proximal_stopping for
+  /// ProxImaL's stops.
   double eps_abs = 3e-6;
   double eps_rel = 3e-6;
   /// Stop after this many seconds of iterating; 0: no limit (--time-limit).
