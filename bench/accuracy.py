@@ -6,7 +6,7 @@ ProxImaL's default solve when a Python with ProxImaL is given.
     python3 bench/accuracy.py [--proxc build/release/tools/proxc/proxc]
         [--size 512] [--problems tv,deconv,inpaint]
         [--solvers pc,ladmm,admm,pc+adaptive,admm+adaptive]
-        [--proximal-python PY] [--out DIR]
+        [--proximal-python PY] [--out DIR] [--write-only]
 
 The problems (synthetic, seeded, written to DIR): anisotropic TV denoising
 with nonneg, isotropic TV deconvolution (7×7 Gaussian, sigma 1.5, circular)
@@ -203,11 +203,15 @@ def main():
     ap.add_argument("--check-iters", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default="")
+    ap.add_argument("--write-only", action="store_true", help="write the problems and their data, and stop")
     args = ap.parse_args()
     args.proxc = os.path.abspath(args.proxc)
     folder = args.out or tempfile.mkdtemp(prefix="proxc_accuracy_")
     os.makedirs(folder, exist_ok=True)
     write_data(folder, args.size)
+    if args.write_only:
+        print(f"wrote {', '.join(n + '.prox' for n in PROBLEMS)} and their data in {folder}")
+        return
     print(f"# time to an accurate answer, {args.size}², data in {folder}\n")
     for name in args.problems.split(","):
         model = Model(folder, name)

@@ -36,6 +36,8 @@ constexpr const char* kRho = "rho";
 /// The residual outputs of a checking run: squared primal and dual residuals.
 constexpr const char* kR2 = "r2";
 constexpr const char* kS2 = "s2";
+/// A checking run's ‖a‖² of the array output `name` (see add_finiteness_norms).
+inline std::string finite(const std::string& name) { return "finite_" + name; }
 }  // namespace state_names
 
 /// The split problem as the lowering sees it.

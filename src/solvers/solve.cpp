@@ -297,7 +297,16 @@ class HostLoop {
   bool after_check(int done, size_t level, bool scheduled) {
     IterationInfo info;
     info.iteration = std::min(ran_, o_.max_iters);
-    bool finite = all_finite(out_.arrays);
+    // Whether the state is finite: every array A is when the check's
+    // ‖A‖² (add_finiteness_norms) is below FLT_MAX (then every |a| < 1.8e19;
+    // a NaN compares false); otherwise, or for a program without the norms,
+    // a pass over the arrays here decides.
+    bool finite = !out_.arrays.empty();
+    for (const auto& [name, a] : out_.arrays) {
+      const auto norm = out_.scalars.find(state_names::finite(name));
+      finite = finite && norm != out_.scalars.end() && norm->second < std::numeric_limits<float>::max();
+    }
+    finite = finite || all_finite(out_.arrays);
     if (slabs_) {
       // The owned rows' norms summed over the ranks, and whether any rank's state went bad.
       out_.scalars["not finite"] = finite ? 0 : 1;
@@ -492,7 +501,18 @@ SolveResult run_solver(const Problem& user, const Problem& p, const SolverOption
 }
 
 StepProgram iteration_program(const Problem& p, const SolverOptions& o) {
-  return eliminate_common_subexpressions(Algorithm::create(o.solver)->iteration(layout_of(p), o));
+  StepProgram prog = Algorithm::create(o.solver)->iteration(layout_of(p), o);
+  add_finiteness_norms(&prog);
+  return eliminate_common_subexpressions(prog);
+}
+
+void add_finiteness_norms(StepProgram* prog) {
+  if (prog->check_outputs().empty()) return;
+  const size_t n = prog->outputs.size();
+  for (size_t k = 0; k < n; ++k) {
+    const auto [name, step] = prog->outputs[k];
+    if (!step->shape.empty()) prog->outputs.push_back({state_names::finite(name), Builder::norm2({step})});
+  }
 }
 
 std::vector<StepProgram> cg_step_programs(const Problem& p, const SolverOptions& o) {

@@ -131,6 +131,17 @@ SolveResult run_solver(const Problem& user, const Problem& p, const SolverOption
 /// The step program of one iteration (for printing and `proxc compile`).
 StepProgram iteration_program(const Problem& split_scaled_problem, const SolverOptions& options);
 
+/// Adds to a program with a convergence check, for each array output A, the
+/// checking runs' output finite_A = ‖A‖² (a gated sum of squares, shared with
+/// an equal norm the check computes already). Below FLT_MAX it says that every
+/// entry of A is finite (|a| < 1.8e19), so a check knows that the state is
+/// finite from scalars the pipeline computes in its pass over the arrays;
+/// only a state that large or not finite is scanned on the host, which
+/// decides exactly (the float partial sums of a Halide pipeline overflow
+/// beyond 1.8e19, and the emulator's double values may be too large for the
+/// float arrays they round to).
+void add_finiteness_norms(StepProgram* program);
+
 /// The programs of the conjugate-gradient x-update that runs before each
 /// iteration program of hqs, and of admm unless its x-update is direct (one
 /// variable, no omega, KᵀK an invertible diagonal or circulant): cg_init,

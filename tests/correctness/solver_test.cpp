@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -22,6 +23,7 @@
 #include "io/npy.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/solve.h"
+#include "solvers/layout.h"
 #include "test_util.h"
 
 namespace proxc::internal {
@@ -758,6 +760,72 @@ TEST(Faults, NanStopsAsDivergedAndKeepsTheLastFiniteIterate) {
     EXPECT_EQ(r.summary.termination, Termination::Diverged);
     EXPECT_EQ(r.summary.iterations % every, 0);
     for (float v : r.x.at("x").data) EXPECT_TRUE(std::isfinite(v));
+  }
+}
+
+// A checking run tells the host that the state is finite by the norms
+// finite_A = ‖A‖² of its array outputs A (add_finiteness_norms), instead
+// of a pass over the arrays on the host: every array output has one, below
+// FLT_MAX only when the array is finite, on both backends (Halide: the
+// inpainting's check is a pipeline of its own, the deconvolution's is gated
+// in the iteration's). Each input in turn gets one +inf or NaN (which reaches
+// some outputs and not others); every finite output of these random states
+// has its norm below FLT_MAX; a run without a check computes none.
+TEST(StoppingRule, FinitenessNormsCoverEveryArrayOutput) {
+  for (const Canonical& c : {kProblems[2], kProblems[3]}) {
+    for (const char* solver : {"pc", "ladmm", "admm", "hqs"}) {
+      PassManagerOptions po;
+      po.pass.solver = solver;
+      const Problem split = run_passes(problem(c), po);
+      SolverOptions o;
+      o.solver = solver;
+      const StepProgram prog = iteration_program(split, o);
+      std::vector<Backend*> backends = {&emulator()};
+      if (std::string(solver) == "pc" || std::string(solver) == "admm") backends.push_back(&halide());
+      for (Backend* b : backends) {
+        SCOPED_TRACE(std::string(c.name) + " " + solver + " " + b->name());
+        std::unique_ptr<CompiledStep> run = b->compile(prog);
+        std::mt19937 rng(3);
+        std::normal_distribution<float> g(0, 1);
+        std::map<std::string, Array> state;
+        for (const Step& in : prog.inputs()) {
+          Array a(in->shape);
+          for (float& v : a.data) v = g(rng);
+          state[in->name] = std::move(a);
+        }
+        auto run_with = [&](const std::string& planted, float bad, bool check) {
+          std::map<std::string, Array> st = state;
+          if (!planted.empty()) st.at(planted).data[st.at(planted).data.size() / 3] = bad;
+          StepInputs in;
+          for (const auto& [name, a] : st) in.buffers[name] = &a;
+          in.params[kCheckParam] = check ? 1 : 0;
+          in.params[state_names::kRho] = 2;
+          return run->run(in);
+        };
+        std::vector<std::string> plants = {""};
+        for (const auto& [name, a] : state) plants.push_back(name);
+        int caught = 0;
+        for (const std::string& planted : plants) {
+          for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+            SCOPED_TRACE("planted in '" + planted + "': " + std::to_string(bad));
+            const StepOutputs out = run_with(planted, bad, true);
+            ASSERT_FALSE(out.arrays.empty());
+            for (const auto& [name, a] : out.arrays) {
+              const auto norm = out.scalars.find(state_names::finite(name));
+              ASSERT_NE(norm, out.scalars.end()) << name;
+              bool finite = true;
+              for (float v : a.data) finite = finite && std::isfinite(v);
+              EXPECT_EQ(norm->second < std::numeric_limits<float>::max(), finite) << name;
+              caught += finite ? 0 : 1;
+            }
+          }
+        }
+        EXPECT_GT(caught, 0);
+        const StepOutputs unchecked = run_with("", 0, false);
+        for (const auto& [name, a] : unchecked.arrays)
+          EXPECT_EQ(unchecked.scalars.count(state_names::finite(name)), 0u) << name;
+      }
+    }
   }
 }
 
