@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -136,9 +137,13 @@ struct SolverOptions {
   /// (Goldstein, Li and Yuan, 2015), so the steps settle; admm doubles ρ
   /// when r > 10 s and halves it when s > 10 r, rescaling its scaled dual,
   /// at most 16 times (residual balancing: Boyd et al., 2011, §3.4.1).
-  /// steps gives the
-  /// starting values; the summary reports the last ones.
-  bool adaptive_steps = false;
+  /// steps gives the starting values; the summary reports the last ones.
+  /// Unset (the default): pc adapts under proxc's own stopping rule (it
+  /// needs 2.5–5× fewer iterations to 1e-4 of the optimum on the canonical
+  /// problems, docs/performance.md), and every other solver, and pc under
+  /// ProxImaL's rule, keeps its fixed steps (ProxImaL's). true / false
+  /// (--adaptive / --fixed-steps) ask for either.
+  std::optional<bool> adaptive_steps;
   /// ProxImaL's Problem switches (--no-absorb, --no-merge,
   /// --no-diagonalize, --norm): whether the absorb and merge passes run
   /// (absorb=, merge=); whether absorb makes a data term whose operator has a

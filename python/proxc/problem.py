@@ -296,10 +296,13 @@ def _options(problem, name, kw):
     o.cache_dir = kw.get("cache_dir", "")
     o.max_iters = int(kw.get("max_iters", 1000))
     o.check_every = int(kw.get("conv_check", _CONV_CHECK[name]))
-    # Adaptive steps (pc, admm: proxc's, docs/solvers.md) go with proxc's rule.
-    o.adaptive_steps = bool(kw.get("adaptive", False))
+    # Adaptive steps (pc, admm: proxc's, docs/solvers.md) go with proxc's rule;
+    # left out, pc adapts under proxc's rule and keeps ProxImaL's steps under
+    # ProxImaL's.
+    if kw.get("adaptive") is not None:
+        o.adaptive_steps = bool(kw["adaptive"])
     # Checked where ProxImaL checks, pc by ProxImaL's residuals (docs/python.md).
-    o.proximal_stopping = bool(kw.get("proximal_stopping", not o.adaptive_steps))
+    o.proximal_stopping = bool(kw.get("proximal_stopping", not kw.get("adaptive", False)))
     # ProxImaL's tolerances under its rule; proxc's rule, whose residuals
     # measure one iteration's change, needs 3e-6 to stop as near the
     # optimum (docs/solvers.md, "Stopping").

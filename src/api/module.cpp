@@ -27,6 +27,7 @@ Module compile(const Problem& problem, const CompileOptions& options) {
   so.fuse = options.fuse;
   so.schedule = options.schedule;
   so.target = options.target;
+  so.adaptive_steps = false;  // a Module is the fixed-step iteration (its steps are constants)
   so.validate();
   internal::PassManagerOptions po;
   po.pass.solver = to_string(options.solver);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "proxc/solver.h"
@@ -50,6 +51,12 @@ inline void check_step_sizes(const StepSizes& s, const OptionNames& name) {
 
 /// Checks the options of a solve with `solver` (the fields of either
 /// SolverOptions).
+// Whether options ask for adaptive steps: the internal ones' bool, or the
+// public ones' std::optional set to true (unset is each solver's default,
+// valid for every solver: see proxc::SolverOptions::adaptive_steps).
+inline bool asks_adaptive(bool a) { return a; }
+inline bool asks_adaptive(const std::optional<bool>& a) { return a.value_or(false); }
+
 template <typename Options>
 void check_solver_options(const Options& o, SolverKind solver, OptionSpelling spelling) {
   const OptionNames name{spelling};
@@ -88,10 +95,10 @@ void check_solver_options(const Options& o, SolverKind solver, OptionSpelling sp
   user_assert(o.hqs_max_inner_iters >= 0)
       << name("hqs_max_inner_iters", "--max-inner-iters") << " must be >= 0, got " << o.hqs_max_inner_iters;
   check_step_sizes(o.steps, name);
-  user_assert(!o.adaptive_steps || solver == SolverKind::PockChambolle || solver == SolverKind::ADMM)
+  user_assert(!asks_adaptive(o.adaptive_steps) || solver == SolverKind::PockChambolle || solver == SolverKind::ADMM)
       << (cli ? "--adaptive" : "SolverOptions.adaptive_steps") << ": pc and admm adapt their step sizes, not "
       << to_string(solver);
-  user_assert(!o.adaptive_steps || !o.proximal_stopping)
+  user_assert(!asks_adaptive(o.adaptive_steps) || !o.proximal_stopping)
       << (cli ? "--adaptive" : "SolverOptions.adaptive_steps")
       << ": ProxImaL's stopping rule reads fixed step sizes (proximal_stopping)";
 }

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #ifndef PROXC_SOURCE_DIR
@@ -415,6 +416,34 @@ TEST(ApiSolve, IterateCallbackObjectivePerCheckAndCompileCounts) {
   EXPECT_EQ(at20.to_vector(), p.value(x).to_vector());
 }
 
+// adaptive_steps unset: pc adapts under proxc's own rule (and reaches the
+// default tolerances sooner), keeps fixed steps under ProxImaL's rule, and
+// the other solvers keep theirs; set, it is what it says.
+TEST(ApiSolve, PcAdaptsItsStepsByDefaultUnderItsOwnRule) {
+  proxc::Array b = proxc::load_array(example("data/noisy.npy"));
+  proxc::Expr x;
+  proxc::Problem p = denoise_problem(b, &x);
+  auto run = [&](proxc::SolverKind solver, std::optional<bool> adaptive, bool proximal) {
+    proxc::SolverOptions o;
+    o.solver = solver;
+    o.adaptive_steps = adaptive;
+    o.proximal_stopping = proximal;
+    if (proximal) o.eps_abs = o.eps_rel = 1e-3;
+    return proxc::solve(p, o);
+  };
+  const proxc::SolverSummary by_default = run(proxc::SolverKind::PockChambolle, std::nullopt, false);
+  EXPECT_EQ(by_default.adapted_steps.count("pc_tau"), 1u);
+  EXPECT_GT(by_default.step_changes, 0);
+  const proxc::SolverSummary fixed = run(proxc::SolverKind::PockChambolle, false, false);
+  EXPECT_TRUE(fixed.adapted_steps.empty());
+  EXPECT_EQ(by_default.termination, proxc::Termination::Converged);
+  EXPECT_LT(by_default.iterations, fixed.iterations);
+  EXPECT_TRUE(run(proxc::SolverKind::PockChambolle, std::nullopt, true).adapted_steps.empty());
+  EXPECT_TRUE(run(proxc::SolverKind::LinearizedADMM, std::nullopt, false).adapted_steps.empty());
+  EXPECT_TRUE(run(proxc::SolverKind::ADMM, std::nullopt, false).adapted_steps.empty());
+  EXPECT_EQ(run(proxc::SolverKind::ADMM, true, false).adapted_steps.count("admm_rho"), 1u);
+}
+
 TEST(ApiSolve, ProximalStoppingChecksWhereProxImaLChecks) {
   proxc::Array b = proxc::load_array(example("data/noisy.npy"));
   proxc::Expr x;
@@ -438,12 +467,14 @@ TEST(ApiSolve, ProximalStoppingChecksWhereProxImaLChecks) {
   o.check_every = 1;
   o.max_iters = 4;
   EXPECT_EQ(checks(proxc::SolverKind::PockChambolle), (std::vector<int>{2, 3, 4}));
-  // The same iterates as proxc's own rule: only the checks differ.
+  // The same iterates as proxc's own rule with fixed steps (unset, pc's
+  // steps adapt under proxc's rule): only the checks differ.
   o.check_every = 10;
   o.max_iters = 30;
   proxc::solve(p, o);
   const std::vector<float> with_rule = p.value(x).to_vector();
   o.proximal_stopping = false;
+  o.adaptive_steps = false;
   proxc::solve(p, o);
   const std::vector<float> own_rule = p.value(x).to_vector();
   ASSERT_EQ(with_rule.size(), own_rule.size());

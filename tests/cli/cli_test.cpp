@@ -836,6 +836,22 @@ TEST(CliSolve, AdaptiveSteps) {
   auto wrong = proxc(base + "--solver ladmm");
   EXPECT_EQ(wrong.exit_code, 2);
   EXPECT_THAT(wrong.out, HasSubstr("--adaptive: pc and admm adapt their step sizes, not ladmm"));
+  // pc adapts without the flag; --fixed-steps keeps ProxImaL's steps, and
+  // needs more iterations to the default tolerances here.
+  const std::string plain = "solve " + example("denoise_tv_iso.prox") + " --json ";
+  auto summary = [&](const std::string& flags) {
+    auto r = proxc(plain + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << ": " << r.out;
+    return nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  };
+  const auto by_default = summary(""), fixed = summary("--fixed-steps");
+  EXPECT_EQ(by_default["adapted_steps"].size(), 2u);
+  EXPECT_FALSE(fixed.contains("adapted_steps") && !fixed["adapted_steps"].empty());
+  EXPECT_LT(by_default["iterations"].get<int>(), fixed["iterations"].get<int>());
+  EXPECT_EQ(summary("--solver ladmm")["termination"], "converged");
+  auto both = proxc(plain + "--adaptive --fixed-steps");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.out, HasSubstr("--adaptive and --fixed-steps: give one of them"));
 }
 
 TEST(CliSolve, SolverSettingsByProximalsNames) {

@@ -52,6 +52,7 @@ struct SolverFlags {
   double rho = NAN;                            // admm
   double rho_0 = NAN, rho_scale = NAN, rho_max = NAN;
   int max_inner_iters = -1;  // hqs
+  bool adaptive = false, fixed_steps = false;
   std::string norm = "bound";
 
   // Into the options, with ProxImaL's rules for what is left out (on the
@@ -82,6 +83,8 @@ struct SolverFlags {
     if (only(!std::isnan(rho_max), "--rho-max", K::HQS)) o->hqs_rho_max = rho_max;
     if (only(max_inner_iters >= 0, "--max-inner-iters", K::HQS)) o->hqs_max_inner_iters = max_inner_iters;
     o->norm = parse_kind<proxc::NormKind>("--norm", "norm", norm);
+    if (adaptive && fixed_steps) throw proxc::UserError("--adaptive and --fixed-steps: give one of them");
+    if (adaptive || fixed_steps) o->adaptive_steps = adaptive;
   }
 };
 
