@@ -135,6 +135,14 @@ def test_adaptive_steps_reach_the_fixed_steps_optimum():
         assert set(prob.summary.adapted_steps) == ({"pc_tau", "pc_sigma"} if solver == "pc" else {"admm_rho"})
     with pytest.raises(ValueError, match="pc and admm adapt their step sizes, not ladmm"):
         prob.solve(solver="ladmm", adaptive=True)
+    # Left out: pc adapts under proxc's rule, keeps ProxImaL's steps under ProxImaL's.
+    prob.solve(proximal_stopping=False)
+    assert set(prob.summary.adapted_steps) == {"pc_tau", "pc_sigma"}
+    adaptive_iterations = prob.summary.iterations
+    prob.solve(proximal_stopping=False, adaptive=False)
+    assert not prob.summary.adapted_steps and prob.summary.iterations > adaptive_iterations
+    prob.solve()
+    assert not prob.summary.adapted_steps
 
 
 def test_callback_sees_the_iterate_and_stops_the_solve():
