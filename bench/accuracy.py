@@ -20,7 +20,8 @@ iteration proxc run and by a float64 primal-dual polish of its result
 (NumPy, --polish iterations): both are objectives of feasible points, so
 the lower is the better bound; the gap between them is printed.
 
-A solver "NAME+adaptive" runs with --adaptive (adaptive step sizes).
+A solver "NAME+adaptive" runs with --adaptive (adaptive step sizes),
+"NAME+fixed-steps" with --fixed-steps (pc adapts by default).
 "Iterations to 1e-3": the first check (one every 10 iterations, the
 default; adaptive steps change at checks) of a run whose objective is within
 1e-3·|F*| of F*; its time is that of a run of exactly that many iterations,
@@ -175,7 +176,7 @@ class Model:
 
 
 def solver_flags(solver):
-    """ "pc" -> --solver pc; "pc+adaptive" -> --solver pc --adaptive."""
+    """ "pc" -> --solver pc; "pc+adaptive" -> --solver pc --adaptive; "pc+fixed-steps" -> --fixed-steps."""
     name, _, variant = solver.partition("+")
     return ["--solver", name] + (["--" + variant] if variant else [])
 
@@ -197,7 +198,7 @@ def main():
     ap.add_argument("--proxc", default="build/release/tools/proxc/proxc")
     ap.add_argument("--size", type=int, default=512)
     ap.add_argument("--problems", default="tv,deconv,inpaint")
-    ap.add_argument("--solvers", default="pc,ladmm,admm,pc+adaptive,admm+adaptive")
+    ap.add_argument("--solvers", default="pc+fixed-steps,pc,ladmm,admm,admm+adaptive")
     ap.add_argument("--proximal-python", default="", help="a Python that imports ProxImaL")
     ap.add_argument("--polish", type=int, default=2000)
     ap.add_argument("--check-iters", type=int, default=1000)

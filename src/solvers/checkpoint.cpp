@@ -91,10 +91,22 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
   user_assert(h["solver"].get<std::string>() == solver)
       << path << ": the checkpoint is of the solver '" << h["solver"].get<std::string>() << "', not '"
       << solver << "'";
+  // Adaptive steps (pc's default) record their scalars: say which kind the
+  // checkpoint has when it differs from this run's.
+  const bool saved_adaptive = h.contains("scalars") && h["scalars"].is_object() && !h["scalars"].empty();
+  const bool run_adaptive = scalars && !scalars->empty();
+  const std::string steps_hint =
+      saved_adaptive == run_adaptive ? ""
+      : saved_adaptive
+          ? " (it was saved with adaptive steps, pc's default: resume without --fixed-steps / adaptive_steps = "
+            "false, with its --check-every)"
+          : " (it was saved with fixed steps: resume with --fixed-steps / adaptive_steps = false)";
   user_assert(h["signature"].get<std::string>() == signature)
       << path
-      << ": the checkpoint belongs to another run: the problem, fuse, the step sizes (fixed or adaptive) and the "
-         "hqs continuation (with max_iters where it spreads the levels) must be those it was saved with";
+      << ": the checkpoint belongs to another run: the problem, fuse, the step sizes (fixed, or adaptive with "
+         "their check interval) and the hqs continuation (with max_iters where it spreads the levels) must be "
+         "those it was saved with"
+      << steps_hint;
   const double saved_at = h["iteration"].get<double>();  // compared as a double: no integer overflows
   user_assert(saved_at >= 0 && saved_at <= max_iters)
       << path << ": the checkpoint's iteration " << h["iteration"].dump() << " is outside 0.." << max_iters;

@@ -156,6 +156,7 @@ proxc::SolverOptions fixed_iterations(int iters, proxc::SolverKind solver) {
   o.eps_abs = 0;
   o.eps_rel = 0;
   o.check_every = 5;
+  o.adaptive_steps = false;  // fixed steps: the iterates of every rank count agree to rounding
   return o;
 }
 
@@ -231,8 +232,9 @@ TEST(ApiDistributed, SlabsGiveTheSingleProcessIterate) {
 }
 
 TEST(ApiDistributed, StopsWhereTheSingleProcessStops) {
-  proxc::SolverOptions o;  // the default tolerances
-  o.check_every = 1;
+  proxc::SolverOptions o;  // the default tolerances, fixed steps (an adaptive decision on residuals
+  o.check_every = 1;       // summed in another order could fall the other way at a tie)
+  o.adaptive_steps = false;
   const RankRun one = solve_on(0, tv_denoise(40), o);
   const RankRun many = solve_on(3, tv_denoise(40), o);
   ASSERT_EQ(one.summary.termination, proxc::Termination::Converged);

@@ -829,6 +829,31 @@ TEST(StoppingRule, FinitenessNormsCoverEveryArrayOutput) {
   }
 }
 
+// A state beyond 1.8e19 but finite: its finiteness norms reach FLT_MAX, so
+// the host scans the arrays, which find it finite (the emulator's double
+// residuals stay finite; Halide's float row sums of such residuals overflow,
+// which docs/solvers.md states as divergence).
+TEST(Faults, ALargeFiniteStateIsNotDiverged) {
+  std::string dir = test::temp_dir();
+  Array big(Shape{6, 5});
+  for (size_t i = 0; i < big.data.size(); ++i) big.data[i] = 1e20f * (1 + 0.1f * static_cast<float>(i % 3));
+  io::write_npy(dir + "/big.npy", big);
+  Problem p = parse_program("b = load(\"big.npy\")\nx = variable(6, 5)\nminimize sum_squares(x - b) + norm1(grad(x))\n",
+                            "p.prox", dir)
+                  .problem;
+  for (const char* solver : {"pc", "ladmm"}) {
+    SCOPED_TRACE(solver);
+    SolverOptions o;
+    o.solver = solver;
+    o.max_iters = 30;
+    o.eps_abs = o.eps_rel = 0;
+    SolveResult r = solve(p, o, emulator());
+    EXPECT_EQ(r.summary.termination, Termination::MaxIterations);
+    EXPECT_EQ(r.summary.iterations, 30);
+    for (float v : r.x.at("x").data) EXPECT_TRUE(std::isfinite(v) && std::fabs(v) > 1e19f) << v;
+  }
+}
+
 TEST(CheckEvery, ChecksFallOnMultiplesAndTheIteratesDoNotChange) {
   // The iterates do not depend on how often convergence is checked: a solve
   // checked every 10 iterations stops at the first multiple of 10 at or after
