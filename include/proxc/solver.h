@@ -226,6 +226,11 @@ struct SolverSummary {
   double parse_s = 0, passes_s = 0, compile_s = 0, iterate_s = 0;
   BackendKind backend_requested = BackendKind::Halide, backend_used = BackendKind::Halide;
   ScheduleKind schedule_requested = ScheduleKind::Default, schedule_used = ScheduleKind::Default;
+  /// The Halide target asked for (SolverOptions::target, "host" by default)
+  /// and the one the pipelines were compiled for, in full (a GPU target's CPU
+  /// part: proxc has no GPU schedules yet); "emulator" for both on the
+  /// emulator.
+  std::string target_requested, target_used;
   /// Pipelines this solve JIT-compiled, and loaded from the on-disk cache
   /// (0 and 0 when every one was already compiled in this process: a solve
   /// of the same problem with other data).

@@ -13,6 +13,18 @@ Halide::Target parse_target(const std::string& s) {
   return Graph::with_default_features(Halide::Target(s));
 }
 
+std::string without_gpu_features(const Halide::Target& t) {
+  std::string out, token;
+  std::istringstream in(t.to_string());
+  while (std::getline(in, token, '-')) {
+    for (const char* gpu : {"cuda", "opencl", "cl_", "metal", "d3d12compute", "openglcompute", "vulkan"}) {
+      if (token.rfind(gpu, 0) == 0) token.clear();
+    }
+    if (!token.empty()) out += (out.empty() ? "" : "-") + token;
+  }
+  return out;
+}
+
 std::vector<int> halide_dims(const Shape& s) {
   std::vector<int> d;
   for (auto it = s.rbegin(); it != s.rend(); ++it) d.push_back(static_cast<int>(*it));

@@ -47,6 +47,10 @@ extern std::atomic<int> g_cache_loads;
 
 /// The target of a --target string, with proxc's default features.
 Halide::Target parse_target(const std::string& s);
+/// t's target string without its GPU features (cuda, opencl, metal, ... and
+/// their capability features): the CPU part, for a target proxc has no GPU
+/// schedule for.
+std::string without_gpu_features(const Halide::Target& t);
 /// The same for code compiled ahead of time ("host": this machine's, not the JIT's).
 Halide::Target aot_target(const std::string& s);
 /// Halide's extents of a numpy-order shape (reversed).

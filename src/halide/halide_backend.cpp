@@ -270,11 +270,14 @@ class HalideBackend : public Backend {
  public:
   explicit HalideBackend(const HalideOptions& o) : options_(o), target_(parse_target(o.target)) {
     check_schedule_name(o.schedule);
-    // No schedule of proxc places work on a GPU yet: say so rather than run
-    // the CPU schedule silently under a GPU target.
+    // No schedule of proxc places work on a GPU yet: the pipelines are
+    // compiled for the CPU part of a GPU target, which the summary reports
+    // as the target used, and a warning says so.
     if (target_.has_gpu_feature()) {
-      warn("--target " + o.target + ": proxc has no GPU schedules yet; the pipelines run on the CPU (the target's " +
-           "GPU runtime is linked but unused)");
+      options_.target = without_gpu_features(target_);
+      target_ = parse_target(options_.target);
+      warn("--target " + o.target + ": proxc has no GPU schedules yet; the pipelines run on the CPU, compiled for " +
+           target_.to_string());
     }
     // Large FFTs planned by measurement, once per machine: the plans kept
     // in the cache folder (see proxc_fft_set_wisdom_file).
@@ -311,6 +314,8 @@ class HalideBackend : public Backend {
     return out;
   }
   std::string schedule_requested() const override { return options_.schedule; }
+  std::string target_requested() const override { return requested_target_; }
+  std::string target_used() const override { return target_.to_string(); }
   // The schedule of the last compile_many's programs: "default" when one of
   // them used it, or after a run-time fallback (Part::run) of any of their
   // pipelines.
@@ -323,6 +328,7 @@ class HalideBackend : public Backend {
   std::shared_ptr<std::atomic<bool>> fell_back_ = std::make_shared<std::atomic<bool>>(false);
   HalideOptions options_;
   Halide::Target target_;
+  std::string requested_target_ = options_.target;
   int compiles_ = 0;
   std::string schedule_used_ = "default";
 };

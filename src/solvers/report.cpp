@@ -57,6 +57,11 @@ std::string SolverSummary::full_report() const {
   out << "solver            " << to_string(solver) << " (backend " << to_string(backend_used);
   if (backend_used != backend_requested) out << ", asked for " << to_string(backend_requested);
   out << ", schedule " << to_string(schedule_used) << ")\n";
+  if (backend_used == BackendKind::Halide) {
+    out << "target            " << target_used;
+    if (target_used != target_requested) out << " (asked for " << target_requested << ")";
+    out << "\n";
+  }
   out << "termination       " << to_string(termination) << "\n";
   out << "iterations        " << iterations << "\n";
   std::snprintf(buf, sizeof buf, "residuals         r %.3e (eps %.3e), s %.3e (eps %.3e)\n", last.r,
@@ -126,6 +131,7 @@ std::string SolverSummary::to_json() const {
   j["seconds"] = {{"parse", parse_s}, {"passes", passes_s}, {"compile", compile_s}, {"iterate", iterate_s}};
   j["backend"] = {{"requested", to_string(backend_requested)}, {"used", to_string(backend_used)}};
   j["schedule"] = {{"requested", to_string(schedule_requested)}, {"used", to_string(schedule_used)}};
+  j["target"] = {{"requested", target_requested}, {"used", target_used}};
   j["knorm"] = knorm;
   j["cg_steps"] = cg_steps;
   if (!adapted_steps.empty()) {

@@ -69,6 +69,8 @@ class HostLoop {
     sum_.backend_requested = kind_of<BackendKind>(backend_.name());
     sum_.backend_used = sum_.backend_requested;
     sum_.schedule_requested = kind_of<ScheduleKind>(backend_.schedule_requested());
+    sum_.target_requested = backend_.target_requested();
+    sum_.target_used = backend_.target_used();
     sum_.knorm = p_.variable_scale() * p_.variable_scale();
     l_ = layout_of(p_);
     whole_l_ = layout_of(whole_);

@@ -66,6 +66,11 @@ class Backend {
   /// unless an autoscheduler was asked for and succeeded).
   virtual std::string schedule_requested() const { return "default"; }
   virtual std::string schedule_used() const { return "default"; }
+  /// The target asked for (a Halide target string, "host" by default) and
+  /// the one the pipelines are compiled for, in full; a backend without
+  /// targets (the emulator) says "emulator" for both.
+  virtual std::string target_requested() const { return "emulator"; }
+  virtual std::string target_used() const { return "emulator"; }
 };
 
 /// Checks that a run's inputs have every buffer and param `program` needs,

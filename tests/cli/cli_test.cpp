@@ -775,11 +775,34 @@ TEST(CliSolve, SetRecomputesTheConstantsDerivedFromIt) {
   }
 }
 
-// A GPU target runs the CPU schedules for now, and says so.
+// A GPU target runs the CPU schedules for now, says so, and --json reports
+// the target asked for and the CPU target used; a CPU target is used as given.
 TEST(CliSolve, AGpuTargetSaysItRunsOnTheCpu) {
-  auto r = proxc("solve " + example("denoise_tv_iso.prox") + " --target host-cuda --iters 3 --cache-dir off");
+  const std::string base = "solve " + example("denoise_tv_iso.prox") + " --iters 3 --cache-dir off";
+  auto r = proxc(base + " --target host-cuda");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("--target host-cuda: proxc has no GPU schedules yet; the pipelines run on the CPU"));
+  auto target_of = [&](const std::string& flags) {
+    auto j = proxc(base + " --json " + flags);
+    EXPECT_EQ(j.exit_code, 0) << flags << ": " << j.out;
+    return nlohmann::json::parse(j.out.substr(j.out.find('{')))["target"];
+  };
+  for (const char* gpu : {"host-cuda", "host-opencl-cl_doubles"}) {
+    const auto t = target_of(std::string("--target ") + gpu);
+    EXPECT_EQ(t["requested"], gpu);
+    const std::string used = t["used"];
+    EXPECT_EQ(used.find("cuda"), std::string::npos) << used;
+    EXPECT_EQ(used.find("opencl"), std::string::npos) << used;
+    EXPECT_EQ(used.find("cl_"), std::string::npos) << used;
+    EXPECT_EQ(used.rfind("x86-64-linux", 0), 0u) << used;
+  }
+  const auto host = target_of("");
+  EXPECT_EQ(host["requested"], "host");
+  EXPECT_EQ(host["used"].get<std::string>().rfind("x86-64-linux", 0), 0u) << host;
+  // (with proxc's default features added: Graph::with_default_features)
+  const std::string sse41 = target_of("--target x86-64-linux-sse41")["used"];
+  EXPECT_THAT(sse41, AllOf(HasSubstr("sse41"), Not(HasSubstr("avx"))));
+  EXPECT_EQ(target_of("--backend emulate")["used"], "emulator");
 }
 
 // A checkpoint extends a run: resumed with a larger --iters, the result is
