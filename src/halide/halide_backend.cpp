@@ -268,7 +268,8 @@ void run_at_once(const std::vector<std::function<void()>>& jobs) {
 
 class HalideBackend : public Backend {
  public:
-  explicit HalideBackend(const HalideOptions& o) : options_(o), target_(parse_target(o.target)) {
+  explicit HalideBackend(const HalideOptions& o)
+      : options_(o), target_(parse_target(o.target)), requested_target_(o.target) {
     check_schedule_name(o.schedule);
     // No schedule of proxc places work on a GPU yet: the pipelines are
     // compiled for the CPU part of a GPU target, which the summary reports
@@ -328,7 +329,7 @@ class HalideBackend : public Backend {
   std::shared_ptr<std::atomic<bool>> fell_back_ = std::make_shared<std::atomic<bool>>(false);
   HalideOptions options_;
   Halide::Target target_;
-  std::string requested_target_ = options_.target;
+  std::string requested_target_;  // as given (options_.target may be its CPU part)
   int compiles_ = 0;
   std::string schedule_used_ = "default";
 };

@@ -49,14 +49,14 @@ inline void check_step_sizes(const StepSizes& s, const OptionNames& name) {
   positive(s.admm_rho, "steps.admm_rho", "--rho");
 }
 
-/// Checks the options of a solve with `solver` (the fields of either
-/// SolverOptions).
 // Whether options ask for adaptive steps: the internal ones' bool, or the
 // public ones' std::optional set to true (unset is each solver's default,
 // valid for every solver: see proxc::SolverOptions::adaptive_steps).
 inline bool asks_adaptive(bool a) { return a; }
 inline bool asks_adaptive(const std::optional<bool>& a) { return a.value_or(false); }
 
+/// Checks the options of a solve with `solver` (the fields of either
+/// SolverOptions).
 template <typename Options>
 void check_solver_options(const Options& o, SolverKind solver, OptionSpelling spelling) {
   const OptionNames name{spelling};

@@ -519,8 +519,11 @@ void add_solver_settings(CLI::App* cmd, SolverFlags* f, proxc::SolverOptions* o)
   group("--mu", "ladmm: mu, at most lambda (default lambda)", &f->mu);
   group("--rho", "admm: penalty (default 1)", &f->rho);
   cmd->add_flag("--adaptive", f->adaptive, "pc, admm: adapt the step sizes at the checks (pc's default; docs/solvers.md)")
-      ->group("Solver settings")->disable_flag_override();
-  cmd->add_flag("--fixed-steps", f->fixed_steps, "pc: keep the step sizes fixed (ProxImaL's)")->group("Solver settings")->disable_flag_override();
+      ->group("Solver settings")
+      ->disable_flag_override();
+  cmd->add_flag("--fixed-steps", f->fixed_steps, "pc: keep the step sizes fixed (ProxImaL's)")
+      ->group("Solver settings")
+      ->disable_flag_override();
   group("--rho-0", "hqs: first penalty of the continuation (default 1)", &f->rho_0);
   group("--rho-scale", "hqs: factor between penalties (default 2*sqrt(2))", &f->rho_scale);
   group("--rho-max,--hqs-rho-max", "hqs: last penalty (default 256)", &f->rho_max);
