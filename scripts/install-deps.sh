@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency of proxc from Debian 12 packages.
+# Installs every build and test dependency of proxc: Debian 12 packages, and
+# from the Python package index Halide 21 and a CMake that can read its
+# package (the `halide` and `cmake` wheels, in a virtual environment of
+# their own: $PROXC_VENV, default /opt/proxc/venv).
 # Run as root (or through sudo). Safe to run again: apt-get skips what is there.
 set -euo pipefail
 if [ "$(id -u)" -ne 0 ]; then
@@ -9,7 +12,6 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(
   build-essential cmake ninja-build pkg-config git
   clang libclang-rt-14-dev
-  libhalide14-0-dev
   libfftw3-dev
   nlohmann-json3-dev
   libcli11-dev
@@ -22,6 +24,7 @@ packages=(
   libopencv-photo-dev
   chromium
   openmpi-bin libopenmpi-dev
+  pocl-opencl-icd ocl-icd-opencl-dev clinfo
 )
 if ! dpkg -s "${packages[@]%%#*}" >/dev/null 2>&1; then
   apt-get update -qq
@@ -33,3 +36,20 @@ if ! python3 -c 'import venv, sysconfig, os; assert os.path.exists(os.path.join(
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends python3-venv python3-dev python3-pip
 fi
+
+# Halide 21 (its LLVM linked in and hidden: no clash with the LLVM that
+# PoCL's OpenCL compiler loads into the same process) with its autoscheduler
+# plugins and CMake package; CMake 3.28 or later, which that package needs.
+# cmake, ctest and cpack are linked into /usr/local/bin, ahead of Debian's.
+venv="${PROXC_VENV:-/opt/proxc/venv}"
+halide_spec="halide==21.0.0"
+cmake_spec="cmake>=3.28,<5"
+if ! "$venv/bin/python" -c 'from importlib.metadata import version; assert version("halide") == "21.0.0"' >/dev/null 2>&1 ||
+   [ ! -x "$venv/bin/cmake" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
+  "$venv/bin/python" -m pip install --quiet "$halide_spec" "$cmake_spec"
+fi
+for tool in cmake ctest cpack; do
+  ln -sf "$venv/bin/$tool" "/usr/local/bin/$tool"
+done

@@ -1,5 +1,5 @@
-// Halide's autoschedulers through Debian's plugins, with a fallback to
-// proxc's default schedule (backend_impl.h).
+// Halide's autoschedulers through the plugins Halide 21 ships, with a
+// fallback to proxc's default schedule (backend_impl.h).
 #include "halide/backend_impl.h"
 
 namespace proxc::internal {
@@ -13,11 +13,15 @@ namespace proxc::internal {
 #ifndef PROXC_PLUGIN_LI2018
 #define PROXC_PLUGIN_LI2018 ""
 #endif
+#ifndef PROXC_PLUGIN_ANDERSON2021
+#define PROXC_PLUGIN_ANDERSON2021 ""
+#endif
 
 const Autoscheduler kAutoschedulers[] = {
     {"mullapudi2016", "Mullapudi2016", PROXC_PLUGIN_MULLAPUDI2016},
     {"adams2019", "Adams2019", PROXC_PLUGIN_ADAMS2019},
     {"li2018", "Li2018", PROXC_PLUGIN_LI2018},
+    {"anderson2021", "Anderson2021", PROXC_PLUGIN_ANDERSON2021},  // GPU targets only
 };
 
 const Autoscheduler* find_autoscheduler(const std::string& s) {
@@ -35,7 +39,7 @@ void warn_schedule_fallback(const std::string& head, std::string why) {
 }
 
 // The plugin library of an autoscheduler: in $PROXC_HALIDE_PLUGIN_DIR when
-// set (a Halide built elsewhere), else where Debian's Halide put it.
+// set (a Halide built elsewhere), else beside the libHalide proxc was built with.
 std::string plugin_path(const Autoscheduler& a) {
   const char* dir = std::getenv("PROXC_HALIDE_PLUGIN_DIR");
   if (dir && *dir) return std::string(dir) + "/libautoschedule_" + a.option + ".so";
@@ -48,23 +52,23 @@ hl::Lowered lower_scheduled(const StepProgram& p, const std::string& schedule, c
                             std::string* used) {
   *used = "default";
   const Autoscheduler* as = find_autoscheduler(schedule);
-  if (!as) return hl::lower(p);
+  if (!as) return hl::lower(p, schedule_for(t));
   std::string why;
   const std::string plugin = plugin_path(*as);
   hl::Lowered L = hl::lower(p, halide_ops::Schedule::None);
   if (!L.spectra_sources.empty() || !L.otf_sources.empty()) {
-    why = "Halide 14's autoschedulers cannot schedule around the FFT extern stage of this pipeline";
+    // (Halide 14's autoschedulers failed or crashed on them; not tried since.)
+    why = "proxc does not autoschedule around the FFT extern stage of this pipeline";
   } else if (!L.graph->black_boxes().empty() || !L.graph->prox_fns().empty()) {
     // An autoscheduler may call the extern stage per tile, from several
     // threads: each call would run the user's whole operator.
     why = "the pipeline calls user code (black-box operators, prox functions), which must run once on whole arrays";
+  } else if (std::string(as->option) == "anderson2021" && !t.has_gpu_feature()) {
+    why = "Anderson2021 schedules GPU targets only, and " + t.to_string() + " has no GPU feature";
   } else if (plugin.empty() || !std::filesystem::exists(plugin)) {
     why = "its plugin " + (plugin.empty() ? std::string("libautoschedule_") + as->option + ".so" : plugin) +
-          " is not installed (libhalide14-0-dev ships it)";
+          " is not installed (the halide wheel ships it)";
   } else {
-    // Adams2019's beam search takes minutes per pipeline; greedy (beam 1)
-    // unless the user sets HL_BEAM_SIZE.
-    if (std::string(as->option) == "adams2019") ::setenv("HL_BEAM_SIZE", "1", 0);
     try {
       L.graph->set_estimates(L.extent_values, L.scalar_values);
       L.graph->auto_schedule(plugin, as->name, t);
@@ -76,7 +80,7 @@ hl::Lowered lower_scheduled(const StepProgram& p, const std::string& schedule, c
     }
   }
   warn_schedule_fallback("--schedule " + schedule + " failed for " + program_label(p), why);
-  return hl::lower(p);
+  return hl::lower(p, schedule_for(t));
 }
 
 const std::vector<std::string>& halide_schedules() {

@@ -25,6 +25,44 @@ std::string without_gpu_features(const Halide::Target& t) {
   return out;
 }
 
+halide_ops::Schedule schedule_for(const Halide::Target& t) {
+  return t.has_gpu_feature() ? halide_ops::Schedule::Gpu : halide_ops::Schedule::Default;
+}
+
+Halide::Target with_gpu_features(Halide::Target t) {
+  if (t.has_feature(Halide::Target::OpenCL)) t.set_feature(Halide::Target::CLDoubles);
+  return t;
+}
+
+std::string gpu_unavailable(const Halide::Target& t) {
+  // The libraries Halide's runtime loads itself (runtime/cuda.cpp, opencl.cpp).
+  if (t.has_feature(Halide::Target::CUDA)) {
+    void* lib = ::dlopen("libcuda.so", RTLD_LAZY | RTLD_LOCAL);
+    if (!lib) lib = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!lib) return "no CUDA driver on this machine (libcuda.so is not found): CUDA needs an NVIDIA GPU and its driver";
+    using Init = int (*)(unsigned);
+    using Count = int (*)(int*);
+    auto init = reinterpret_cast<Init>(::dlsym(lib, "cuInit"));
+    auto count = reinterpret_cast<Count>(::dlsym(lib, "cuDeviceGetCount"));
+    int n = 0;
+    if (!init || !count || init(0) != 0 || count(&n) != 0 || n == 0) return "the CUDA driver finds no GPU";
+    return "";
+  }
+  if (t.has_feature(Halide::Target::OpenCL)) {
+    void* lib = ::dlopen("libOpenCL.so", RTLD_LAZY | RTLD_LOCAL);
+    if (!lib)
+      return "libOpenCL.so is not found (Debian: ocl-icd-opencl-dev, and a driver: pocl-opencl-icd runs OpenCL on "
+             "the CPU)";
+    using Platforms = int (*)(unsigned, void*, unsigned*);
+    auto platforms = reinterpret_cast<Platforms>(::dlsym(lib, "clGetPlatformIDs"));
+    unsigned n = 0;
+    if (!platforms || platforms(0, nullptr, &n) != 0 || n == 0)
+      return "no OpenCL platform is installed (pocl-opencl-icd runs OpenCL on the CPU)";
+    return "";
+  }
+  return "proxc's GPU schedules are for CUDA and OpenCL";
+}
+
 std::vector<int> halide_dims(const Shape& s) {
   std::vector<int> d;
   for (auto it = s.rbegin(); it != s.rend(); ++it) d.push_back(static_cast<int>(*it));

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <functional>
 #include <future>
 #include <map>
@@ -45,12 +46,34 @@ using halide_ops::Graph;
 extern std::atomic<int> g_compiles;
 extern std::atomic<int> g_cache_loads;
 
+/// f(), with a Halide error rethrown as a std::runtime_error: Halide 21's
+/// errors are not std::exceptions, and the backend's callers (the API, the
+/// command line's "out of memory while compiling") catch those.
+template <typename F>
+auto halide_boundary(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Halide::Error& e) {
+    throw std::runtime_error(e.what());
+  }
+}
+
 /// The target of a --target string, with proxc's default features.
 Halide::Target parse_target(const std::string& s);
 /// t's target string without its GPU features (cuda, opencl, metal, ... and
 /// their capability features): the CPU part, for a target proxc has no GPU
 /// schedule for.
 std::string without_gpu_features(const Halide::Target& t);
+/// The schedule proxc's own lowering uses for t: Gpu for a target with a GPU
+/// feature, else the default CPU schedule.
+halide_ops::Schedule schedule_for(const Halide::Target& t);
+/// Why this machine cannot run t's GPU code ("" when it can): the driver
+/// library Halide loads (libcuda.so, libOpenCL.so) or a device is missing, or
+/// the GPU API is not one proxc schedules for (CUDA, OpenCL).
+std::string gpu_unavailable(const Halide::Target& t);
+/// t for proxc's GPU schedules: OpenCL with cl_doubles (the check's sums and
+/// the scalars are doubles; PoCL and NVIDIA's OpenCL have them).
+Halide::Target with_gpu_features(Halide::Target t);
 /// The same for code compiled ahead of time ("host": this machine's, not the JIT's).
 Halide::Target aot_target(const std::string& s);
 /// Halide's extents of a numpy-order shape (reversed).

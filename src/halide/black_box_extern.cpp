@@ -1,4 +1,5 @@
 #include "halide/black_box_extern.h"
+#include "halide/extern_inputs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -125,6 +126,7 @@ extern "C" int proxc_black_box_stage(halide_buffer_t* in, uint64_t id, int adjoi
                                halide_buffer_t* out) {
   const int ie[6] = {i0, i1, i2, i3, i4, i5}, oe[6] = {o0, o1, o2, o3, o4, o5};
   const std::vector<int64_t> in_shape(ie, ie + in_rank), out_shape(oe, oe + out_rank);
+  if (int rc = proxc::internal::inputs_on_host({in}); rc != 0) return rc;
   std::vector<float> x;
   const float* src = whole_operand(in, in_shape, &x);
   if (!src) return 0;  // a bounds query
@@ -156,6 +158,7 @@ extern "C" int proxc_black_box_stage(halide_buffer_t* in, uint64_t id, int adjoi
 extern "C" int proxc_prox_fn_stage(halide_buffer_t* in, halide_buffer_t* rho_buffer, uint64_t id, double p0, double p1, double p2,
                                    double p3, double p4, double p5, double p6, double p7, int rank, int e0, int e1,
                                    int e2, int e3, int e4, int e5, halide_buffer_t* out) {
+  if (int rc = proxc::internal::inputs_on_host({in, rho_buffer}); rc != 0) return rc;
   const int ext[6] = {e0, e1, e2, e3, e4, e5};
   const double params[8] = {p0, p1, p2, p3, p4, p5, p6, p7};
   const std::vector<int64_t> shape(ext, ext + rank);
@@ -188,6 +191,7 @@ extern "C" int proxc_prox_fn_stage(halide_buffer_t* in, halide_buffer_t* rho_buf
 extern "C" int proxc_prox_fn_value_stage(halide_buffer_t* in, uint64_t id, double p0, double p1, double p2,
                                          double p3, double p4, double p5, double p6, double p7, int rank, int e0,
                                          int e1, int e2, int e3, int e4, int e5, halide_buffer_t* out) {
+  if (int rc = proxc::internal::inputs_on_host({in}); rc != 0) return rc;
   const int ext[6] = {e0, e1, e2, e3, e4, e5};
   const double params[8] = {p0, p1, p2, p3, p4, p5, p6, p7};
   const std::vector<int64_t> shape(ext, ext + rank);

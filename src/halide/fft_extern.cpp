@@ -1,4 +1,5 @@
 #include "halide/fft_extern.h"
+#include "halide/extern_inputs.h"
 
 #include <fftw3.h>
 
@@ -176,6 +177,7 @@ extern "C" int proxc_circulant_solve(halide_buffer_t* rhs, halide_buffer_t* otf2
     answer_bounds_query(rhs, otf2, 0, spatial_rank, out);
     return 0;
   }
+  if (int rc = proxc::internal::inputs_on_host({rhs, otf2}); rc != 0) return rc;
   const float a = static_cast<float>(a_in);
   const float c = static_cast<float>(c_in);
   const float* s = reinterpret_cast<const float*>(otf2->host);
@@ -193,6 +195,7 @@ extern "C" int proxc_fft_conv(halide_buffer_t* x, halide_buffer_t* otf, int spat
     answer_bounds_query(x, otf, 1, spatial_rank, out);
     return 0;
   }
+  if (int rc = proxc::internal::inputs_on_host({x, otf}); rc != 0) return rc;
   const float* t = reinterpret_cast<const float*>(otf->host);
   const float sign = adjoint ? -1.0f : 1.0f;
   filter_channels(Layout(out, spatial_rank), x, out, [&](int64_t k, float scale, fftwf_complex& z) {

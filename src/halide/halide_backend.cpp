@@ -133,7 +133,13 @@ class Part {
   void run_jit(const std::vector<void*>& argv) {
     halide_ops::Graph& G = *entry_->lowered.graph;
     size_t k = 0;
-    auto next_buffer = [&]() { return Halide::Buffer<>(*static_cast<halide_buffer_t*>(argv[k++])); };
+    // Each buffer wraps host memory that is current: a GPU pipeline copies it to the device.
+    const bool gpu = target_.has_gpu_feature();
+    auto next_buffer = [&](bool input = true) {
+      Halide::Buffer<> b(*static_cast<halide_buffer_t*>(argv[k++]));
+      if (gpu && input) b.set_host_dirty(true);
+      return b;
+    };
     for (auto& [name, ip] : G.inputs()) ip.set(next_buffer());
     for (auto& [name, p] : G.params()) p.set(*static_cast<double*>(argv[k++]));
     for (auto& [i, ip] : G.data()) ip.set(next_buffer());
@@ -142,8 +148,20 @@ class Part {
     for (auto& [i, p] : G.scalars()) p.set(*static_cast<float*>(argv[k++]));
     for (auto& [i, p] : G.extent_slots()) p.set(*static_cast<int*>(argv[k++]));
     std::vector<Halide::Buffer<>> outs;
-    while (k < argv.size()) outs.push_back(next_buffer());
+    while (k < argv.size()) outs.push_back(next_buffer(false));
     entry_->lowered.pipeline.realize(Halide::Realization(outs));
+    if (gpu) {
+      // The outputs back in the host arrays, and the device copies freed
+      // (the buffers wrap this run's arrays only).
+      for (Halide::Buffer<>& b : outs) {
+        user_assert(b.copy_to_host() == 0) << "copying " << b.name() << " from the GPU failed";
+        b.device_free();
+      }
+      for (auto& [name, ip] : G.inputs()) ip.get().device_free();
+      for (auto& [i, ip] : G.data()) ip.get().device_free();
+      for (auto& [i, ip] : G.spectra()) ip.get().device_free();
+      for (auto& [i, ip] : G.otfs()) ip.get().device_free();
+    }
   }
 
   StepProgram program_;
@@ -216,6 +234,11 @@ class HalideStep : public CompiledStep {
   }
 
   void run_into(const StepInputs& in, StepOutputs* out) override {
+    halide_boundary([&] { run_parts(in, out); });
+  }
+
+ private:
+  void run_parts(const StepInputs& in, StepOutputs* out) {
     check_inputs_(in);
     iteration_->run(in, {}, out);
     if (!run_checks(in.params)) {
@@ -228,7 +251,6 @@ class HalideStep : public CompiledStep {
     }
   }
 
- private:
   // Whether a check program computes a prox or a solve: it then recomputes
   // iterations the program does not output (those --fuse N unrolls before
   // its last one), and is better left gated in the iteration's pipeline.
@@ -249,10 +271,12 @@ class HalideStep : public CompiledStep {
 // rethrows the first failure once all have finished.
 void run_at_once(const std::vector<std::function<void()>>& jobs) {
   std::vector<std::future<void>> others;
-  for (size_t i = 1; i < jobs.size(); ++i) others.push_back(std::async(std::launch::async, jobs[i]));
+  for (size_t i = 1; i < jobs.size(); ++i) {
+    others.push_back(std::async(std::launch::async, [&jobs, i] { halide_boundary(jobs[i]); }));
+  }
   std::exception_ptr failed;
   try {
-    if (!jobs.empty()) jobs[0]();
+    if (!jobs.empty()) halide_boundary(jobs[0]);
   } catch (...) {
     failed = std::current_exception();
   }
@@ -271,14 +295,20 @@ class HalideBackend : public Backend {
   explicit HalideBackend(const HalideOptions& o)
       : options_(o), target_(parse_target(o.target)), requested_target_(o.target) {
     check_schedule_name(o.schedule);
-    // No schedule of proxc places work on a GPU yet: the pipelines are
-    // compiled for the CPU part of a GPU target, which the summary reports
-    // as the target used, and a warning says so.
+    // A GPU target runs proxc's GPU schedules where this machine can run
+    // them; otherwise its CPU part, which the summary reports as the target
+    // used, and a warning says why.
     if (target_.has_gpu_feature()) {
-      options_.target = without_gpu_features(target_);
-      target_ = parse_target(options_.target);
-      warn("--target " + o.target + ": proxc has no GPU schedules yet; the pipelines run on the CPU, compiled for " +
-           target_.to_string());
+      const std::string why = gpu_unavailable(target_);
+      if (why.empty()) {
+        target_ = with_gpu_features(target_);
+        options_.target = target_.to_string();
+      } else {
+        options_.target = without_gpu_features(target_);
+        target_ = parse_target(options_.target);
+        warn("--target " + o.target + ": " + why + "; the pipelines run on the CPU, compiled for " +
+             target_.to_string());
+      }
     }
     // Large FFTs planned by measurement, once per machine: the plans kept
     // in the cache folder (see proxc_fft_set_wisdom_file).

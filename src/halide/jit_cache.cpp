@@ -18,7 +18,7 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
 // cache's, or compiled now. Thread-safe: different pipelines compile at once.
 std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions& o,
                                       const Halide::Target& target, hl::Lowered* mine) {
-  *mine = hl::lower(p);
+  *mine = hl::lower(p, schedule_for(target));
   std::string key = target.to_string() + "|" + o.schedule + "|" + mine->key;
   std::shared_ptr<Entry> e;
   {
@@ -42,7 +42,9 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
   std::string dir = halide_cache_dir(o);
   std::string stem;
   bool writable = false;
-  if (!dir.empty()) {
+  // GPU pipelines are compiled in memory: their device buffers are managed
+  // by the JIT's runtime (Part::run copies the outputs back and frees them).
+  if (!dir.empty() && !target.has_gpu_feature()) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     // A read-only folder still serves the entries it holds; new ones are compiled in memory.
@@ -103,7 +105,7 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
     if (e->schedule_used == "default") throw;
     warn_schedule_fallback(
         "the " + e->schedule_used + " schedule of " + program_label(p) + " does not compile", err.what());
-    e->lowered = hl::lower(p);
+    e->lowered = hl::lower(p, schedule_for(target));
     e->schedule_used = "default";
     build();
   }

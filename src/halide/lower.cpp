@@ -655,7 +655,9 @@ std::string generator_source(const StepProgram& p, const Lowered& L, const std::
     << "// Build it and run it (writes OUT/NAME.a and OUT/NAME.h):\n"
     << "//   c++ -std=c++17 -O1 THIS_FILE.cpp -I " << ops_include << " -I " << public_include
     << " -I " PROXC_HALIDE_INCLUDE " \\\n"
-    << "//       " PROXC_HALIDE_LIBRARY " -lpthread -ldl -o generator && ./generator OUT NAME [TARGET]\n"
+    << "//       " PROXC_HALIDE_LIBRARY " -Wl,-rpath,"
+    << std::filesystem::path(PROXC_HALIDE_LIBRARY).parent_path().string()
+    << " -lpthread -ldl -o generator && ./generator OUT NAME [TARGET]\n"
     << "// The library's arguments, in order: inputs (in_<name>, float32), params (p_<name>,\n"
     << "// double), data (data<i>, the problem's constants), FFT spectra, scalar slots\n"
     << "// (s<i>), extent slots (e<i>), then the outputs. Each `g.` call below is a function\n"

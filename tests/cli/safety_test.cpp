@@ -422,11 +422,13 @@ TEST(CliSafety, ADeepExpressionIsRefusedWhereItIsWritten) {
 
 TEST(CliSafety, AnAddressSpaceLimitIsOutOfMemoryNotABug) {
   // Where the limit bites depends on the machine: at each, proxc either works
-  // or says it ran out of memory (exit 2) -- never "internal error" (exit 3).
+  // or says it ran out of memory (exit 2) -- never "internal error" (exit 3),
+  // nor an uncaught exception (Halide 21's errors are not std::exceptions).
   for (const char* kib : {"250000", "300000", "350000", "400000"}) {
     auto r = test::run_command("ulimit -v " + std::string(kib) + "; " + shell_quote(test::proxc_binary()) +
                                " solve " + example("deconv_tv.prox") + " --iters 3 --cache-dir off 2>&1");
-    EXPECT_NE(r.exit_code, 3) << kib << ": " << r.out;
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << kib << ": " << r.out;
+    if (r.exit_code == 2) EXPECT_THAT(r.out, HasSubstr("out of memory")) << kib;
     EXPECT_THAT(r.out, Not(HasSubstr("internal error"))) << kib;
   }
 }

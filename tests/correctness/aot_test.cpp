@@ -141,7 +141,8 @@ TEST(Aot, GeneratorSourceBuildsTheSamePipeline) {
   test::write_text(gen_dir + "/aot_generator.cpp", src);
   std::string cmd = "g++ -std=c++17 -O0 -o " + test::shell_quote(gen_dir + "/generator") + " " +
                     test::shell_quote(gen_dir + "/aot_generator.cpp") + " -I" PROXC_SOURCE_DIR "/src/halide/ops -I" PROXC_SOURCE_DIR "/include -I" PROXC_HALIDE_INCLUDE
-                    " " PROXC_HALIDE_LIBRARY " -lpthread -ldl 2>&1";
+                    " " PROXC_HALIDE_LIBRARY " -Wl,-rpath," +
+                    std::filesystem::path(PROXC_HALIDE_LIBRARY).parent_path().string() + " -lpthread -ldl 2>&1";
   auto build = test::run_command(cmd);
   ASSERT_EQ(build.exit_code, 0) << cmd << "\n" << build.out;
   auto gen = test::run_command(test::shell_quote(gen_dir + "/generator") + " " + test::shell_quote(gen_dir) +

@@ -38,8 +38,8 @@ struct HalideFlags {
 inline void add_halide_flags(CLI::App* cmd, HalideFlags* o) {
   cmd->add_option("--target", o->target, "Halide target string (host, x86-64-linux-avx2, ...)");
   cmd->add_option("--schedule", o->schedule,
-                  "default, or an autoscheduler: mullapudi2016, adams2019, li2018 (falls back to the default "
-                  "with a warning)");
+                  "default, or an autoscheduler: mullapudi2016, adams2019, li2018, anderson2021 (GPU targets; "
+                  "falls back to the default with a warning)");
   cmd->add_option(
       "--cache-dir", o->cache_dir,
       "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR or ~/.cache/proxc; off: none)");

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -42,6 +43,16 @@ struct Val {
   bool defined() const { return f.defined(); }
 };
 
+/// The value of a constant integer expression, if it is one (Halide 14
+/// answers with a pointer, Halide 21 with an optional).
+inline std::optional<int64_t> const_int_value(const int64_t* v) {
+  return v ? std::optional<int64_t>(*v) : std::nullopt;
+}
+inline std::optional<int64_t> const_int_value(std::optional<int64_t> v) { return v; }
+inline std::optional<int64_t> const_int(const Halide::Expr& e) {
+  return const_int_value(Halide::Internal::as_const_int(e));
+}
+
 /// Coordinates of flat index i in a C-order array of extents ext; callers
 /// guarantee 0 <= i < the product of ext (< 2^31). A division by a run-time extent is a double division and a
 /// floor, which vectorizes (an int32 vector division by a run-time value is
@@ -72,8 +83,11 @@ inline std::vector<Halide::Expr> unravel(Halide::Expr i, const std::vector<Halid
 
 /// Default: proxc's hand-written CPU schedule (vectorized, parallel, values
 /// that are read at several places computed at root). None: no schedule at
-/// all, for an autoscheduler.
-enum class Schedule { Default, None };
+/// all, for an autoscheduler. Gpu: the values None computes at root, each a
+/// GPU kernel of 16×16 threads over its two longest axes (schedule_gpu), and
+/// reductions as per-row partial values on the device that the host adds up
+/// in double; for a target with a GPU feature (CUDA, OpenCL with cl_doubles).
+enum class Schedule { Default, None, Gpu };
 
 class Graph {
  public:
@@ -98,7 +112,9 @@ class Graph {
   /// vectorizes and unrolls itself, and those passes only lengthen the
   /// compile, by about a tenth here) unless it names enable_llvm_loop_opt.
   static Halide::Target with_default_features(Halide::Target t) {
+#if HALIDE_VERSION_MAJOR < 15
     if (!t.has_feature(Halide::Target::EnableLLVMLoopOpt)) t.set_feature(Halide::Target::DisableLLVMLoopOpt);
+#endif
     return t;
   }
 
@@ -339,6 +355,15 @@ class Graph {
 
   /// The outputs' Funcs in order (a Tuple-valued one for a pair stands for both).
   Halide::Pipeline pipeline();
+
+  /// Schedule::Gpu: every Func that `outs` call and that is computed at root
+  /// (or is one of them), except extern stages and scalars, becomes a GPU
+  /// kernel: 16×16 threads over its two innermost axes that are not short
+  /// compile-time axes (gradient components, colour channels: those loop
+  /// inside a thread), or 64 threads along its one long axis. Update
+  /// definitions that write at the pure coordinates get the same tiling;
+  /// others, and scalars, run on the host (Halide copies what they read).
+  void schedule_gpu(const std::vector<Halide::Func>& outs);
 
   /// Arrays are dense (numpy order, no padding): each axis's stride is the
   /// product of the extents inside it. Where those extents are known at
@@ -617,6 +642,11 @@ class Graph {
 
   Schedule schedule_;
   std::ostream* record_;
+  /// Extents (numpy order) of every value an op returned, by Func name: the
+  /// axes schedule_gpu tiles.
+  std::map<std::string, std::vector<Halide::Expr>> ext_of_;
+  /// Funcs that have their GPU schedule already (reductions' row partials).
+  std::set<std::string> gpu_scheduled_;
   int min_extent_ = 0;         ///< see assume_min_extent
   bool gated_ = false;         ///< a reduction is gated (see reduce, split_row_strips)
   bool strips_split_ = false;  ///< split_row_strips ran (pipeline() was called)

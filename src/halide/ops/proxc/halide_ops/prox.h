@@ -224,7 +224,7 @@ inline Val Graph::value(const Term& t, const Val& v0, const Val& inf_val, double
 inline int64_t Graph::const_group_size(const Val& u, const std::vector<int>& axes) {
   int64_t n = 1;
   for (int a : axes) {
-    const int64_t* e = Halide::Internal::as_const_int(u.ext[static_cast<size_t>(a)]);
+    const std::optional<int64_t> e = const_int(u.ext[static_cast<size_t>(a)]);
     if (!e) return 0;
     n *= *e;
   }
@@ -238,7 +238,7 @@ inline Halide::Expr Graph::group_sum_squares(const Val& u, const std::vector<int
       Coords src = i;
       int64_t rest = k;
       for (int a : axes) {
-        const int64_t e = *Halide::Internal::as_const_int(u.ext[static_cast<size_t>(a)]);
+        const int64_t e = *const_int(u.ext[static_cast<size_t>(a)]);
         src[static_cast<size_t>(a)] = static_cast<int>(rest % e);
         rest /= e;
       }

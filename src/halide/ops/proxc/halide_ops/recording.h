@@ -39,6 +39,7 @@ inline std::string Graph::args(const A&... a) {
 template <typename... A>
 inline Val Graph::rec(Val v, const char* op, const A&... a) {
   v.id = "v" + std::to_string(ids_++);
+  if (v.f.defined()) ext_of_[v.f.name()] = v.ext;
   if (record_) *record_ << "  Val " << v.id << " = g." << op << "(" << args(a...) << ");\n";
   return v;
 }

@@ -38,6 +38,40 @@ inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, 
     if (strips_split_) fail("reduce: a gated reduction added after pipeline()");
     gated_ = true;
   }
+  if (schedule_ == Schedule::Gpu && a0.rank() > 0) {
+    // Row partial values on the device, one thread per row (chunks of
+    // kGpuChunk elements for a 1-D array), in float for sums of squares and
+    // maxima as on the CPU and in double for sums that may cancel; the host
+    // combines the rows in double (it copies one value per row).
+    constexpr int kGpuChunk = 1024;
+    const int rank = a0.rank();
+    Halide::Var row("px_0");
+    Halide::Func partial(kind + "_rows" + std::to_string(counter_++));
+    Halide::Expr rows;
+    Halide::Expr e;
+    if (rank == 1) {
+      rows = (a0.ext[0] + kGpuChunk - 1) / kGpuChunk;
+      Halide::RDom r(0, kGpuChunk);
+      r.where(row * kGpuChunk + r.x < a0.ext[0]);
+      e = element({row * kGpuChunk + r.x});
+    } else {
+      rows = a0.ext[0];
+      Halide::RDom r = full_domain(std::vector<Halide::Expr>(a0.ext.begin() + 1, a0.ext.end()));
+      Coords i = domain_point(r, a0.ext.size() - 1);
+      i.insert(i.begin(), row);
+      e = element(i);
+    }
+    partial(row) = kind == "max_abs" ? Halide::maximum(e) : Halide::sum(e);
+    partial.compute_root().gpu_tile(row, Halide::Var("px_0_blk"), Halide::Var("px_0_thr"), 64,
+                                    Halide::TailStrategy::GuardWithIf);
+    gpu_scheduled_.insert(partial.name());
+    if (on.defined()) rows = Halide::select(on, rows, 0);
+    Halide::RDom rr(0, rows);
+    Halide::Expr p = Halide::cast<double>(partial(rr.x));
+    Halide::Expr red = kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p);
+    // (An empty maximum is the lowest double; gated off, nothing reads it.)
+    return rec(define0(kind, red), "reduce", kind, a0, b0, gate);
+  }
   if (schedule_ != Schedule::Default) {
     // One plain reduction: an autoscheduler splits it as it sees fit.
     std::vector<Halide::Expr> ext = a0.ext;
@@ -95,7 +129,7 @@ inline Val Graph::parallel_reduce(const std::string& kind, const Val& a, Element
   }
   int lane_axis = rank - 1, folded = 1;
   while (lane_axis > 0) {
-    const int64_t* e = Halide::Internal::as_const_int(a.ext[static_cast<size_t>(lane_axis)]);
+    const std::optional<int64_t> e = const_int(a.ext[static_cast<size_t>(lane_axis)]);
     if (!e || folded * *e > 16) break;
     folded *= static_cast<int>(*e);
     --lane_axis;
@@ -122,7 +156,7 @@ inline Val Graph::parallel_reduce(const std::string& kind, const Val& a, Element
     for (int f = 0; f < folded; ++f) {
       int rest = f;
       for (int ax = rank - 1; ax > lane_axis; --ax) {
-        const int e = static_cast<int>(*Halide::Internal::as_const_int(a.ext[static_cast<size_t>(ax)]));
+        const int e = static_cast<int>(*const_int(a.ext[static_cast<size_t>(ax)]));
         i[static_cast<size_t>(ax)] = rest % e;
         rest /= e;
       }

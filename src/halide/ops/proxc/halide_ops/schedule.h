@@ -4,6 +4,7 @@
 /// every part).
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -15,7 +16,8 @@ inline Halide::Func Graph::output(const std::string& name, const Val& v, const E
   if (record_) *record_ << "  g.output(" << args(name, v, ext) << ");\n";
   // A value computed at root anyway is the output itself (its users read
   // the output buffer): no copy.
-  if (schedule_ == Schedule::Default && !v.is_buffer && !v.vars.empty() && materialized_.count(v.f.name()) &&
+  if ((schedule_ == Schedule::Default || schedule_ == Schedule::Gpu) && !v.is_buffer && !v.vars.empty() &&
+      materialized_.count(v.f.name()) &&
       output_funcs_.insert(v.f.name()).second) {
     outputs_.push_back(v.f);
     output_ext_.push_back(ext);
@@ -209,8 +211,19 @@ inline Halide::AutoSchedulerResults Graph::auto_schedule(const std::string& plug
                                                          const Halide::Target& t) {
   Halide::load_plugin(plugin);
   Halide::Pipeline p = pipeline();
-  Halide::AutoSchedulerResults r = p.auto_schedule(name, t, Halide::MachineParams::generic());
-  return r;
+#if HALIDE_VERSION_MAJOR >= 15
+  // Halide 15 on: the autoscheduler's options are parameters, not the
+  // environment. The beam searches (Adams2019, Anderson2021) take minutes per
+  // pipeline at their default beam; greedy (beam 1) unless HL_BEAM_SIZE says.
+  std::map<std::string, std::string> extra;
+  if (name == "Adams2019" || name == "Anderson2021") {
+    const char* beam = std::getenv("HL_BEAM_SIZE");
+    extra["beam_size"] = beam && *beam ? beam : "1";
+  }
+  return p.apply_autoscheduler(t, Halide::AutoschedulerParams(name, extra));
+#else
+  return p.auto_schedule(name, t, Halide::MachineParams::generic());
+#endif
 }
 
 inline Halide::Pipeline Graph::pipeline() {
@@ -225,7 +238,70 @@ inline Halide::Pipeline Graph::pipeline() {
     funcs.push_back(outputs_[k]);
     for (Halide::OutputImageParam b : funcs.back().output_buffers()) dense_strides(b, output_ext_[k]);
   }
+  if (schedule_ == Schedule::Gpu) schedule_gpu(funcs);
   return Halide::Pipeline(funcs);
+}
+
+inline void Graph::schedule_gpu(const std::vector<Halide::Func>& outs) {
+  std::vector<Halide::Internal::Function> roots;
+  std::set<std::string> out_names;
+  for (const Halide::Func& f : outs) {
+    roots.push_back(f.function());
+    out_names.insert(f.name());
+  }
+  // Short axes: compile-time extents up to this stay inside a thread.
+  constexpr int64_t kShort = 16;
+  const std::map<std::string, Halide::Internal::Function> env = Halide::Internal::build_environment(roots);
+  // At root: the outputs, the values materialized_ holds, and what an extern stage reads.
+  std::set<std::string> at_root = out_names;
+  at_root.insert(materialized_.begin(), materialized_.end());
+  for (const auto& [name, fn] : env) {
+    if (!fn.has_extern_definition()) continue;
+    for (const Halide::ExternFuncArgument& a : fn.extern_arguments()) {
+      if (a.is_func()) at_root.insert(Halide::Internal::Function(a.func).name());
+    }
+  }
+  for (const auto& [name, fn] : env) {
+    if (fn.has_extern_definition() || fn.dimensions() == 0 || gpu_scheduled_.count(name)) continue;
+    if (!at_root.count(name)) continue;  // inlined into its readers' kernels
+    if (!gpu_scheduled_.insert(name).second) continue;
+    const int dims = fn.dimensions();
+    // Halide's dimension d is numpy axis dims-1-d; without recorded extents every axis counts as long.
+    auto long_axis = [&](int d) {
+      auto it = ext_of_.find(name);
+      if (it == ext_of_.end() || static_cast<int>(it->second.size()) != dims) return true;
+      const std::optional<int64_t> e = const_int(it->second[static_cast<size_t>(dims - 1 - d)]);
+      return !e || *e > kShort;
+    };
+    std::vector<int> tiled;
+    for (int d = 0; d < dims && tiled.size() < 2; ++d) {
+      if (long_axis(d)) tiled.push_back(d);
+    }
+    if (tiled.empty()) continue;  // a small array: computed on the host
+    Halide::Func f(fn);
+    const std::vector<std::string> pure = fn.args();
+    auto tile = [&](Halide::Stage s) {
+      const Halide::TailStrategy guard = Halide::TailStrategy::GuardWithIf;
+      Halide::Var x(pure[static_cast<size_t>(tiled[0])]), xo(x.name() + "_blk"), xi(x.name() + "_thr");
+      if (tiled.size() == 1) {
+        s.gpu_tile(x, xo, xi, 64, guard);
+        return;
+      }
+      Halide::Var y(pure[static_cast<size_t>(tiled[1])]), yo(y.name() + "_blk"), yi(y.name() + "_thr");
+      s.gpu_tile(x, y, xo, yo, xi, yi, 16, 16, guard);
+    };
+    tile(f);
+    for (int u = 0; u < f.num_update_definitions(); ++u) {
+      // Only an update that writes each point at its own coordinates runs on the device.
+      const std::vector<Halide::Expr>& args = fn.update(u).args();
+      bool pointwise = true;
+      for (int d : tiled) {
+        const auto* v = args[static_cast<size_t>(d)].as<Halide::Internal::Variable>();
+        pointwise = pointwise && v && v->name == pure[static_cast<size_t>(d)];
+      }
+      if (pointwise) tile(f.update(u));
+    }
+  }
 }
 
 inline void Graph::dense_strides(Halide::OutputImageParam b, const Ext& ext) {

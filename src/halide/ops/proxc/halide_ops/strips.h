@@ -69,7 +69,7 @@ inline void Graph::schedule_root(Halide::Func f, const std::vector<Halide::Var>&
 inline void Graph::split_row_strips() {
   for (const auto& [f0, rows_extent] : row_splits_) {
     Halide::Func f = f0;
-    const int64_t* rows_const = Halide::Internal::as_const_int(rows_extent);
+    const std::optional<int64_t> rows_const = const_int(rows_extent);
     const bool shift = min_extent_ >= kRowsPerTask && !gated_ && (!rows_const || *rows_const >= kRowsPerTask);
     Halide::Var rows(row_tasks_.at(f.name()));
     Halide::Var row(rows.name() + "_in_strip");
@@ -94,7 +94,7 @@ inline void Graph::schedule_vectors(Halide::Func f, const std::vector<Halide::Va
     // vectors into dense stores. Other trailing axes loop outside the columns.
     std::vector<bool> unrolled(vars.size(), false);
     for (size_t i = static_cast<size_t>(std::max(2, unroll_from)); i < vars.size(); ++i) {
-      unrolled[i] = Halide::Internal::as_const_int(ext[i]) != nullptr;
+      unrolled[i] = const_int(ext[i]).has_value();
     }
     std::vector<Halide::VarOrRVar> order;  // innermost first
     for (size_t i = vars.size(); i-- > 2;) {
@@ -109,7 +109,7 @@ inline void Graph::schedule_vectors(Halide::Func f, const std::vector<Halide::Va
     f.vectorize(vars[1], lanes, vector_tail(lanes));
     for (size_t i = 2; i < vars.size(); ++i) {
       if (unrolled[i])
-        f.bound(vars[i], 0, static_cast<int>(*Halide::Internal::as_const_int(ext[i]))).unroll(vars[i]);
+        f.bound(vars[i], 0, static_cast<int>(*const_int(ext[i]))).unroll(vars[i]);
     }
   } else {
     f.vectorize(vars.back(), lanes, vector_tail(lanes));
@@ -117,6 +117,12 @@ inline void Graph::schedule_vectors(Halide::Func f, const std::vector<Halide::Va
 }
 
 inline void Graph::schedule_at_root(const Val& v) {
+  if (schedule_ == Schedule::Gpu) {
+    // At root as the default schedule would have it; schedule_gpu makes it a kernel.
+    if (v.is_buffer || (v.vars.empty() && !v.ext.empty())) return;
+    if (materialized_.insert(v.f.name()).second) Halide::Func(v.f).compute_root();
+    return;
+  }
   if (schedule_ != Schedule::Default) return;
   if (v.is_buffer) return;                       // already a buffer
   if (v.vars.empty() && !v.ext.empty()) return;  // an extern stage: already at root
@@ -129,6 +135,12 @@ inline void Graph::schedule_at_root(const Val& v) {
 }
 
 inline Val Graph::stencil(const Val& v, bool local) {
+  if (schedule_ == Schedule::Gpu) {
+    // A cheap value is recomputed by each thread that reads it; others are kernels of their own.
+    if (!materialized_.count(v.f.name()) && v.loads >= 0 && v.loads <= kStencilInline) return v;
+    schedule_at_root(v);
+    return v;
+  }
   if (schedule_ == Schedule::Default && !materialized_.count(v.f.name()) && v.loads >= 0 &&
       v.loads <= kStencilInline) {
     // Inlined into a reader of other rows than the neighbouring ones: the
