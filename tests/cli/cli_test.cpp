@@ -814,6 +814,40 @@ TEST(CliSolve, AGpuTargetRunsOnTheGpuOrSaysWhyNot) {
   EXPECT_EQ(target_of("--backend emulate")["used"], "emulator");
 }
 
+// The iterate does not depend on how many threads ran it: parallel row
+// strips do not overlap (a shifted last strip recomputed rows of the one
+// before on another thread, not always to the same bits, and the iterate
+// then depended on which thread wrote last). 20 rows: strips of 8, 8 and 4.
+TEST(CliSolve, TheIterateDoesNotDependOnTheThreadCount) {
+  const std::string dir = test::temp_dir();
+  Array b({20, 16});
+  for (size_t i = 0; i < b.data.size(); ++i) {
+    const int64_t r = static_cast<int64_t>(i) / 16, c = static_cast<int64_t>(i) % 16;
+    b.data[i] = static_cast<float>(0.3 * static_cast<double>(c) / 16 + ((r > 5 && r < 14 && c > 4 && c < 11) ? 0.5 : 0) +
+                                   0.1 * std::sin(2.3 * static_cast<double>(i)));
+  }
+  io::save_array(dir + "/b.npy", b);
+  io::save_array(dir + "/k.npy", Array({3, 3}, {0.05f, 0.1f, 0.05f, 0.1f, 0.4f, 0.1f, 0.05f, 0.1f, 0.05f}));
+  test::write_text(dir + "/d.prox",
+                   "b = load(\"b.npy\")\nk = load(\"k.npy\")\nx = variable(shape(b))\n"
+                   "minimize sum_squares(conv(k, x) - b) + 0.01 * group_norm1(grad(x), [2]) + nonneg(x)\n");
+  for (const char* solver : {"ladmm", "pc"}) {
+    SCOPED_TRACE(solver);
+    std::string first;
+    for (const char* threads : {"1", "2", "3"}) {
+      const std::string out = dir + "/x" + threads + ".npy";
+      auto r = test::run_command(std::string("HL_NUM_THREADS=") + threads + " " + shell_quote(test::proxc_binary()) +
+                                 " solve " + shell_quote(dir + "/d.prox") + " --solver " + solver +
+                                 " --iters 100 --eps-abs 0 --eps-rel 0 --check-every 1000 --fixed-steps --cache-dir off -o " +
+                                 shell_quote(out) + " 2>&1");
+      ASSERT_EQ(r.exit_code, 0) << r.out;
+      const std::string bytes = read_file(out);
+      if (first.empty()) first = bytes;
+      EXPECT_TRUE(bytes == first) << threads << " threads give another iterate than 1";
+    }
+  }
+}
+
 // OpenCL runs proxc's GPU schedules for real on this machine's CPU (PoCL,
 // which scripts/install-deps.sh installs; without an OpenCL platform this
 // test fails and says so). TV denoising and TV deconvolution at 512², 100

@@ -521,16 +521,14 @@ class Graph {
                      const std::vector<Halide::Expr>& ext, bool small_inner, int unroll_from = 2,
                      int lanes = kVectorLanes);
   // Splits the rows of every Func at root into parallel strips of
-  // kRowsPerTask rows. The last strip shifts inwards (recomputes a few rows
-  // of the one before, as Halide's vectors do at a row's end) when the
-  // pipeline promises every run-time extent to be at least kRowsPerTask, the
-  // rows are such an extent (or a constant as large), and no reduction is
-  // gated. Otherwise it is guarded, which Halide compiles as a second copy
-  // of the strip's loops for the last strip: with the shift, LLVM's compile
-  // time shrinks by about 15 % (deconvolution with admm's pipelines). A
-  // value only a gated-off check reads has an empty region, where a shifted
-  // strip would read before row 0; no operator reads fewer rows of a value
-  // than an extent of the program has, so other regions hold a strip.
+  // kRowsPerTask rows, the last strip guarded (Halide compiles a second copy
+  // of the strip's loops for it). Not shifted inwards: a shifted last strip
+  // recomputes rows of the one before on another thread, and the two
+  // computations of a row need not agree to the last bit (their stencil
+  // values are computed over other regions, so LLVM's loops differ): which
+  // one was written last made the iterates depend on the threads' timing
+  // (Halide 21, ladmm on a 20×16 deconvolution). The shift saved about 15 %
+  // of LLVM's compile time on admm's deconvolution pipelines.
   void split_row_strips();
   // The loop order and vectors of schedule_root, wherever f is computed.
   void schedule_vectors(Halide::Func f, const std::vector<Halide::Var>& vars,
@@ -648,7 +646,6 @@ class Graph {
   /// Funcs that have their GPU schedule already (reductions' row partials).
   std::set<std::string> gpu_scheduled_;
   int min_extent_ = 0;         ///< see assume_min_extent
-  bool gated_ = false;         ///< a reduction is gated (see reduce, split_row_strips)
   bool strips_split_ = false;  ///< split_row_strips ran (pipeline() was called)
   std::vector<std::pair<Halide::Func, Halide::Expr>>
       row_splits_;  ///< see split_row_strips: Funcs, their rows' extent

@@ -33,11 +33,6 @@ inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, 
   };
   // Gated: the first extent is 0 when the gate is 0.
   Halide::Expr on = gate.defined() ? gate.f.value() != 0 : Halide::Expr();
-  if (on.defined()) {
-    // split_row_strips decided its tails knowing of no gate.
-    if (strips_split_) fail("reduce: a gated reduction added after pipeline()");
-    gated_ = true;
-  }
   if (schedule_ == Schedule::Gpu && a0.rank() > 0) {
     // Row partial values on the device, one thread per row (chunks of
     // kGpuChunk elements for a 1-D array), in float for sums of squares and

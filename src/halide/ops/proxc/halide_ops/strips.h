@@ -69,13 +69,9 @@ inline void Graph::schedule_root(Halide::Func f, const std::vector<Halide::Var>&
 inline void Graph::split_row_strips() {
   for (const auto& [f0, rows_extent] : row_splits_) {
     Halide::Func f = f0;
-    const std::optional<int64_t> rows_const = const_int(rows_extent);
-    const bool shift = min_extent_ >= kRowsPerTask && !gated_ && (!rows_const || *rows_const >= kRowsPerTask);
     Halide::Var rows(row_tasks_.at(f.name()));
     Halide::Var row(rows.name() + "_in_strip");
-    f.split(rows, rows, row, kRowsPerTask,
-            shift ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf)
-        .parallel(rows);
+    f.split(rows, rows, row, kRowsPerTask, Halide::TailStrategy::GuardWithIf).parallel(rows);
   }
   row_splits_.clear();
   strips_split_ = true;
