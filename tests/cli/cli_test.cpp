@@ -1082,6 +1082,30 @@ TEST(CliCompile, PrintsACgXUpdatesProgramsAndRefusesWhereThereIsNoCg) {
   EXPECT_THAT(pc.out, HasSubstr("is not solved by CG"));
 }
 
+// CUDA ahead of time builds on a machine without a GPU: the library holds
+// the GPU schedule's kernels as PTX for the capability asked for (the
+// device's driver compiles it when it runs), the FFT solve's too.
+TEST(CliCompile, CudaAheadOfTimeEmbedsThePtxKernels) {
+  const std::string dir = test::temp_dir();
+  for (const char* problem : {"denoise_tv_iso", "deconv_tv"}) {
+    SCOPED_TRACE(problem);
+    const std::string out = dir + "/" + problem;
+    auto r = proxc("compile " + example(std::string(problem) + ".prox") + " --aot " + shell_quote(out) +
+                   " --target host-cuda-cuda_capability_80 --name step");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::string lib = read_file(out + "/step.a");
+    EXPECT_NE(lib.find(".target sm_80"), std::string::npos);
+    EXPECT_NE(lib.find(".visible .entry _kernel_"), std::string::npos);
+    // The reductions' row partial values are kernels too.
+    EXPECT_NE(lib.find("_rows"), std::string::npos);
+  }
+  // The statement of a CUDA pipeline launches kernels over GPU blocks and threads.
+  auto stmt = proxc("compile " + example("denoise_tv_iso.prox") + " --emit stmt --target host-cuda");
+  ASSERT_EQ(stmt.exit_code, 0) << stmt.out;
+  EXPECT_THAT(stmt.out, HasSubstr("halide_cuda_run("));
+  EXPECT_THAT(stmt.out, HasSubstr("block_id_y"));
+}
+
 TEST(CliCompile, ASecondProcessLoadsThePipelineFromTheDiskCache) {
   const std::string dir = test::temp_dir();  // (each call empties the test's folder)
   std::string cache = dir + "/cache";

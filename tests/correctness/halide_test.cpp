@@ -106,7 +106,7 @@ void expect_close(const Array& h, const Array& e, double tol, const std::string&
 }
 
 // Runs forward and adjoint of K on both backends and compares.
-void expect_operator_parity(const Expr& k, std::mt19937_64* rng) {
+void expect_operator_parity(const Expr& k, std::mt19937_64* rng, Backend& backend = halide()) {
   std::vector<Expr> vars = linop_variables(k);
   StepProgram p;
   p.name = "parity";
@@ -128,7 +128,7 @@ void expect_operator_parity(const Expr& k, std::mt19937_64* rng) {
     p.outputs.push_back({"adj" + std::to_string(i), step_adjoint(k, static_cast<int>(i), y)});
   }
   StepOutputs e = emulator().compile(p)->run(in);
-  StepOutputs h = halide().compile(p)->run(in);
+  StepOutputs h = backend.compile(p)->run(in);
   const double scale = std::max(1.0, norm_bound(k)) * in_max;
   for (const auto& [name, arr] : e.arrays) {
     double tol = 16 * kEps32 * rounding_work(k) * std::max({1.0, max_abs(arr), scale});
@@ -136,7 +136,9 @@ void expect_operator_parity(const Expr& k, std::mt19937_64* rng) {
   }
 }
 
-TEST(HalideParity, EveryOperatorForwardAndAdjoint) {
+// Every operator on a Halide backend: dot tests one by one, and forward and
+// adjoint against the emulator in one pipeline.
+void expect_every_operator(Backend& backend) {
   std::mt19937_64 rng(3);
   for (Shape s : {Shape{7, 5}, Shape{6, 9, 3}}) {
     Expr x = make_variable(s, "x");
@@ -170,11 +172,29 @@ TEST(HalideParity, EveryOperatorForwardAndAdjoint) {
     for (const Expr& k : ops) parts.push_back(k);
     for (const Expr& k : ops) {
       SCOPED_TRACE(print_expression(k));
-      DotTestResult r = dot_test(halide(), k, 5);
+      DotTestResult r = dot_test(backend, k, 5);
       EXPECT_TRUE(r.passed) << r.what << ": error " << r.error << " > " << r.tolerance;
     }
-    expect_operator_parity(make_vstack(parts), &rng);
+    expect_operator_parity(make_vstack(parts), &rng, backend);
   }
+}
+
+TEST(HalideParity, EveryOperatorForwardAndAdjoint) { expect_every_operator(halide()); }
+
+// The GPU schedule, run on OpenCL: on this machine PoCL runs it on the CPU
+// (scripts/install-deps.sh installs it; without an OpenCL platform the
+// backend falls back to the CPU and this test fails). Every operator's dot
+// test and its parity with the emulator, at the same tolerances as the CPU's.
+TEST(HalideGpu, EveryOperatorOnOpenCl) {
+  HalideOptions o;
+  o.target = "host-opencl";
+  o.cache_dir = "off";
+  ::testing::internal::CaptureStderr();
+  auto b = make_halide_backend(o);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_THAT(b->target_used(), ::testing::HasSubstr("opencl")) << err;
+  EXPECT_THAT(b->target_used(), ::testing::HasSubstr("cl_doubles"));
+  expect_every_operator(*b);
 }
 
 // Compositions whose inner value is computed at root and read by two
@@ -704,7 +724,7 @@ TEST(HalideParity, EveryProxAndValue) {
 
 // Every elementwise operation, reduction and a circulant solve of a program
 // over arrays of shape s, against the emulator.
-void expect_arithmetic_parity(const Shape& s, const Expr& k, std::mt19937_64* rng) {
+void expect_arithmetic_parity(const Shape& s, const Expr& k, std::mt19937_64* rng, Backend& backend = halide()) {
   StepProgram p;
   p.name = "arith";
   Step a = step_input("a", s), b = step_input("b", s);
@@ -731,7 +751,7 @@ void expect_arithmetic_parity(const Shape& s, const Expr& k, std::mt19937_64* rn
   StepInputs in;
   in.buffers = {{"a", &av}, {"b", &bv}};
   in.params = {{"t", 0.75}};
-  StepOutputs h = halide().compile(p)->run(in), e = emulator().compile(p)->run(in);
+  StepOutputs h = backend.compile(p)->run(in), e = emulator().compile(p)->run(in);
   for (const auto& [name, arr] : e.arrays) expect_close(h.arrays.at(name), arr, 64 * kEps32 * std::max(1.0, max_abs(arr)), name);
   for (const auto& [name, v] : e.scalars) EXPECT_NEAR(h.scalars.at(name), v, 1e-5 * (1 + std::fabs(v))) << name;
 }
@@ -743,6 +763,23 @@ TEST(HalideParity, ArithmeticReductionsAndCirculantSolve) {
   for (const Shape& s : {Shape{8, 6}, Shape{256, 320}}) {
     SCOPED_TRACE(shape_to_string(s));
     expect_arithmetic_parity(s, k, &rng);
+  }
+}
+
+// The same on OpenCL (PoCL): the reductions' per-row partial values on the
+// device, summed by the host, and the FFT solve's extern stage reading an
+// input the device computed.
+TEST(HalideGpu, ArithmeticReductionsAndCirculantSolveOnOpenCl) {
+  HalideOptions o;
+  o.target = "host-opencl";
+  o.cache_dir = "off";
+  auto b = make_halide_backend(o);
+  ASSERT_THAT(b->target_used(), ::testing::HasSubstr("opencl"));
+  std::mt19937_64 rng(21);
+  Expr k = random_constant({3, 3}, &rng, 0.0f, 1.0f, "k");
+  for (const Shape& s : {Shape{8, 6}, Shape{256, 320}, Shape{33, 70}}) {
+    SCOPED_TRACE(shape_to_string(s));
+    expect_arithmetic_parity(s, k, &rng, *b);
   }
 }
 
