@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Packs the release build for a GPU machine that has no network and no build
+# tools: scripts/gpu-bundle.sh [OUT] (default build/gpu-bundle) writes
+# OUT/proxc.tar.xz (bin/proxc and the shared libraries it loads, libHalide.so
+# 165 MB of them: xz keeps the bundle under the device tool's 64 MiB) and
+# OUT/run.sh (scripts/gpu-run.sh). On the GPU machine: bash OUT/run.sh
+# [TARGET] -- see that script. Needs build/release (scripts/build.sh release).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-build/gpu-bundle}"
+bin=build/release/tools/proxc/proxc
+[ -x "$bin" ] || { echo "gpu-bundle: build the release first: bash scripts/build.sh release" >&2; exit 2; }
+rm -rf "$out"
+stage="$(mktemp -d)"
+mkdir -p "$stage/bin" "$stage/lib"
+cp "$bin" "$stage/bin/"
+# Every library the binary loads but the C library's own (the machine has those).
+ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*) continue ;;
+    *) cp -L "$lib" "$stage/lib/" ;;
+  esac
+done
+mkdir -p "$out"
+tar -C "$stage" -cf - bin lib | xz -T0 -6 > "$out/proxc.tar.xz"
+rm -rf "$stage"
+cp scripts/gpu-run.sh "$out/run.sh"
+du -sh "$out"

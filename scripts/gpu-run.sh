@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs on a GPU machine from a bundle made by scripts/gpu-bundle.sh:
+#   bash run.sh [TARGET]   (default host-cuda-cuda_capability_86; PTX for
+#                           sm_86, which the driver compiles for newer GPUs)
+# 1. Correctness: TV denoising and TV deconvolution at 512^2, 100 iterations
+#    with fixed steps, on TARGET and on the CPU: PSNR of TARGET's iterate
+#    against the CPU's (peak 1; the data's range is about 1) and the target
+#    used, which must name the GPU API.
+# 2. Speed: ms per iteration (200 iterations, one check at the end) at 512^2,
+#    1024^2, 2048^2 and 4096^2 on TARGET and on the CPU, for pc on both
+#    problems, with the time to compile. One line per run, to paste in a note.
+# The problems are built from gaussian(...) constants: no data files.
+# SIZES="512 1024" runs fewer sizes.
+set -euo pipefail
+cd "$(dirname "$0")"
+target="${1:-host-cuda-cuda_capability_86}"
+[ -x bin/proxc ] || xz -dc proxc.tar.xz | tar -xf -
+export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PROXC_CACHE_DIR=off
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+work="$(mktemp -d)"
+problem() {  # NAME N: writes $work/NAME_N.prox; b peaks at about 0.9
+  local name=$1 n=$2 amp=$(($2 * $2 * 16 / 100))
+  if [ "$name" = tv ]; then
+    printf 'b = %d * gaussian([%d, %d], %d)\nx = variable(shape(b))\nminimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]) + nonneg(x)\n' \
+      "$amp" "$n" "$n" $((n / 6)) > "$work/tv_$n.prox"
+  else
+    printf 'b = %d * gaussian([%d, %d], %d)\nk = gaussian(7, 1.5)\nx = variable(shape(b))\nminimize sum_squares(conv(k, x) - b) + 0.001 * group_norm1(grad(x), [2]) + nonneg(x)\n' \
+      "$amp" "$n" "$n" $((n / 6)) > "$work/deconv_$n.prox"
+  fi
+}
+summary() {  # prints ms/iteration, compile seconds, psnr and the target used from --json
+  python3 -c 'import json,sys; d=json.load(sys.stdin); s=d["seconds"]; print("%.4f ms/it  compile %.2f s  psnr %s  used %s" % (1e3*s["iterate"]/d["iterations"], s["compile"], d.get("psnr","-"), d["target"]["used"]))' 2>/dev/null ||
+    grep -o '"iterate": [0-9.e-]*\|"used": "[^"]*"\|"psnr": [0-9.]*'
+}
+echo "== correctness: $target against the CPU, 512^2, 100 iterations"
+for name in tv deconv; do
+  problem "$name" 512
+  bin/proxc solve "$work/${name}_512.prox" --iters 100 --eps-abs 0 --eps-rel 0 --fixed-steps --json \
+    -o "$work/${name}_cpu.npy" > /dev/null
+  # PSNR (peak 1) of the target's iterate against the CPU's: 80 dB is an RMS difference of 1e-4.
+  echo "$name: $(bin/proxc solve "$work/${name}_512.prox" --iters 100 --eps-abs 0 --eps-rel 0 --fixed-steps --json \
+    --target "$target" --reference "$work/${name}_cpu.npy" | summary)"
+done
+echo "== speed: pc, 200 iterations, a check at the end"
+for n in ${SIZES:-512 1024 2048 4096}; do
+  for name in tv deconv; do
+    problem "$name" "$n"
+    for t in host "$target"; do
+      echo "$name $n $t: $(bin/proxc solve "$work/${name}_$n.prox" --iters 200 --eps-abs 0 --eps-rel 0 --fixed-steps \
+        --check-every 1000 --json --target "$t" | summary)"
+    done
+  done
+done
+rm -rf "$work"
