@@ -11,7 +11,8 @@ std::string halide_emit(const StepProgram& program, const std::string& kind, con
         << "--emit: unknown form '" << kind << "' (step, source, stmt, c or html)";
     if (kind == "source") {
       const Autoscheduler* as = find_autoscheduler(options.schedule);
-      if (!as) return hl::generator_source(program, hl::lower(program));
+      // A GPU target's generator builds the GPU schedule (run it with a GPU target).
+      if (!as) return hl::generator_source(program, hl::lower(program, schedule_for(parse_target(options.target))));
       return hl::generator_source(program, hl::lower(program, halide_ops::Schedule::None), plugin_path(*as),
                                   as->name);
     }

@@ -63,6 +63,7 @@ class Lowerer {
   Lowerer(const StepProgram& p, halide_ops::Schedule schedule, int min_extent)
       : p_(eliminate_common_subexpressions(p)), graph_(std::make_shared<Graph>(schedule, &record_)) {
     if (min_extent > 0) graph_->assume_min_extent(min_extent);
+    out_.schedule = schedule;
   }
 
   Lowered run() {
@@ -667,7 +668,11 @@ std::string generator_source(const StepProgram& p, const Lowered& L, const std::
     << "using proxc::halide_ops::Schedule;\n"
     << "using proxc::halide_ops::Val;\n\n"
     << "int main(int argc, char** argv) {\n"
-    << "  Graph g(" << (autoscheduler.empty() ? "Schedule::Default" : "Schedule::None") << ");\n";
+    << "  Graph g("
+    << (!autoscheduler.empty()                          ? "Schedule::None"
+        : L.schedule == halide_ops::Schedule::Gpu ? "Schedule::Gpu"
+                                                        : "Schedule::Default")
+    << ");\n";
   // The recorded calls, each scalar slot with this problem's value as a comment.
   std::istringstream lines(L.key);
   for (std::string line; std::getline(lines, line);) {

@@ -32,6 +32,7 @@ struct LoweredOutput {
 };
 
 struct Lowered {
+  halide_ops::Schedule schedule = halide_ops::Schedule::Default;  ///< the Graph's
   std::string key;   ///< the recorded op calls: the pipeline's structure
   std::shared_ptr<halide_ops::Graph> graph;
   Halide::Pipeline pipeline;

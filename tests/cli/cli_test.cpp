@@ -1104,6 +1104,12 @@ TEST(CliCompile, CudaAheadOfTimeEmbedsThePtxKernels) {
   ASSERT_EQ(stmt.exit_code, 0) << stmt.out;
   EXPECT_THAT(stmt.out, HasSubstr("halide_cuda_run("));
   EXPECT_THAT(stmt.out, HasSubstr("block_id_y"));
+  // The printed generator builds the GPU schedule too.
+  auto source = proxc("compile " + example("denoise_tv_iso.prox") + " --emit source --target host-cuda");
+  ASSERT_EQ(source.exit_code, 0) << source.out;
+  EXPECT_THAT(source.out, HasSubstr("Graph g(Schedule::Gpu);"));
+  EXPECT_THAT(proxc("compile " + example("denoise_tv_iso.prox") + " --emit source").out,
+              HasSubstr("Graph g(Schedule::Default);"));
 }
 
 TEST(CliCompile, ASecondProcessLoadsThePipelineFromTheDiskCache) {

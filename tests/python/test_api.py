@@ -145,6 +145,22 @@ def test_adaptive_steps_reach_the_fixed_steps_optimum():
     assert not prob.summary.adapted_steps
 
 
+def test_an_opencl_target_runs_the_gpu_schedule():
+    """target="host-opencl" runs proxc's GPU schedule: on this machine on the
+    CPU, through PoCL (scripts/install-deps.sh installs it; without an OpenCL
+    platform the solve falls back to the CPU and this test fails). The iterate
+    is the CPU schedule's within 1e-4 of its range."""
+    b = _data()
+    x, prob = _tv(b)
+    prob.solve(max_iters=50, eps_abs=0, eps_rel=0, adaptive=False)
+    cpu = np.array(x.value, copy=True)
+    prob.solve(max_iters=50, eps_abs=0, eps_rel=0, adaptive=False, target="host-opencl")
+    assert prob.summary.target_requested == "host-opencl"
+    assert "opencl" in prob.summary.target_used
+    assert np.max(np.abs(x.value - cpu)) <= 1e-4 * (cpu.max() - cpu.min())
+    assert cpu.max() - cpu.min() > 0.5
+
+
 def test_callback_sees_the_iterate_and_stops_the_solve():
     b = _data()
     x, prob = _tv(b)

@@ -341,6 +341,15 @@ inline int Graph::generate(int argc, char** argv) {
     t = Halide::Target(argv[3]);
   }
   t = with_default_features(t);
+  if (schedule_ == Schedule::Gpu) {
+    // The GPU schedule's kernels read the check's doubles: OpenCL needs cl_doubles.
+    if (!t.has_gpu_feature()) {
+      std::fprintf(stderr, "%s: this generator builds a GPU schedule: give a GPU target (host-cuda, host-opencl)\n",
+                   argv[0]);
+      return 2;
+    }
+    if (t.has_feature(Halide::Target::OpenCL)) t.set_feature(Halide::Target::CLDoubles);
+  }
   std::error_code ec;
   std::filesystem::create_directories(argv[1], ec);  // OUT_DIR, made when missing
   if (ec) {
