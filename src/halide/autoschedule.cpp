@@ -39,11 +39,16 @@ void warn_schedule_fallback(const std::string& head, std::string why) {
 }
 
 // The plugin library of an autoscheduler: in $PROXC_HALIDE_PLUGIN_DIR when
-// set (a Halide built elsewhere), else beside the libHalide proxc was built with.
+// set (a Halide built elsewhere), else beside the libHalide this process loaded.
 std::string plugin_path(const Autoscheduler& a) {
   const char* dir = std::getenv("PROXC_HALIDE_PLUGIN_DIR");
   if (dir && *dir) return std::string(dir) + "/libautoschedule_" + a.option + ".so";
-  return a.plugin;
+  // Beside the libHalide this process loaded (the `halide` wheel ships them
+  // together), else where the Halide proxc was built with had it.
+  std::error_code ec;
+  const std::filesystem::path beside = std::filesystem::path(hl::halide_library_path()).parent_path() /
+                                       (std::string("libautoschedule_") + a.option + ".so");
+  return std::filesystem::exists(beside, ec) ? beside.string() : std::string(a.plugin);
 }
 
 // Lowers `p` with the schedule asked for. An autoscheduler that fails (or is

@@ -10,14 +10,15 @@ Halide::Target parse_target(const std::string& s) {
   if (s == "host") return Graph::with_default_features(Halide::get_jit_target_from_environment());
   user_assert(Halide::Target::validate_target_string(s))
       << "--target: '" << s << "' is not a Halide target string";
-  return Graph::with_default_features(Halide::Target(s));
+  return with_gpu_features(Graph::with_default_features(Halide::Target(s)));
 }
 
 std::string without_gpu_features(const Halide::Target& t) {
   std::string out, token;
   std::istringstream in(t.to_string());
   while (std::getline(in, token, '-')) {
-    for (const char* gpu : {"cuda", "opencl", "cl_", "metal", "d3d12compute", "openglcompute", "vulkan"}) {
+    for (const char* gpu : {"cuda", "opencl", "cl_", "metal", "d3d12compute", "openglcompute", "vulkan", "webgpu",
+                            "hexagon_dma", "hvx", "spirv", "vk_"}) {
       if (token.rfind(gpu, 0) == 0) token.clear();
     }
     if (!token.empty()) out += (out.empty() ? "" : "-") + token;
@@ -26,7 +27,9 @@ std::string without_gpu_features(const Halide::Target& t) {
 }
 
 halide_ops::Schedule schedule_for(const Halide::Target& t) {
-  return t.has_gpu_feature() ? halide_ops::Schedule::Gpu : halide_ops::Schedule::Default;
+  // Other GPU APIs (Metal, Vulkan, ...) are compiled with the CPU schedule: their kernels would need doubles.
+  const bool gpu = t.has_feature(Halide::Target::CUDA) || t.has_feature(Halide::Target::OpenCL);
+  return gpu ? halide_ops::Schedule::Gpu : halide_ops::Schedule::Default;
 }
 
 Halide::Target with_gpu_features(Halide::Target t) {

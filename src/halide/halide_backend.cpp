@@ -122,6 +122,10 @@ class Part {
       fell_back_->store(true);
       failed = attempt();
     }
+    // On a GPU, a failed run is the device's (its memory, its driver's kernel compile), not proxc's.
+    user_assert(failed.empty() || !target_.has_gpu_feature())
+        << "the GPU pipeline of " << program_label(program_) << " failed on " << target_.to_string() << ": "
+        << failed;
     internal_assert(failed.empty()) << "the pipeline of " << program_.name << " failed: " << failed;
     for (size_t i = 0; i < mine_.outputs.size(); ++i) {
       if (mine_.outputs[i].rank == 0) out.scalars[mine_.outputs[i].name] = scalars[i];
@@ -149,18 +153,28 @@ class Part {
     for (auto& [i, p] : G.extent_slots()) p.set(*static_cast<int*>(argv[k++]));
     std::vector<Halide::Buffer<>> outs;
     while (k < argv.size()) outs.push_back(next_buffer(false));
+    // The device copies are freed however the run ends (the buffers wrap
+    // this run's arrays only).
+    struct FreeDevice {
+      halide_ops::Graph& G;
+      std::vector<Halide::Buffer<>>& outs;
+      bool on;
+      ~FreeDevice() {
+        if (!on) return;
+        for (Halide::Buffer<>& b : outs) b.device_free();
+        for (auto& [name, ip] : G.inputs()) ip.get().device_free();
+        for (auto& [i, ip] : G.data()) ip.get().device_free();
+        for (auto& [i, ip] : G.spectra()) ip.get().device_free();
+        for (auto& [i, ip] : G.otfs()) ip.get().device_free();
+      }
+    } free_device{G, outs, gpu};
     entry_->lowered.pipeline.realize(Halide::Realization(outs));
     if (gpu) {
-      // The outputs back in the host arrays, and the device copies freed
-      // (the buffers wrap this run's arrays only).
+      // The outputs back in the host arrays.
       for (Halide::Buffer<>& b : outs) {
-        user_assert(b.copy_to_host() == 0) << "copying " << b.name() << " from the GPU failed";
-        b.device_free();
+        const int rc = b.copy_to_host();
+        if (rc != 0) throw Halide::RuntimeError("copying an output from the GPU failed (" + std::to_string(rc) + ")");
       }
-      for (auto& [name, ip] : G.inputs()) ip.get().device_free();
-      for (auto& [i, ip] : G.data()) ip.get().device_free();
-      for (auto& [i, ip] : G.spectra()) ip.get().device_free();
-      for (auto& [i, ip] : G.otfs()) ip.get().device_free();
     }
   }
 
@@ -306,6 +320,7 @@ class HalideBackend : public Backend {
       } else {
         options_.target = without_gpu_features(target_);
         target_ = parse_target(options_.target);
+        internal_assert(!target_.has_gpu_feature()) << options_.target << " still has a GPU feature";
         warn("--target " + o.target + ": " + why + "; the pipelines run on the CPU, compiled for " +
              target_.to_string());
       }
@@ -367,7 +382,7 @@ class HalideBackend : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_halide_backend(const HalideOptions& options) {
-  return std::make_unique<HalideBackend>(options);
+  return halide_boundary([&]() -> std::unique_ptr<Backend> { return std::make_unique<HalideBackend>(options); });
 }
 
 int halide_compile_count() { return g_compiles.load(); }

@@ -647,6 +647,27 @@ std::pair<std::string, std::string> generator_include_dirs() {
 
 }  // namespace
 
+std::string halide_library_path() {
+  static const std::string path = [] {
+    namespace fs = std::filesystem;
+    Dl_info info;
+    std::error_code ec;
+    if (dladdr(reinterpret_cast<void*>(&Halide::load_plugin), &info) && info.dli_fname) {
+      fs::path lib = fs::canonical(info.dli_fname, ec);
+      if (!ec && lib.filename().string().rfind("libHalide", 0) == 0) return lib.string();
+    }
+    return std::string(PROXC_HALIDE_LIBRARY);
+  }();
+  return path;
+}
+
+std::string halide_include_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path beside = fs::path(halide_library_path()).parent_path().parent_path() / "include";
+  return fs::exists(beside / "Halide.h", ec) ? beside.string() : std::string(PROXC_HALIDE_INCLUDE);
+}
+
 std::string generator_source(const StepProgram& p, const Lowered& L, const std::string& plugin,
                              const std::string& autoscheduler) {
   const auto [ops_include, public_include] = generator_include_dirs();
@@ -655,9 +676,9 @@ std::string generator_source(const StepProgram& p, const Lowered& L, const std::
     << ": a proxc step program as a standalone Halide generator.\n"
     << "// Build it and run it (writes OUT/NAME.a and OUT/NAME.h):\n"
     << "//   c++ -std=c++17 -O1 THIS_FILE.cpp -I " << ops_include << " -I " << public_include
-    << " -I " PROXC_HALIDE_INCLUDE " \\\n"
-    << "//       " PROXC_HALIDE_LIBRARY " -Wl,-rpath,"
-    << std::filesystem::path(PROXC_HALIDE_LIBRARY).parent_path().string()
+    << " -I " << halide_include_dir() << " \\\n"
+    << "//       " << halide_library_path() << " -Wl,-rpath,"
+    << std::filesystem::path(halide_library_path()).parent_path().string()
     << " -lpthread -ldl -o generator && ./generator OUT NAME [TARGET]\n"
     << "// The library's arguments, in order: inputs (in_<name>, float32), params (p_<name>,\n"
     << "// double), data (data<i>, the problem's constants), FFT spectra, scalar slots\n"

@@ -54,6 +54,13 @@ constexpr int64_t kFftConvTaps = 100;
 /// Lowers `p`. Schedule::None leaves every Func unscheduled (for an autoscheduler).
 Lowered lower(const StepProgram& p, halide_ops::Schedule schedule = halide_ops::Schedule::Default);
 
+/// The libHalide this process loaded, and the Halide headers beside it (its
+/// ../include): found at run time, since the Python package is built in a
+/// build environment pip deletes and runs against the `halide` package
+/// installed beside it. The paths proxc was built with when not found.
+std::string halide_library_path();
+std::string halide_include_dir();
+
 /// A standalone C++ program that builds the same pipeline through
 /// proxc/halide_ops.h and, run as `PROGRAM OUT_DIR NAME [TARGET]`, compiles it
 /// to OUT_DIR/NAME.a + NAME.h like a Halide generator. `L` must come from

@@ -781,6 +781,26 @@ TEST(HalideGpu, ArithmeticReductionsAndCirculantSolveOnOpenCl) {
     SCOPED_TRACE(shape_to_string(s));
     expect_arithmetic_parity(s, k, &rng, *b);
   }
+  // 1-D arrays: chunks of 1024 elements per thread, the last one partial.
+  for (int64_t n : {int64_t{5}, int64_t{1024}, int64_t{3000}}) {
+    SCOPED_TRACE(n);
+    StepProgram p;
+    p.name = "flat";
+    Step a = step_input("a", {n}), c = step_input("c", {n});
+    p.outputs = {{"sum", step_reduce(StepKind::Sum, a)},
+                 {"ss", step_reduce(StepKind::SumSquares, a)},
+                 {"dot", step_reduce(StepKind::Dot, a, c)},
+                 {"maxabs", step_reduce(StepKind::MaxAbs, a)}};
+    Array av = random_array({n}, &rng), cv = random_array({n}, &rng);
+    av.data.back() = -7.0f;  // the largest |entry|, in the last chunk
+    StepInputs in;
+    in.buffers = {{"a", &av}, {"c", &cv}};
+    StepOutputs h = b->compile(p)->run(in), e = emulator().compile(p)->run(in);
+    for (const auto& [name, v] : e.scalars) {
+      EXPECT_NEAR(h.scalars.at(name), v, 1e-6 * static_cast<double>(n) + 1e-5 * std::fabs(v)) << name;
+    }
+    EXPECT_EQ(h.scalars.at("maxabs"), 7.0);
+  }
 }
 
 // Reductions over rows of every length: with all extents at least 8 the

@@ -161,6 +161,23 @@ def test_an_opencl_target_runs_the_gpu_schedule():
     assert cpu.max() - cpu.min() > 0.5
 
 
+def test_the_package_finds_halides_files_at_run_time():
+    """The autoscheduler plugins and the headers and library a printed
+    generator builds with are found beside the libHalide the package loads
+    (the `halide` package): the paths of pip's build environment, which the
+    build saw, are gone."""
+    b = _data()
+    x, prob = _tv(b)
+    prob.solve(max_iters=5, schedule="mullapudi2016")
+    assert prob.summary.schedule_used == "mullapudi2016"
+    src = prob.compile().source()
+    build = [line.split() for line in src.splitlines()[:8] if "-Wl,-rpath," in line or " -I " in line]
+    paths = [w for words in build for w in words if w.startswith("/") and "halide" in w.lower()]
+    assert paths
+    for path in paths:
+        assert os.path.exists(path.split(",")[-1]), path
+
+
 def test_callback_sees_the_iterate_and_stops_the_solve():
     b = _data()
     x, prob = _tv(b)

@@ -83,8 +83,9 @@ inline std::vector<Halide::Expr> unravel(Halide::Expr i, const std::vector<Halid
 
 /// Default: proxc's hand-written CPU schedule (vectorized, parallel, values
 /// that are read at several places computed at root). None: no schedule at
-/// all, for an autoscheduler. Gpu: the values None computes at root, each a
-/// GPU kernel of 16×16 threads over its two longest axes (schedule_gpu), and
+/// all, for an autoscheduler. Gpu: the values the default schedule computes
+/// at root, each a GPU kernel of 16×16 threads over its two innermost axes
+/// that are not short compile-time axes (schedule_gpu), and
 /// reductions as per-row partial values on the device that the host adds up
 /// in double; for a target with a GPU feature (CUDA, OpenCL with cl_doubles).
 enum class Schedule { Default, None, Gpu };

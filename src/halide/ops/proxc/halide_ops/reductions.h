@@ -48,7 +48,8 @@ inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, 
       rows = (a0.ext[0] + kGpuChunk - 1) / kGpuChunk;
       Halide::RDom r(0, kGpuChunk);
       r.where(row * kGpuChunk + r.x < a0.ext[0]);
-      e = element({row * kGpuChunk + r.x});
+      // (Clamped for bounds inference, which does not read the predicate.)
+      e = element({Halide::min(row * kGpuChunk + r.x, a0.ext[0] - 1)});
     } else {
       rows = a0.ext[0];
       Halide::RDom r = full_domain(std::vector<Halide::Expr>(a0.ext.begin() + 1, a0.ext.end()));

@@ -117,6 +117,7 @@ inline void Graph::schedule_at_root(const Val& v) {
     // At root as the default schedule would have it; schedule_gpu makes it a kernel.
     if (v.is_buffer || (v.vars.empty() && !v.ext.empty())) return;
     if (materialized_.insert(v.f.name()).second) Halide::Func(v.f).compute_root();
+    ext_of_[v.f.name()] = v.ext;  // (values made by define() have no rec())
     return;
   }
   if (schedule_ != Schedule::Default) return;
