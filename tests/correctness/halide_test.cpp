@@ -625,7 +625,8 @@ TEST(HalideParity, RandomOperatorDags) {
   }
 }
 
-TEST(HalideParity, EveryProxAndValue) {
+// Every prox and function value on a Halide backend against the emulator.
+void expect_every_prox_and_value(Backend& backend) {
   std::mt19937_64 rng(12);
   Shape s{6, 5, 2};
   Expr x = make_variable(s, "x");
@@ -697,7 +698,7 @@ TEST(HalideParity, EveryProxAndValue) {
     p.outputs.push_back({"prox" + std::to_string(i), step_prox(terms[i], v, rho)});
     p.outputs.push_back({"value" + std::to_string(i), step_value(terms[i], v)});
   }
-  auto he = halide().compile(p);
+  auto he = backend.compile(p);
   auto ee = emulator().compile(p);
   for (double r : {0.5, 1.7}) {
     Array va = random_array(s, &rng, -1.5f, 1.5f);
@@ -720,6 +721,19 @@ TEST(HalideParity, EveryProxAndValue) {
       }
     }
   }
+}
+
+TEST(HalideParity, EveryProxAndValue) { expect_every_prox_and_value(halide()); }
+
+// The same on OpenCL (PoCL): the prox kernels, and the values the host sums
+// from what the device computed.
+TEST(HalideGpu, EveryProxAndValueOnOpenCl) {
+  HalideOptions o;
+  o.target = "host-opencl";
+  o.cache_dir = "off";
+  auto b = make_halide_backend(o);
+  ASSERT_THAT(b->target_used(), ::testing::HasSubstr("opencl"));
+  expect_every_prox_and_value(*b);
 }
 
 // Every elementwise operation, reduction and a circulant solve of a program
