@@ -6,9 +6,15 @@
 #    with fixed steps, on TARGET and on the CPU: PSNR of TARGET's iterate
 #    against the CPU's (peak 1; the data's range is about 1) and the target
 #    used, which must name the GPU API.
-# 2. Speed: ms per iteration (200 iterations, one check at the end) at 512^2,
-#    1024^2, 2048^2 and 4096^2 on TARGET and on the CPU, for pc on both
-#    problems, with the time to compile. One line per run, to paste in a note.
+# 2. Speed: ms per iteration at 512^2, 1024^2, 2048^2 and 4096^2 on TARGET
+#    and on the CPU, for pc on both problems, from two solves (100 and 300
+#    iterations, one check at the end): the slope is the cost of an
+#    iteration, the rest of the 100-iteration solve its fixed cost (on the
+#    GPU: the state copied up at the start and back at the end, the scalars
+#    of the one check, kernel launches); with the effective bandwidth of a
+#    TV iteration (pc reads x, x̄, y (2 floats per pixel) and b and writes x,
+#    x̄, y: 36 bytes per pixel at least) and the time to compile. One line per
+#    size and target, to paste in a note.
 # The problems are built from gaussian(...) constants: no data files.
 # SIZES="512 1024" runs fewer sizes.
 set -euo pipefail
@@ -42,13 +48,24 @@ for name in tv deconv; do
   echo "$name: $(bin/proxc solve "$work/${name}_512.prox" --iters 100 --eps-abs 0 --eps-rel 0 --fixed-steps --json \
     --target "$target" --reference "$work/${name}_cpu.npy" | summary)"
 done
-echo "== speed: pc, 200 iterations, a check at the end"
+echo "== speed: pc, 100 and 300 iterations, a check at the end"
+iterate() {  # FILE TARGET ITERS: the solve's iterate seconds and compile seconds
+  bin/proxc solve "$1" --iters "$3" --eps-abs 0 --eps-rel 0 --fixed-steps --check-every 1000 --json --target "$2" |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["seconds"]["iterate"], d["seconds"]["compile"], d["target"]["used"])'
+}
 for n in ${SIZES:-512 1024 2048 4096}; do
   for name in tv deconv; do
     problem "$name" "$n"
     for t in host "$target"; do
-      echo "$name $n $t: $(bin/proxc solve "$work/${name}_$n.prox" --iters 200 --eps-abs 0 --eps-rel 0 --fixed-steps \
-        --check-every 1000 --json --target "$t" | summary)"
+      read -r t100 c100 used < <(iterate "$work/${name}_$n.prox" "$t" 100)
+      read -r t300 c300 _ < <(iterate "$work/${name}_$n.prox" "$t" 300)
+      python3 -c 'import sys
+name, n, t, t100, t300, c, used = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6]), sys.argv[7]
+per = (t300 - t100) / 200
+fixed = t100 - 100 * per
+bw = 36 * n * n / per / 1e9 if name == "tv" and per > 0 else float("nan")
+print("%s %d %s: %.4f ms/it  fixed %.2f ms per solve  %.0f GB/s (TV: 36 B/px)  compile %.2f s  used %s" %
+      (name, n, t, 1e3 * per, 1e3 * fixed, bw, c, used))' "$name" "$n" "$t" "$t100" "$t300" "$c300" "$used"
     done
   done
 done

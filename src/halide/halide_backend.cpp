@@ -6,15 +6,95 @@ namespace proxc::internal {
 
 namespace {
 
+// The arrays resident runs (StepInputs::resident) keep on a GPU, by their
+// host addresses: each one's Halide buffer, which wraps the host memory and
+// owns the device copy, and whether the device copy is newer than the host's.
+// A solve's state stays on the device from run to run: copied there when a
+// run first reads it, back when the host asks (to_host). Shared by every
+// step of one backend; runs are serialized by their pipelines' mutexes, the
+// table by its own.
+class DeviceArrays {
+ public:
+  // The buffer a resident run reads: the device copy where there is one
+  // (current: an earlier run wrote it, or copied it there), else the host
+  // data, copied to the device by the run.
+  Halide::Buffer<> input(const Array& a) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Mirror& m = mirror(a);
+    return m.buffer;
+  }
+  // The buffer a resident run writes: on the device, newer than the host's
+  // from then on.
+  Halide::Buffer<> output(Array& a) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Mirror& m = mirror(a);
+    m.buffer.set_host_dirty(false);  // (overwritten whole: nothing to copy up)
+    m.device_newer = true;
+    return m.buffer;
+  }
+  // Whether any of these arrays has a device copy.
+  bool holds(const std::vector<const Array*>& arrays) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Array* a : arrays) {
+      if (a && mirrors_.count(a->data.data())) return true;
+    }
+    return false;
+  }
+  void to_host() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string failed;
+    for (auto& [host, m] : mirrors_) {
+      if (m.device_newer && failed.empty()) {
+        const int rc = m.buffer.copy_to_host();
+        if (rc != 0) failed = "copying an array from the GPU failed (" + std::to_string(rc) + ")";
+      }
+      m.buffer.device_free();
+    }
+    mirrors_.clear();
+    if (!failed.empty()) throw Halide::RuntimeError(failed);
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return mirrors_.size();
+  }
+  ~DeviceArrays() {
+    // (The owner called to_host() unless it is unwinding an error: the device copies are dropped.)
+    for (auto& [host, m] : mirrors_) m.buffer.device_free();
+  }
+
+ private:
+  struct Mirror {
+    Halide::Buffer<> buffer;
+    size_t elements = 0;
+    bool device_newer = false;
+  };
+  Mirror& mirror(const Array& a) {
+    auto it = mirrors_.find(a.data.data());
+    internal_assert(it == mirrors_.end() || it->second.elements == a.data.size())
+        << "an array on the device changed its size on the host";
+    if (it == mirrors_.end()) {
+      Mirror m;
+      m.buffer = wrap(a);
+      m.buffer.set_host_dirty(true);  // copied to the device by the first run that reads it
+      m.elements = a.data.size();
+      it = mirrors_.emplace(a.data.data(), std::move(m)).first;
+    }
+    return it->second;
+  }
+  mutable std::mutex mutex_;
+  std::map<const float*, Mirror> mirrors_;
+};
+
 // One compiled pipeline of a step program, and how to run it: binds a run's
 // buffers and scalars to the pipeline's arguments.
 class Part {
  public:
   // *fell_back is set when an autoscheduled pipeline of this part fails when
   // it runs and the default schedule runs instead (its backend's
-  // schedule_used then says "default").
-  Part(StepProgram p, std::shared_ptr<std::atomic<bool>> fell_back)
-      : program_(std::move(p)), fell_back_(std::move(fell_back)) {}
+  // schedule_used then says "default"). `device`: the backend's resident
+  // arrays.
+  Part(StepProgram p, std::shared_ptr<std::atomic<bool>> fell_back, std::shared_ptr<DeviceArrays> device)
+      : program_(std::move(p)), fell_back_(std::move(fell_back)), device_(std::move(device)) {}
 
   // Lowers and compiles (or finds) the pipeline; may run on another thread.
   void compile(const HalideOptions& o, const Halide::Target& t) {
@@ -47,9 +127,23 @@ class Part {
     };
     keep.reserve(G.inputs().size() + G.data().size() + G.spectra().size() + G.otfs().size() +
                  mine_.outputs.size());
+    // On a GPU, a resident run's arrays stay there (DeviceArrays); any other
+    // run reads and writes host memory, so arrays an earlier resident run
+    // left on the device come back first.
+    const bool resident = in.resident && target_.has_gpu_feature() && device_ && !entry_->library.fn;
+    if (!resident && device_ && device_->size() > 0) {
+      std::vector<const Array*> arrays;
+      for (auto& [name, ip] : G.inputs()) {
+        auto it = next.find(name);
+        arrays.push_back(it != next.end() ? it->second : in.buffers.at(name));
+      }
+      for (const auto& [name, a] : out.arrays) arrays.push_back(&a);
+      if (device_->holds(arrays)) device_->to_host();
+    }
+    auto input = [&](const Array& a) { buffer(resident ? device_->input(a) : Halide::Buffer<>(wrap(a))); };
     for (auto& [name, ip] : G.inputs()) {
       auto it = next.find(name);
-      buffer(wrap(it != next.end() ? *it->second : *in.buffers.at(name)));
+      input(it != next.end() ? *it->second : *in.buffers.at(name));
     }
     const bool check = run_checks(in.params);
     for (auto& [name, param] : G.params()) {
@@ -59,10 +153,10 @@ class Part {
     for (auto& [i, ip] : G.data()) {
       const ExprNode* node = mine_.data_nodes[static_cast<size_t>(i)];
       auto it = in.data.find(node);
-      buffer(wrap(it != in.data.end() ? *it->second : node->constant->array));
+      input(it != in.data.end() ? *it->second : node->constant->array);
     }
-    for (auto& [i, ip] : G.spectra()) buffer(wrap(spectra_[static_cast<size_t>(i)].current(in)));
-    for (auto& [i, ip] : G.otfs()) buffer(wrap(otfs_[static_cast<size_t>(i)].current(in)));
+    for (auto& [i, ip] : G.spectra()) input(spectra_[static_cast<size_t>(i)].current(in));
+    for (auto& [i, ip] : G.otfs()) input(otfs_[static_cast<size_t>(i)].current(in));
     for (auto& [i, p] : G.scalars()) {
       floats.push_back(static_cast<float>(mine_.scalar_values[static_cast<size_t>(i)]));
       argv.push_back(&floats.back());
@@ -80,7 +174,7 @@ class Part {
         Array& a = out.arrays[o.name];
         if (a.shape != o.shape || a.data.size() != static_cast<size_t>(num_elements(o.shape)))
           a = Array(o.shape);
-        buffer(wrap(a));
+        buffer(resident ? device_->output(a) : Halide::Buffer<>(wrap(a)));
       }
     }
     // A user black box that fails is the user's error, reported as such.
@@ -101,7 +195,7 @@ class Part {
                        : "the cached pipeline failed (" + std::to_string(rc) + "): " + g_halide_error;
       }
       try {
-        run_jit(argv);
+        run_jit(argv, keep, resident);
       } catch (const Halide::Error& e) {
         black_box_failure();
         return e.what();
@@ -133,16 +227,21 @@ class Part {
   }
 
  private:
-  // Binds the arguments to the shared pipeline's parameters and realizes it.
-  void run_jit(const std::vector<void*>& argv) {
+  // Binds the arguments to the shared pipeline's parameters and realizes it:
+  // argv in the pipeline's order, its buffers those of `buffers`, in order.
+  // A resident run's arrays are the backend's device copies (DeviceArrays),
+  // left there; otherwise each buffer wraps host memory that is current, a
+  // GPU pipeline copies it to the device and the outputs back.
+  void run_jit(const std::vector<void*>& argv, const std::vector<Halide::Buffer<>>& buffers, bool resident) {
     halide_ops::Graph& G = *entry_->lowered.graph;
-    size_t k = 0;
-    // Each buffer wraps host memory that is current: a GPU pipeline copies it to the device.
+    size_t k = 0, b = 0;
     const bool gpu = target_.has_gpu_feature();
     auto next_buffer = [&](bool input = true) {
-      Halide::Buffer<> b(*static_cast<halide_buffer_t*>(argv[k++]));
-      if (gpu && input) b.set_host_dirty(true);
-      return b;
+      Halide::Buffer<> buf = buffers.at(b++);
+      internal_assert(buf.raw_buffer() == argv[k]) << "run_jit: the buffers are not the arguments'";
+      ++k;
+      if (gpu && input && !resident) buf.set_host_dirty(true);
+      return buf;
     };
     for (auto& [name, ip] : G.inputs()) ip.set(next_buffer());
     for (auto& [name, p] : G.params()) p.set(*static_cast<double*>(argv[k++]));
@@ -153,25 +252,29 @@ class Part {
     for (auto& [i, p] : G.extent_slots()) p.set(*static_cast<int*>(argv[k++]));
     std::vector<Halide::Buffer<>> outs;
     while (k < argv.size()) outs.push_back(next_buffer(false));
-    // The device copies are freed however the run ends (the buffers wrap
-    // this run's arrays only).
+    // The device copies of this run's own buffers are freed however the run
+    // ends (the resident ones are the backend's).
     struct FreeDevice {
       halide_ops::Graph& G;
       std::vector<Halide::Buffer<>>& outs;
-      bool on;
+      bool on, resident;
       ~FreeDevice() {
         if (!on) return;
-        for (Halide::Buffer<>& b : outs) b.device_free();
+        for (Halide::Buffer<>& b : outs) {
+          if (!resident || b.dimensions() == 0) b.device_free();
+        }
+        if (resident) return;
         for (auto& [name, ip] : G.inputs()) ip.get().device_free();
         for (auto& [i, ip] : G.data()) ip.get().device_free();
         for (auto& [i, ip] : G.spectra()) ip.get().device_free();
         for (auto& [i, ip] : G.otfs()) ip.get().device_free();
       }
-    } free_device{G, outs, gpu};
+    } free_device{G, outs, gpu, resident};
     entry_->lowered.pipeline.realize(Halide::Realization(outs));
     if (gpu) {
-      // The outputs back in the host arrays.
+      // The outputs back in the host arrays (a resident run's scalars only).
       for (Halide::Buffer<>& b : outs) {
+        if (resident && b.dimensions() > 0) continue;
         const int rc = b.copy_to_host();
         if (rc != 0) throw Halide::RuntimeError("copying an output from the GPU failed (" + std::to_string(rc) + ")");
       }
@@ -180,6 +283,7 @@ class Part {
 
   StepProgram program_;
   std::shared_ptr<std::atomic<bool>> fell_back_;
+  std::shared_ptr<DeviceArrays> device_;
   HalideOptions options_;
   Halide::Target target_;
   hl::Lowered mine_;
@@ -217,17 +321,18 @@ class HalideStep : public CompiledStep {
  public:
   // The parts, not compiled yet: compile_jobs() lists their compiles, which
   // HalideBackend runs at once with other steps' (compile_many).
-  HalideStep(const StepProgram& p, const std::shared_ptr<std::atomic<bool>>& fell_back)
+  HalideStep(const StepProgram& p, const std::shared_ptr<std::atomic<bool>>& fell_back,
+             const std::shared_ptr<DeviceArrays>& device)
       : check_inputs_(p), check_outputs_(p.check_outputs()) {
     p.verify();
     CheckSplit split = split_check(p);
     if (check_outputs_.empty() || recomputes_an_iteration(split.check)) {
-      iteration_ = std::make_unique<Part>(p, fell_back);
+      iteration_ = std::make_unique<Part>(p, fell_back, device);
       return;
     }
     next_inputs_ = split.next_inputs;
-    iteration_ = std::make_unique<Part>(std::move(split.iteration), fell_back);
-    check_ = std::make_unique<Part>(std::move(split.check), fell_back);
+    iteration_ = std::make_unique<Part>(std::move(split.iteration), fell_back, device);
+    check_ = std::make_unique<Part>(std::move(split.check), fell_back, device);
   }
 
   std::vector<std::function<void()>> compile_jobs(const HalideOptions& o, const Halide::Target& t) {
@@ -346,7 +451,7 @@ class HalideBackend : public Backend {
     std::vector<std::unique_ptr<HalideStep>> steps;
     std::vector<std::function<void()>> jobs;
     for (const StepProgram* p : programs) {
-      steps.push_back(std::make_unique<HalideStep>(*p, fell_back_));
+      steps.push_back(std::make_unique<HalideStep>(*p, fell_back_, device_));
       for (auto& j : steps.back()->compile_jobs(options_, target_)) jobs.push_back(std::move(j));
     }
     run_at_once(jobs);
@@ -362,6 +467,10 @@ class HalideBackend : public Backend {
   std::string schedule_requested() const override { return options_.schedule; }
   std::string target_requested() const override { return requested_target_; }
   std::string target_used() const override { return target_.to_string(); }
+  bool keeps_arrays_on_device() const override { return target_.has_gpu_feature(); }
+  void to_host() override {
+    halide_boundary([&] { device_->to_host(); });
+  }
   // The schedule of the last compile_many's programs: "default" when one of
   // them used it, or after a run-time fallback (Part::run) of any of their
   // pipelines.
@@ -372,6 +481,7 @@ class HalideBackend : public Backend {
 
  private:
   std::shared_ptr<std::atomic<bool>> fell_back_ = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<DeviceArrays> device_ = std::make_shared<DeviceArrays>();
   HalideOptions options_;
   Halide::Target target_;
   std::string requested_target_;  // as given (options_.target may be its CPU part)

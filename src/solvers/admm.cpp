@@ -90,6 +90,7 @@ class Admm : public Algorithm {
     if (!o.adaptive_steps) return {};
     return {{kRho, o.steps.admm_rho}, {"_admm_changes", 0}};
   }
+  bool adapt_rescales_state() const override { return true; }
   bool adapt(const Layout& l, const IterationInfo& info, std::map<std::string, double>* params,
              std::map<std::string, Array>* state) const override {
     constexpr double kMu = 10, kFactor = 2;

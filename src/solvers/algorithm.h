@@ -55,6 +55,9 @@ class Algorithm {
   virtual void init_check_state(const Layout& l, const SolverOptions& o, std::map<std::string, Array>* state) const {}
   virtual void after_run(const Layout& l, const SolverOptions& o, int iteration,
                          const std::map<std::string, Array>& prev, std::map<std::string, Array>* state) const {}
+  /// Whether after_run reads or writes arrays after the run that ends
+  /// `iteration` (the host loop brings a GPU's arrays back first).
+  virtual bool after_run_uses_arrays(const SolverOptions& o, int iteration) const { return false; }
 
   /// Whether the iteration program takes the penalty parameter rho.
   virtual bool takes_rho() const { return false; }
@@ -74,6 +77,8 @@ class Algorithm {
                      std::map<std::string, Array>* state) const {
     return false;
   }
+  /// Whether adapt() may rescale state arrays (on the host).
+  virtual bool adapt_rescales_state() const { return false; }
 
   /// The primal and dual tolerances of a checking run's outputs; m and n are
   /// the sizes of K's output and of the variables.

@@ -140,6 +140,10 @@ class PockChambolle : public Algorithm {
     }
   }
 
+  bool after_run_uses_arrays(const SolverOptions& o, int iteration) const override {
+    return o.proximal_stopping && iteration % o.check_every == 0;
+  }
+
   void init_check_state(const Layout& l, const SolverOptions& o, std::map<std::string, Array>* state) const override {
     if (!o.proximal_stopping) return;
     const std::vector<std::string> copies = o.check_every > 1 ? std::vector<std::string>{""}

@@ -54,6 +54,17 @@ class HostLoop {
         algorithm_(Algorithm::create(o.solver)) {}
 
   void run() {
+    // On a GPU the state stays on the device between runs (resident_); an
+    // error on the way leaves the host arrays the caller's again.
+    struct BackToHost {
+      Backend& backend;
+      ~BackToHost() {
+        try {
+          backend.to_host();
+        } catch (...) {  // (already unwinding, or finish() brought them back)
+        }
+      }
+    } back_to_host{backend_};
     prepare();
     compile();
     init_state();
@@ -104,6 +115,15 @@ class HostLoop {
     for (size_t i = 1 + cg.size(); i < compiled_.size(); ++i) objective_runs_.push_back(compiled_[i].get());
     if (!cg.empty())
       cg_ = std::make_unique<CgXUpdate>(l_, o_, compiled_[1].get(), compiled_[2].get(), compiled_[3].get(), slabs_);
+    // The state stays on a GPU from run to run unless the host works on it
+    // between runs: a CG x-update, the exchange of ghost rows.
+    resident_ = backend_.keeps_arrays_on_device() && !cg_ && !slabs_;
+    x_outputs_ = true;
+    for (size_t v = 0; v < l_.vars.size(); ++v) {
+      bool out = false;
+      for (const auto& [name, step] : programs[0].outputs) out = out || name == l_.name(v);
+      x_outputs_ = x_outputs_ && out;
+    }
     sum_.compile_s = since(t0);
   }
 
@@ -182,6 +202,7 @@ class HostLoop {
   // any number of ranks, or on one process.
   void checkpoint(int iteration) {
     if (o_.checkpoint_path.empty()) return;
+    on_host();
     if (!slabs_)
       return save_checkpoint(o_.checkpoint_path, o_.solver, signature_, iteration, state_, params_);
     std::map<std::string, Array> whole;
@@ -202,11 +223,32 @@ class HostLoop {
   }
 
   // The variables of the last check that passed, kept when runs between
-  // checks overwrite them (a failed check returns them).
+  // checks overwrite them (a failed check returns them). Where the
+  // iteration program outputs them, the run after the check leaves them in
+  // out_ (the old storage of its adopted outputs), which the next run would
+  // overwrite: set_checked_aside() swaps them with checked_x_'s arrays, no
+  // copy (on a GPU, no trip to the host), once after_run has read them. Otherwise (a CG x-update on the
+  // host changes them in place) they are copied.
   void keep_checked() {
     checked_iteration_ = ran_;
     if (!copies_) return;
+    if (x_outputs_) {
+      aside_pending_ = true;
+      return;
+    }
     for (size_t v = 0; v < l_.vars.size(); ++v) checked_x_[l_.name(v)] = state_.at(l_.name(v));
+  }
+  void set_checked_aside() {
+    if (!aside_pending_) return;
+    aside_pending_ = false;
+    for (size_t v = 0; v < l_.vars.size(); ++v) std::swap(checked_x_[l_.name(v)], out_.arrays.at(l_.name(v)));
+  }
+
+  // Before the host reads or writes the state: on a GPU, every array a
+  // resident run left there comes back (and the next run copies the state
+  // up again).
+  void on_host() const {
+    if (resident_) backend_.to_host();
   }
 
   // A run's outputs become the state; the arrays they replace are the next
@@ -250,6 +292,7 @@ class HostLoop {
       const bool scheduled = on_schedule();
       const bool check = stop_next_ || done >= o_.max_iters || scheduled;
       in.params[kCheckParam] = check ? 1 : 0;
+      in.resident = resident_;
       for (const auto& [k, v] : params_) {
         if (k[0] != '_') in.params[k] = v;
       }
@@ -257,7 +300,9 @@ class HostLoop {
       ran_ += o_.fuse;
       if (!check) {
         adopt_outputs();
+        if (algorithm_->after_run_uses_arrays(o_, ran_ - 1)) on_host();
         algorithm_->after_run(l_, o_, ran_ - 1, out_.arrays, &state_);
+        set_checked_aside();
         it_ = done;
         snapshot();
         // (A distributed solve looks at the clock and interrupts at its checks,
@@ -308,7 +353,10 @@ class HostLoop {
       const auto norm = out_.scalars.find(state_names::finite(name));
       finite = finite && norm != out_.scalars.end() && norm->second < std::numeric_limits<float>::max();
     }
-    finite = finite || all_finite(out_.arrays);
+    if (!finite) {
+      on_host();
+      finite = all_finite(out_.arrays);
+    }
     if (slabs_) {
       // The owned rows' norms summed over the ranks, and whether any rank's state went bad.
       out_.scalars["not finite"] = finite ? 0 : 1;
@@ -322,6 +370,7 @@ class HostLoop {
     info.seconds = since(start_);
     if (!std::isfinite(info.r) || !std::isfinite(info.s) || !finite) {
       sum_.termination = Termination::Diverged;
+      on_host();
       if (copies_ && checked_iteration_ != ran_ - o_.fuse) {
         // Runs since the last check overwrote the state: its variables were kept.
         for (auto& [k, a] : checked_x_) state_[k] = std::move(a);
@@ -331,7 +380,9 @@ class HostLoop {
       return false;
     }
     adopt_outputs();
+    if (algorithm_->after_run_uses_arrays(o_, ran_ - 1)) on_host();
     algorithm_->after_run(l_, o_, ran_ - 1, out_.arrays, &state_);
+    set_checked_aside();
     it_ = done;
     result_.history.push_back(info);
     sum_.last = info;
@@ -373,6 +424,7 @@ class HostLoop {
     // run would have gone on; not at a check forced by the last iteration,
     // a time limit or an interrupt, which a longer run would not make).
     // Every rank has the same r and s, so adapts alike.
+    if (scheduled && !params_.empty() && algorithm_->adapt_rescales_state()) on_host();
     if (scheduled && !params_.empty() && algorithm_->adapt(l_, info, &params_, &state_)) ++sum_.step_changes;
     if (user_stop) {
       sum_.termination = Termination::UserStop;
@@ -397,6 +449,7 @@ class HostLoop {
   // keep the variable nodes, so they are the user's; results are named as
   // the printer names them (unique even when two variables share a hint).
   void finish() {
+    on_host();
     // After the runs: an autoscheduled pipeline that failed when it ran fell
     // back to the default schedule then (HalideBackend).
     sum_.schedule_used = kind_of<ScheduleKind>(backend_.schedule_used());
@@ -421,6 +474,7 @@ class HostLoop {
   // sees (the passes keep the variable nodes), into *x; the same by node.
   // A distributed solve gathers them on rank 0 (empty arrays elsewhere).
   std::map<const ExprNode*, const Array*> user_iterate(std::map<std::string, Array>* x) const {
+    on_host();
     const double scale = p_.variable_scale();
     std::map<const ExprNode*, const Array*> xs;
     const PrintPlan names(problem_);
@@ -475,6 +529,9 @@ class HostLoop {
   Clock::time_point start_;
   StepOutputs out_;      // after the first run: the arrays of the state before last, reused as outputs
   bool copies_ = false;  // whether runs between checks overwrite the variables of the last check
+  bool x_outputs_ = true;       // whether the iteration program outputs the variables (keep_checked)
+  bool aside_pending_ = false;  // whether the next adopted run leaves the checked variables in out_
+  bool resident_ = false;       // whether runs leave the state on a GPU (StepInputs::resident)
   std::map<std::string, Array> checked_x_;
   int checked_iteration_ = 0;
   bool stop_next_ = false;

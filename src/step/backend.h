@@ -23,6 +23,14 @@ struct StepInputs {
   /// missing entry uses the constant's own values). Changing data never
   /// recompiles.
   std::map<const ExprNode*, const Array*> data;
+  /// Device residency (a backend whose keeps_arrays_on_device() is true): the
+  /// run may leave its array outputs on the device, their host data stale,
+  /// and read inputs from device copies an earlier such run left there
+  /// (arrays are known by their host addresses, so they may change roles:
+  /// the outputs of one run the inputs of the next). Until Backend::to_host(),
+  /// the caller neither reads nor writes these arrays on the host, nor frees
+  /// them. Ignored by other backends.
+  bool resident = false;
 };
 
 /// What a run computed: array outputs in float32, rank-0 outputs (norms,
@@ -71,6 +79,13 @@ class Backend {
   /// targets (the emulator) says "emulator" for both.
   virtual std::string target_requested() const { return "emulator"; }
   virtual std::string target_used() const { return "emulator"; }
+  /// Whether runs with StepInputs::resident keep their arrays on a device
+  /// (a GPU target in use).
+  virtual bool keeps_arrays_on_device() const { return false; }
+  /// Every array a resident run left on the device copied back to its host
+  /// memory, and every device copy freed and forgotten: the host arrays are
+  /// current and the caller's again.
+  virtual void to_host() {}
 };
 
 /// Checks that a run's inputs have every buffer and param `program` needs,

@@ -53,6 +53,16 @@ std::string case_text(const Case& c) {
 Backend& backend_named(const std::string& name) {
   static std::unique_ptr<Backend> emulate = make_emulate_backend();
   static std::unique_ptr<Backend> halide = make_halide_backend();
+  if (name == "opencl") {
+    // The GPU schedule on OpenCL (PoCL runs it on this machine's CPU).
+    static std::unique_ptr<Backend> opencl = [] {
+      HalideOptions o;
+      o.target = "host-opencl";
+      o.cache_dir = "off";
+      return make_halide_backend(o);
+    }();
+    return *opencl;
+  }
   return name == "halide" ? *halide : *emulate;
 }
 
@@ -117,6 +127,16 @@ class HalideArrayCase : public ::testing::TestWithParam<Case> {};
 
 TEST_P(HalideArrayCase, MatchesProxImaLWithinTolerance) { check_array_case(GetParam(), "halide"); }
 
+// The GPU schedule, on OpenCL: every operator and prox case within the
+// case's tolerance (the device's float arithmetic, as the CPU's).
+class OpenClArrayCase : public ::testing::TestWithParam<Case> {};
+
+TEST_P(OpenClArrayCase, MatchesProxImaLWithinTolerance) {
+  ASSERT_TRUE(backend_named("opencl").keeps_arrays_on_device())
+      << backend_named("opencl").target_used() << ": no OpenCL platform? install pocl-opencl-icd";
+  check_array_case(GetParam(), "opencl");
+}
+
 std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.id(); }
 
 INSTANTIATE_TEST_SUITE_P(Linop, ArrayCase, ::testing::ValuesIn(cases_of({"linop_forward", "linop_adjoint"})),
@@ -125,6 +145,9 @@ INSTANTIATE_TEST_SUITE_P(Prox, ArrayCase, ::testing::ValuesIn(cases_of({"prox"})
 INSTANTIATE_TEST_SUITE_P(Linop, HalideArrayCase,
                          ::testing::ValuesIn(cases_of({"linop_forward", "linop_adjoint"})), case_name);
 INSTANTIATE_TEST_SUITE_P(Prox, HalideArrayCase, ::testing::ValuesIn(cases_of({"prox"})), case_name);
+INSTANTIATE_TEST_SUITE_P(Linop, OpenClArrayCase,
+                         ::testing::ValuesIn(cases_of({"linop_forward", "linop_adjoint"})), case_name);
+INSTANTIATE_TEST_SUITE_P(Prox, OpenClArrayCase, ::testing::ValuesIn(cases_of({"prox"})), case_name);
 
 class EvalCase : public ::testing::TestWithParam<Case> {};
 

@@ -1,7 +1,9 @@
 // Every solve case of ../shared/conformance/: ProxImaL's x after exactly 50
 // iterations of pc, ladmm or admm (its split and scaling, which the default
 // passes reproduce) is reproduced within the case's tolerance (1e-4 on every
-// entry, 1e-5 relative on the objective), on both backends.
+// entry, 1e-5 relative on the objective), on both backends, and with the GPU
+// schedule on OpenCL (PoCL runs it on this machine's CPU), the state kept on
+// the device from run to run.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -34,6 +36,7 @@ std::vector<SolveCase> solve_cases() {
     if (c["kind"] != "solve") continue;
     out.push_back({c, "emulate"});
     out.push_back({c, "halide"});
+    out.push_back({c, "opencl"});
   }
   return out;
 }
@@ -44,7 +47,18 @@ TEST_P(SolveCaseTest, ReproducesProxImaLsIterate) {
   const Json& c = GetParam().json;
   static std::unique_ptr<Backend> emulate = make_emulate_backend();
   static std::unique_ptr<Backend> halide = make_halide_backend();
-  Backend& backend = GetParam().backend == "halide" ? *halide : *emulate;
+  static std::unique_ptr<Backend> opencl = [] {
+    HalideOptions o;
+    o.target = "host-opencl";
+    o.cache_dir = "off";
+    return make_halide_backend(o);
+  }();
+  Backend& backend = GetParam().backend == "halide"   ? *halide
+                     : GetParam().backend == "opencl" ? *opencl
+                                                      : *emulate;
+  if (GetParam().backend == "opencl") {
+    ASSERT_TRUE(opencl->keeps_arrays_on_device()) << opencl->target_used() << ": no OpenCL platform?";
+  }
   Problem p = parse_program(c["problem"], "case.prox", test::conformance_dir()).problem;
   SolverOptions o;
   o.solver = c["solver"];

@@ -829,6 +829,184 @@ TEST(StoppingRule, FinitenessNormsCoverEveryArrayOutput) {
   }
 }
 
+// The GPU schedule's backend on OpenCL (PoCL runs it on this machine's CPU;
+// scripts/install-deps.sh installs it).
+Backend& opencl() {
+  static std::unique_ptr<Backend> b = [] {
+    HalideOptions o;
+    o.target = "host-opencl";
+    o.cache_dir = "off";
+    return make_halide_backend(o);
+  }();
+  return *b;
+}
+
+// On a GPU a solve's state stays on the device from run to run: a resident
+// run (StepInputs::resident) leaves its array outputs there, their host
+// memory stale, reads the device copies earlier runs left (arrays known by
+// their host addresses, so that the outputs of one run are the inputs of the
+// next), copies back only its scalars, and Backend::to_host() brings the
+// arrays back. A run that is not resident brings back what it reads first.
+TEST(DeviceResidency, ResidentRunsLeaveTheirArraysOnTheDevice) {
+  Backend& b = opencl();
+  ASSERT_TRUE(b.keeps_arrays_on_device()) << b.target_used() << ": no OpenCL platform? install pocl-opencl-icd";
+  const Shape s{40, 36};
+  StepProgram p;
+  p.name = "affine";
+  Step a = step_input("a", s), c = step_input("c", s);
+  Step next = step_binary(StepKind::Add, times(0.5, a), c);
+  p.outputs = {{"a", next}, {"ss", step_reduce(StepKind::SumSquares, next)}};
+  std::unique_ptr<CompiledStep> run = b.compile(p);
+  Array state(s), ones(s);
+  for (size_t i = 0; i < state.data.size(); ++i) state.data[i] = 0.1f * static_cast<float>(i % 7);
+  for (float& v : ones.data) v = 1.0f;
+  std::vector<double> expect(state.data.begin(), state.data.end());
+  auto step_expected = [&] {
+    double ss = 0;
+    for (double& v : expect) {
+      v = 0.5 * v + 1.0;
+      ss += v * v;
+    }
+    return ss;
+  };
+  auto expect_state = [&](const Array& got) {
+    ASSERT_EQ(got.data.size(), expect.size());
+    for (size_t i = 0; i < expect.size(); ++i) ASSERT_NEAR(got.data[i], expect[i], 1e-6 * std::fabs(expect[i])) << i;
+  };
+  StepOutputs out;
+  for (int k = 0; k < 4; ++k) {
+    SCOPED_TRACE(k);
+    StepInputs in;
+    in.buffers = {{"a", &state}, {"c", &ones}};
+    in.resident = true;
+    run->run_into(in, &out);
+    const double ss = step_expected();
+    EXPECT_NEAR(out.scalars.at("ss"), ss, 1e-6 * ss);
+    if (k == 0) {
+      // The output's host memory is the new array's zeros: the values are on the device.
+      for (float v : out.arrays.at("a").data) ASSERT_EQ(v, 0.0f);
+    }
+    std::swap(state, out.arrays.at("a"));
+  }
+  b.to_host();
+  expect_state(state);
+  // Written on the host after to_host(), the array is copied up again.
+  for (float& v : state.data) v = 2.0f;
+  std::fill(expect.begin(), expect.end(), 2.0);
+  StepInputs in;
+  in.buffers = {{"a", &state}, {"c", &ones}};
+  in.resident = true;
+  run->run_into(in, &out);
+  step_expected();
+  std::swap(state, out.arrays.at("a"));
+  // A run that is not resident, reading what the resident one left on the device.
+  in.buffers = {{"a", &state}, {"c", &ones}};
+  in.resident = false;
+  run->run_into(in, &out);
+  step_expected();
+  expect_state(out.arrays.at("a"));
+  b.to_host();
+}
+
+// A solve on OpenCL keeps its state on the device, and comes back to the
+// host wherever the host loop looks at the state: checks every 10 (the
+// variables of the last check set aside on the device), every iteration,
+// snapshots, a callback with the iterate at each check, ProxImaL's stopping
+// rule (pc keeps arrays of its own at its checks), admm's adaptive penalty
+// (which rescales the duals on the host), and the variables of the last
+// check returned after a divergence. Each gives the CPU's iterate (and
+// snapshots) to within float rounding.
+TEST(DeviceResidency, SolvesOnOpenClGiveTheCpuIterates) {
+  ASSERT_TRUE(opencl().keeps_arrays_on_device()) << opencl().target_used();
+  struct Case {
+    const char* what;
+    const char* solver;
+    std::function<void(SolverOptions*)> set;
+  };
+  const std::vector<Case> cases = {
+      {"pc, checks every 10", "pc", [](SolverOptions* o) { o->check_every = 10; }},
+      {"pc, checks every iteration", "pc", [](SolverOptions* o) { o->check_every = 1; }},
+      {"ladmm, snapshots every 7", "ladmm",
+       [](SolverOptions* o) {
+         o->check_every = 10;
+         o->snapshot_every = 7;
+       }},
+      {"pc, the iterate at each check", "pc",
+       [](SolverOptions* o) {
+         o->check_every = 5;
+         o->iterate_callback = [](const IterationInfo&, const std::map<std::string, Array>&) { return true; };
+       }},
+      {"pc, ProxImaL's stopping rule", "pc",
+       [](SolverOptions* o) {
+         o->check_every = 5;
+         o->proximal_stopping = true;
+       }},
+      {"admm, adaptive penalty", "admm",
+       [](SolverOptions* o) {
+         o->check_every = 3;
+         o->adaptive_steps = true;
+       }},
+  };
+  const Problem p = problem(kProblems[1]);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::map<int, Array> snaps[2];
+    SolveResult r[2];
+    Backend* backends[2] = {&halide(), &opencl()};
+    for (int k = 0; k < 2; ++k) {
+      SolverOptions o;
+      o.solver = c.solver;
+      o.max_iters = 40;
+      o.eps_abs = o.eps_rel = 0;
+      c.set(&o);
+      if (o.snapshot_every > 0) {
+        o.snapshot_callback = [&, k](int it, const std::map<std::string, Array>& x) { snaps[k][it] = x.at("x"); };
+      }
+      r[k] = solve(p, o, *backends[k]);
+    }
+    const Array &cpu = r[0].x.at("x"), &gpu = r[1].x.at("x");
+    EXPECT_EQ(r[0].summary.iterations, r[1].summary.iterations);
+    float lo = cpu.data[0], hi = cpu.data[0], worst = 0;
+    for (size_t i = 0; i < cpu.data.size(); ++i) {
+      lo = std::min(lo, cpu.data[i]);
+      hi = std::max(hi, cpu.data[i]);
+      worst = std::max(worst, std::fabs(cpu.data[i] - gpu.data[i]));
+    }
+    EXPECT_GT(hi - lo, 0.1f);
+    EXPECT_LE(worst, 1e-5f * (hi - lo));
+    ASSERT_EQ(snaps[0].size(), snaps[1].size());
+    for (const auto& [it, x] : snaps[0]) {
+      const Array& g = snaps[1].at(it);
+      for (size_t i = 0; i < x.data.size(); ++i) ASSERT_NEAR(g.data[i], x.data[i], 1e-5f * (hi - lo)) << it;
+    }
+  }
+  // The NaN of Faults.NanStopsAsDivergedAndKeepsTheLastFiniteIterate: the
+  // last check's variables, kept on the device, come back.
+  std::string dir = test::temp_dir();
+  Array big(Shape{24, 20});
+  for (float& v : big.data) v = 3e38f;
+  io::write_npy(dir + "/big.npy", big);
+  const Problem bad =
+      parse_program("b = load(\"big.npy\")\nx = variable(24, 20)\nminimize 1e30 * sum_squares(x - b) + norm1(grad(x))\n",
+                    "p.prox", dir)
+          .problem;
+  for (int every : {1, 10}) {
+    SCOPED_TRACE(every);
+    SolverOptions o;
+    o.solver = "ladmm";
+    o.max_iters = 50;
+    o.check_every = every;
+    const SolveResult cpu = solve(bad, o, halide()), gpu = solve(bad, o, opencl());
+    EXPECT_EQ(gpu.summary.termination, Termination::Diverged);
+    EXPECT_EQ(gpu.summary.iterations, cpu.summary.iterations);
+    const Array &g = gpu.x.at("x"), &c = cpu.x.at("x");
+    for (size_t i = 0; i < g.data.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(g.data[i]));
+      ASSERT_NEAR(g.data[i], c.data[i], 1e-5 * std::fabs(c.data[i])) << i;
+    }
+  }
+}
+
 // A state beyond 1.8e19 but finite: its finiteness norms reach FLT_MAX, so
 // the host scans the arrays, which find it finite (the emulator's double
 // residuals stay finite; Halide's float row sums of such residuals overflow,
