@@ -1,5 +1,7 @@
 // The Halide backend: compiled step programs (one pipeline, or an iteration
 // and its check), bound to their buffers and run (halide_backend.h).
+#include <set>
+
 #include "halide/backend_impl.h"
 
 namespace proxc::internal {
@@ -40,11 +42,17 @@ class DeviceArrays {
     }
     return false;
   }
-  void to_host() {
+  // Every array (only: those of `only`) copied back where its device copy
+  // is newer; every device copy freed and forgotten.
+  void to_host(const std::vector<const Array*>* only = nullptr) {
     std::lock_guard<std::mutex> lock(mutex_);
+    std::set<const float*> wanted;
+    if (only) {
+      for (const Array* a : *only) wanted.insert(a->data.data());
+    }
     std::string failed;
     for (auto& [host, m] : mirrors_) {
-      if (m.device_newer && failed.empty()) {
+      if (m.device_newer && failed.empty() && (!only || wanted.count(host))) {
         const int rc = m.buffer.copy_to_host();
         if (rc != 0) failed = "copying an array from the GPU failed (" + std::to_string(rc) + ")";
       }
@@ -470,6 +478,9 @@ class HalideBackend : public Backend {
   bool keeps_arrays_on_device() const override { return target_.has_gpu_feature(); }
   void to_host() override {
     halide_boundary([&] { device_->to_host(); });
+  }
+  void to_host_only(const std::vector<const Array*>& arrays) override {
+    halide_boundary([&] { device_->to_host(&arrays); });
   }
   // The schedule of the last compile_many's programs: "default" when one of
   // them used it, or after a run-time fallback (Part::run) of any of their

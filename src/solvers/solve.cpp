@@ -449,7 +449,12 @@ class HostLoop {
   // keep the variable nodes, so they are the user's; results are named as
   // the printer names them (unique even when two variables share a hint).
   void finish() {
-    on_host();
+    // The state comes back from a GPU (the other arrays are scratch now).
+    if (resident_) {
+      std::vector<const Array*> state;
+      for (const auto& [k, a] : state_) state.push_back(&a);
+      backend_.to_host_only(state);
+    }
     // After the runs: an autoscheduled pipeline that failed when it ran fell
     // back to the default schedule then (HalideBackend).
     sum_.schedule_used = kind_of<ScheduleKind>(backend_.schedule_used());

@@ -86,6 +86,9 @@ class Backend {
   /// memory, and every device copy freed and forgotten: the host arrays are
   /// current and the caller's again.
   virtual void to_host() {}
+  /// Like to_host() for `arrays`; the device copies of the others are
+  /// dropped without coming back (their host memory keeps what it held).
+  virtual void to_host_only(const std::vector<const Array*>& arrays) { to_host(); }
 };
 
 /// Checks that a run's inputs have every buffer and param `program` needs,

@@ -1096,8 +1096,9 @@ TEST(CliCompile, CudaAheadOfTimeEmbedsThePtxKernels) {
     const std::string lib = read_file(out + "/step.a");
     EXPECT_NE(lib.find(".target sm_80"), std::string::npos);
     EXPECT_NE(lib.find(".visible .entry _kernel_"), std::string::npos);
-    // The reductions' row partial values are kernels too.
-    EXPECT_NE(lib.find(".entry _kernel_sum_squares_rows"), std::string::npos);
+    // The reductions' partial values are kernels too: per lane and block of rows, then per lane.
+    EXPECT_NE(lib.find(".entry _kernel_sum_squares_partial"), std::string::npos);
+    EXPECT_NE(lib.find(".entry _kernel_sum_squares_lanes"), std::string::npos);
   }
   // The statement of a CUDA pipeline launches kernels over GPU blocks and threads.
   auto stmt = proxc("compile " + example("denoise_tv_iso.prox") + " --emit stmt --target host-cuda");

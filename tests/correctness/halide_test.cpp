@@ -791,12 +791,15 @@ TEST(HalideGpu, ArithmeticReductionsAndCirculantSolveOnOpenCl) {
   ASSERT_THAT(b->target_used(), ::testing::HasSubstr("opencl"));
   std::mt19937_64 rng(21);
   Expr k = random_constant({3, 3}, &rng, 0.0f, 1.0f, "k");
-  for (const Shape& s : {Shape{8, 6}, Shape{256, 320}, Shape{33, 70}}) {
+  // Reductions: a thread per column and block of 64 rows (the last block
+  // partial at 33 and 200 rows), then one per column.
+  for (const Shape& s : {Shape{8, 6}, Shape{256, 320}, Shape{33, 70}, Shape{200, 90}}) {
     SCOPED_TRACE(shape_to_string(s));
     expect_arithmetic_parity(s, k, &rng, *b);
   }
-  // 1-D arrays: chunks of 1024 elements per thread, the last one partial.
-  for (int64_t n : {int64_t{5}, int64_t{1024}, int64_t{3000}}) {
+  // 1-D arrays: thread l sums elements l, l + 4096, ... (fewer threads than
+  // 4096 below that; the last stride partial at 10000).
+  for (int64_t n : {int64_t{5}, int64_t{1024}, int64_t{3000}, int64_t{10000}}) {
     SCOPED_TRACE(n);
     StepProgram p;
     p.name = "flat";

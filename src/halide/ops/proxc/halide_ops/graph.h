@@ -86,8 +86,9 @@ inline std::vector<Halide::Expr> unravel(Halide::Expr i, const std::vector<Halid
 /// all, for an autoscheduler. Gpu: the values the default schedule computes
 /// at root, each a GPU kernel of 16×16 threads over its two innermost axes
 /// that are not short compile-time axes (schedule_gpu), and
-/// reductions as per-row partial values on the device that the host adds up
-/// in double; for a target with a GPU feature (CUDA, OpenCL with cl_doubles).
+/// reductions as partial values on the device (coalesced: a thread per
+/// column and block of rows, then per column) that the host adds up in
+/// double; for a target with a GPU feature (CUDA, OpenCL with cl_doubles).
 enum class Schedule { Default, None, Gpu };
 
 class Graph {

@@ -34,36 +34,83 @@ inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, 
   // Gated: the first extent is 0 when the gate is 0.
   Halide::Expr on = gate.defined() ? gate.f.value() != 0 : Halide::Expr();
   if (schedule_ == Schedule::Gpu && a0.rank() > 0) {
-    // Row partial values on the device, one thread per row (chunks of
-    // kGpuChunk elements for a 1-D array), in float for sums of squares and
+    // Partial values on the device in two kernels whose threads read
+    // neighbouring elements (coalesced), in float for sums of squares and
     // maxima as on the CPU and in double for sums that may cancel; the host
-    // combines the rows in double (it copies one value per row).
-    constexpr int kGpuChunk = 1024;
+    // combines the last partial values in double.
+    // The lane axis: the innermost one that is not short (its threads are
+    // adjacent in memory; the short axes inside it are summed in each
+    // thread), or axis 0 when every other is short.
     const int rank = a0.rank();
-    Halide::Var row("px_0");
-    Halide::Func partial(kind + "_rows" + std::to_string(counter_++));
-    Halide::Expr rows;
-    Halide::Expr e;
-    if (rank == 1) {
-      rows = (a0.ext[0] + kGpuChunk - 1) / kGpuChunk;
-      Halide::RDom r(0, kGpuChunk);
-      r.where(row * kGpuChunk + r.x < a0.ext[0]);
-      // (Clamped for bounds inference, which does not read the predicate.)
-      e = element({Halide::min(row * kGpuChunk + r.x, a0.ext[0] - 1)});
-    } else {
-      rows = a0.ext[0];
-      Halide::RDom r = full_domain(std::vector<Halide::Expr>(a0.ext.begin() + 1, a0.ext.end()));
-      Coords i = domain_point(r, a0.ext.size() - 1);
-      i.insert(i.begin(), row);
-      e = element(i);
+    int lane_axis = rank - 1;
+    while (lane_axis > 0) {
+      const std::optional<int64_t> e = const_int(a0.ext[static_cast<size_t>(lane_axis)]);
+      if (!e || *e > 16) break;
+      --lane_axis;
     }
-    partial(row) = kind == "max_abs" ? Halide::maximum(e) : Halide::sum(e);
-    partial.compute_root().gpu_tile(row, Halide::Var("px_0_blk"), Halide::Var("px_0_thr"), 64,
+    const size_t L = static_cast<size_t>(lane_axis);
+    Halide::Var lane("px_lane"), blk("px_blk");
+    Halide::Func partial(kind + "_partial" + std::to_string(counter_++));
+    // The RDom's first dimension is its innermost loop: the short trailing
+    // axes (the last first), then the block's rows, then the outer axes.
+    Halide::Region ranges;
+    for (size_t ax = a0.ext.size(); ax-- > L + 1;) ranges.push_back(Halide::Range(0, a0.ext[ax]));
+    const int trailing = static_cast<int>(ranges.size());
+    Halide::Expr kept;  // the positions a partial value sums, where they fall inside the array
+    Halide::Expr lanes_extent;
+    Coords i(static_cast<size_t>(rank));
+    if (L == 0) {
+      // Axis 0 with short axes inside it (a 1-D array): thread l sums the
+      // elements l, l + kStride, l + 2·kStride, ... (one partial per thread).
+      constexpr int kStride = 4096;
+      ranges.push_back(Halide::Range(0, (a0.ext[0] + kStride - 1) / kStride));
+      Halide::RDom r(ranges);
+      Halide::Expr pos = r[trailing] * kStride + lane;
+      kept = pos < a0.ext[0];
+      // (Clamped for bounds inference, which does not read the predicate.)
+      i[0] = Halide::min(pos, a0.ext[0] - 1);
+      for (size_t ax = 1; ax < a0.ext.size(); ++ax) i[ax] = r[static_cast<int>(a0.ext.size() - 1 - ax)];
+      r.where(kept);
+      Halide::Expr e = element(i);
+      partial(lane, blk) = kind == "max_abs" ? Halide::maximum(e) : Halide::sum(e);
+      lanes_extent = Halide::min(a0.ext[0], kStride);
+    } else {
+      // Thread (l, b) sums lane l over rows b·kRows .. b·kRows + kRows − 1 of
+      // the axis outside the lane axis, and over every outer axis.
+      constexpr int kRows = 64;
+      const size_t R = L - 1;
+      ranges.push_back(Halide::Range(0, kRows));
+      for (size_t ax = R; ax-- > 0;) ranges.push_back(Halide::Range(0, a0.ext[ax]));
+      Halide::RDom r(ranges);
+      Halide::Expr row = blk * kRows + r[trailing];
+      kept = row < a0.ext[R];
+      for (size_t ax = L + 1; ax < a0.ext.size(); ++ax) i[ax] = r[static_cast<int>(a0.ext.size() - 1 - ax)];
+      i[L] = lane;
+      i[R] = Halide::min(row, a0.ext[R] - 1);
+      for (size_t ax = 0; ax < R; ++ax) i[ax] = r[trailing + static_cast<int>(R - ax)];
+      r.where(kept);
+      Halide::Expr e = element(i);
+      partial(lane, blk) = kind == "max_abs" ? Halide::maximum(e) : Halide::sum(e);
+      lanes_extent = a0.ext[L];
+    }
+    const Halide::Expr blocks =
+        L == 0 ? Halide::Expr(1) : (a0.ext[L - 1] + 63) / 64;  // (kRows)
+    partial.compute_root().gpu_tile(lane, blk, Halide::Var("px_lane_blk"), Halide::Var("px_blk_blk"),
+                                    Halide::Var("px_lane_thr"), Halide::Var("px_blk_thr"), 64, 1,
                                     Halide::TailStrategy::GuardWithIf);
     gpu_scheduled_.insert(partial.name());
-    if (on.defined()) rows = Halide::select(on, rows, 0);
-    Halide::RDom rr(0, rows);
-    Halide::Expr p = Halide::cast<double>(partial(rr.x));
+    // The blocks of each lane combined on the device (in double), the lanes on the host.
+    Halide::Func lanes(kind + "_lanes" + std::to_string(counter_++));
+    Halide::RDom rb(0, blocks);
+    Halide::Expr pb = Halide::cast<double>(partial(lane, rb.x));
+    lanes(lane) = kind == "max_abs" ? Halide::maximum(pb) : Halide::sum(pb);
+    lanes.compute_root().gpu_tile(lane, Halide::Var("px_lane_blk"), Halide::Var("px_lane_thr"), 64,
+                                  Halide::TailStrategy::GuardWithIf);
+    gpu_scheduled_.insert(lanes.name());
+    Halide::Expr n_lanes = lanes_extent;
+    if (on.defined()) n_lanes = Halide::select(on, n_lanes, 0);
+    Halide::RDom rr(0, n_lanes);
+    Halide::Expr p = lanes(rr.x);
     Halide::Expr red = kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p);
     // (An empty maximum is the lowest double; gated off, nothing reads it.)
     return rec(define0(kind, red), "reduce", kind, a0, b0, gate);
