@@ -15,6 +15,11 @@
 #    TV iteration (pc reads x, x̄, y (2 floats per pixel) and b and writes x,
 #    x̄, y: 36 bytes per pixel at least) and the time to compile. One line per
 #    size and target, to paste in a note.
+# 3. The tests of the GPU schedule on TARGET (PROXC_TEST_GPU_TARGET): every
+#    operator, prox and value against the emulator, reductions, resident
+#    solves against the CPU, ProxImaL's conformance cases (HalideGpu.*,
+#    DeviceResidency.*, the OpenCL-named conformance cases, which then run on
+#    TARGET). TESTS=0 skips them.
 # The problems are built from gaussian(...) constants: no data files.
 # SIZES="512 1024" runs fewer sizes.
 set -euo pipefail
@@ -70,3 +75,13 @@ print("%s %d %s: %.4f ms/it  fixed %.2f ms per solve  %.0f GB/s (TV: 36 B/px)  c
   done
 done
 rm -rf "$work"
+if [ "${TESTS:-1}" != 0 ]; then
+  echo "== tests of the GPU schedule on $target"
+  export PROXC_TEST_GPU_TARGET="$target" PROXC_TEST_SHARED_DIR="$PWD/shared"
+  status=0
+  bin/halide_tests --gtest_filter='HalideGpu.*' --gtest_brief=1 || status=1
+  bin/solver_tests --gtest_filter='DeviceResidency.*' --gtest_brief=1 || status=1
+  bin/conformance_tests --gtest_filter='*OpenCl*:*opencl*' --gtest_brief=1 || status=1
+  echo "tests: $([ $status = 0 ] && echo passed || echo FAILED)"
+  exit $status
+fi

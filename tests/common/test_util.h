@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -14,8 +15,31 @@
 namespace proxc::internal::test {
 
 inline std::string source_dir() { return PROXC_SOURCE_DIR; }
-inline std::string shared_dir() { return PROXC_SHARED_DIR; }
+/// ../shared beside the checkout, or $PROXC_TEST_SHARED_DIR (a GPU bundle's copy: scripts/gpu-run.sh).
+inline std::string shared_dir() {
+  const char* dir = std::getenv("PROXC_TEST_SHARED_DIR");
+  return dir && *dir ? dir : PROXC_SHARED_DIR;
+}
 inline std::string conformance_dir() { return shared_dir() + "/conformance"; }
+/// The GPU target of the tests of the GPU schedule: host-opencl (PoCL runs it
+/// on this machine's CPU), or $PROXC_TEST_GPU_TARGET (host-cuda on a GPU
+/// machine: scripts/gpu-run.sh).
+inline std::string gpu_target() {
+  const char* t = std::getenv("PROXC_TEST_GPU_TARGET");
+  return t && *t ? t : "host-opencl";
+}
+/// Whether a backend's target in use is a GPU target's (not its CPU fallback), with doubles on OpenCL.
+inline ::testing::AssertionResult runs_on_gpu(const std::string& target_used) {
+  const bool opencl = target_used.find("opencl") != std::string::npos;
+  if (target_used.find("cuda") == std::string::npos && !opencl) {
+    return ::testing::AssertionFailure() << target_used << " is no GPU target: no OpenCL platform (install "
+                                         << "pocl-opencl-icd) or no GPU for " << gpu_target() << "?";
+  }
+  if (opencl && target_used.find("cl_doubles") == std::string::npos) {
+    return ::testing::AssertionFailure() << target_used << " lacks cl_doubles";
+  }
+  return ::testing::AssertionSuccess();
+}
 #ifdef PROXC_BINARY
 inline std::string proxc_binary() { return PROXC_BINARY; }
 #endif

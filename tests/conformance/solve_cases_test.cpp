@@ -49,7 +49,7 @@ TEST_P(SolveCaseTest, ReproducesProxImaLsIterate) {
   static std::unique_ptr<Backend> halide = make_halide_backend();
   static std::unique_ptr<Backend> opencl = [] {
     HalideOptions o;
-    o.target = "host-opencl";
+    o.target = test::gpu_target();
     o.cache_dir = "off";
     return make_halide_backend(o);
   }();
@@ -57,7 +57,7 @@ TEST_P(SolveCaseTest, ReproducesProxImaLsIterate) {
                      : GetParam().backend == "opencl" ? *opencl
                                                       : *emulate;
   if (GetParam().backend == "opencl") {
-    ASSERT_TRUE(opencl->keeps_arrays_on_device()) << opencl->target_used() << ": no OpenCL platform?";
+    ASSERT_TRUE(test::runs_on_gpu(opencl->target_used()));
   }
   Problem p = parse_program(c["problem"], "case.prox", test::conformance_dir()).problem;
   SolverOptions o;

@@ -830,11 +830,11 @@ TEST(StoppingRule, FinitenessNormsCoverEveryArrayOutput) {
 }
 
 // The GPU schedule's backend on OpenCL (PoCL runs it on this machine's CPU;
-// scripts/install-deps.sh installs it).
+// scripts/install-deps.sh installs it), or on $PROXC_TEST_GPU_TARGET.
 Backend& opencl() {
   static std::unique_ptr<Backend> b = [] {
     HalideOptions o;
-    o.target = "host-opencl";
+    o.target = test::gpu_target();
     o.cache_dir = "off";
     return make_halide_backend(o);
   }();
@@ -849,7 +849,8 @@ Backend& opencl() {
 // arrays back. A run that is not resident brings back what it reads first.
 TEST(DeviceResidency, ResidentRunsLeaveTheirArraysOnTheDevice) {
   Backend& b = opencl();
-  ASSERT_TRUE(b.keeps_arrays_on_device()) << b.target_used() << ": no OpenCL platform? install pocl-opencl-icd";
+  ASSERT_TRUE(test::runs_on_gpu(b.target_used()));
+  ASSERT_TRUE(b.keeps_arrays_on_device());
   const Shape s{40, 36};
   StepProgram p;
   p.name = "affine";
@@ -917,7 +918,7 @@ TEST(DeviceResidency, ResidentRunsLeaveTheirArraysOnTheDevice) {
 // check returned after a divergence. Each gives the CPU's iterate (and
 // snapshots) to within float rounding.
 TEST(DeviceResidency, SolvesOnOpenClGiveTheCpuIterates) {
-  ASSERT_TRUE(opencl().keeps_arrays_on_device()) << opencl().target_used();
+  ASSERT_TRUE(test::runs_on_gpu(opencl().target_used()));
   struct Case {
     const char* what;
     const char* solver;

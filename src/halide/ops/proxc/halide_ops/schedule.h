@@ -299,7 +299,11 @@ inline void Graph::schedule_gpu(const std::vector<Halide::Func>& outs) {
         const auto* v = args[static_cast<size_t>(d)].as<Halide::Internal::Variable>();
         pointwise = pointwise && v && v->name == pure[static_cast<size_t>(d)];
       }
-      if (pointwise) tile(f.update(u));
+      if (pointwise) {
+        tile(f.update(u));
+      } else {
+        f.update(u).unscheduled();  // on the host, as meant (Halide warns of an update left unscheduled)
+      }
     }
   }
 }
