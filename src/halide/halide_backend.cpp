@@ -13,8 +13,9 @@ namespace {
 // owns the device copy, and whether the device copy is newer than the host's.
 // A solve's state stays on the device from run to run: copied there when a
 // run first reads it, back when the host asks (to_host). Shared by every
-// step of one backend; runs are serialized by their pipelines' mutexes, the
-// table by its own.
+// step of one backend; the table has a mutex of its own, but to_host() is
+// the backend's: two solves at once on one backend would take each other's
+// arrays back (each solve of the API has a backend of its own).
 class DeviceArrays {
  public:
   // The buffer a resident run reads: the device copy where there is one
@@ -65,6 +66,15 @@ class DeviceArrays {
     std::lock_guard<std::mutex> lock(mutex_);
     return mirrors_.size();
   }
+  // The device copy of host memory about to be freed or reallocated, dropped
+  // (a later array at that address is another array).
+  void forget(const float* host) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = mirrors_.find(host);
+    if (it == mirrors_.end()) return;
+    it->second.buffer.device_free();
+    mirrors_.erase(it);
+  }
   ~DeviceArrays() {
     // (The owner called to_host() unless it is unwinding an error: the device copies are dropped.)
     for (auto& [host, m] : mirrors_) m.buffer.device_free();
@@ -73,18 +83,22 @@ class DeviceArrays {
  private:
   struct Mirror {
     Halide::Buffer<> buffer;
-    size_t elements = 0;
+    Shape shape;
     bool device_newer = false;
   };
   Mirror& mirror(const Array& a) {
     auto it = mirrors_.find(a.data.data());
-    internal_assert(it == mirrors_.end() || it->second.elements == a.data.size())
-        << "an array on the device changed its size on the host";
+    if (it != mirrors_.end() && it->second.shape != a.shape) {
+      // Another array at the address of one that was freed without forget(): its copy is stale.
+      it->second.buffer.device_free();
+      mirrors_.erase(it);
+      it = mirrors_.end();
+    }
     if (it == mirrors_.end()) {
       Mirror m;
       m.buffer = wrap(a);
       m.buffer.set_host_dirty(true);  // copied to the device by the first run that reads it
-      m.elements = a.data.size();
+      m.shape = a.shape;
       it = mirrors_.emplace(a.data.data(), std::move(m)).first;
     }
     return it->second;
@@ -149,6 +163,13 @@ class Part {
       if (device_->holds(arrays)) device_->to_host();
     }
     auto input = [&](const Array& a) { buffer(resident ? device_->input(a) : Halide::Buffer<>(wrap(a))); };
+    // A kernel's derived array rebuilt for new data frees the old one: its device copy goes too.
+    auto derived = [&](KernelArgument& k) -> const Array& {
+      const float* before = k.value.data.data();
+      const Array& now = k.current(in);
+      if (device_ && now.data.data() != before) device_->forget(before);
+      return now;
+    };
     for (auto& [name, ip] : G.inputs()) {
       auto it = next.find(name);
       input(it != next.end() ? *it->second : *in.buffers.at(name));
@@ -163,8 +184,8 @@ class Part {
       auto it = in.data.find(node);
       input(it != in.data.end() ? *it->second : node->constant->array);
     }
-    for (auto& [i, ip] : G.spectra()) input(spectra_[static_cast<size_t>(i)].current(in));
-    for (auto& [i, ip] : G.otfs()) input(otfs_[static_cast<size_t>(i)].current(in));
+    for (auto& [i, ip] : G.spectra()) input(derived(spectra_[static_cast<size_t>(i)]));
+    for (auto& [i, ip] : G.otfs()) input(derived(otfs_[static_cast<size_t>(i)]));
     for (auto& [i, p] : G.scalars()) {
       floats.push_back(static_cast<float>(mine_.scalar_values[static_cast<size_t>(i)]));
       argv.push_back(&floats.back());
@@ -180,8 +201,10 @@ class Part {
         buffer(Halide::Buffer<double>::make_scalar(&scalars[i]));
       } else {
         Array& a = out.arrays[o.name];
-        if (a.shape != o.shape || a.data.size() != static_cast<size_t>(num_elements(o.shape)))
+        if (a.shape != o.shape || a.data.size() != static_cast<size_t>(num_elements(o.shape))) {
+          if (device_) device_->forget(a.data.data());
           a = Array(o.shape);
+        }
         buffer(resident ? device_->output(a) : Halide::Buffer<>(wrap(a)));
       }
     }

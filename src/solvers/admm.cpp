@@ -90,17 +90,22 @@ class Admm : public Algorithm {
     if (!o.adaptive_steps) return {};
     return {{kRho, o.steps.admm_rho}, {"_admm_changes", 0}};
   }
-  bool adapt_rescales_state() const override { return true; }
+  // The factor rho changes by after a check with `info` (1: it stays).
+  static double rho_factor(const IterationInfo& info, const std::map<std::string, double>& params) {
+    constexpr double kMu = 10, kFactor = 2;
+    if (params.at("_admm_changes") >= kMaxChanges) return 1;
+    if (info.r > kMu * info.s) return kFactor;
+    if (info.s > kMu * info.r) return 1 / kFactor;
+    return 1;
+  }
+  bool adapt_rescales_state(const IterationInfo& info, const std::map<std::string, double>& params) const override {
+    return rho_factor(info, params) != 1;
+  }
   bool adapt(const Layout& l, const IterationInfo& info, std::map<std::string, double>* params,
              std::map<std::string, Array>* state) const override {
-    constexpr double kMu = 10, kFactor = 2;
-    double& changes = params->at("_admm_changes");
-    if (changes >= kMaxChanges) return false;
-    double f = 1;
-    if (info.r > kMu * info.s) f = kFactor;
-    else if (info.s > kMu * info.r) f = 1 / kFactor;
-    else return false;
-    changes += 1;
+    const double f = rho_factor(info, *params);
+    if (f == 1) return false;
+    params->at("_admm_changes") += 1;
     params->at(kRho) *= f;
     for (size_t i = 0; i < l.psi.size(); ++i) {
       for (float& v : state->at(state_names::u(i)).data) v = static_cast<float>(v / f);

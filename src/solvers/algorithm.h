@@ -77,8 +77,11 @@ class Algorithm {
                      std::map<std::string, Array>* state) const {
     return false;
   }
-  /// Whether adapt() may rescale state arrays (on the host).
-  virtual bool adapt_rescales_state() const { return false; }
+  /// Whether adapt() would rescale state arrays (on the host) after a check
+  /// with `info`: the host loop brings a GPU's arrays back first.
+  virtual bool adapt_rescales_state(const IterationInfo& info, const std::map<std::string, double>& params) const {
+    return false;
+  }
 
   /// The primal and dual tolerances of a checking run's outputs; m and n are
   /// the sizes of K's output and of the variables.

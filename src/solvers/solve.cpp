@@ -236,6 +236,7 @@ class HostLoop {
       aside_pending_ = true;
       return;
     }
+    on_host();  // (not resident: the CG x-update runs on the host)
     for (size_t v = 0; v < l_.vars.size(); ++v) checked_x_[l_.name(v)] = state_.at(l_.name(v));
   }
   void set_checked_aside() {
@@ -424,7 +425,7 @@ class HostLoop {
     // run would have gone on; not at a check forced by the last iteration,
     // a time limit or an interrupt, which a longer run would not make).
     // Every rank has the same r and s, so adapts alike.
-    if (scheduled && !params_.empty() && algorithm_->adapt_rescales_state()) on_host();
+    if (scheduled && !params_.empty() && algorithm_->adapt_rescales_state(info, params_)) on_host();
     if (scheduled && !params_.empty() && algorithm_->adapt(l_, info, &params_, &state_)) ++sum_.step_changes;
     if (user_stop) {
       sum_.termination = Termination::UserStop;

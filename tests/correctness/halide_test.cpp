@@ -818,6 +818,27 @@ TEST(HalideGpu, ArithmeticReductionsAndCirculantSolveOnOpenCl) {
     }
     EXPECT_EQ(h.scalars.at("maxabs"), 7.0);
   }
+  // Rank 3 and 4: the lane axis the innermost long one (short trailing axes
+  // summed in each thread, outer axes in the block's loop), or axis 0 when
+  // every other axis is short; the largest |entry| last.
+  for (const Shape& s : {Shape{5, 70, 40}, Shape{3, 20, 70, 2}, Shape{5000, 3}, Shape{10, 3, 4}}) {
+    SCOPED_TRACE(shape_to_string(s));
+    StepProgram p;
+    p.name = "ranks";
+    Step a = step_input("a", s), c = step_input("c", s);
+    p.outputs = {{"sum", step_reduce(StepKind::Sum, a)},
+                 {"ss", step_reduce(StepKind::SumSquares, a)},
+                 {"dot", step_reduce(StepKind::Dot, a, c)},
+                 {"maxabs", step_reduce(StepKind::MaxAbs, a)}};
+    Array av = random_array(s, &rng), cv = random_array(s, &rng);
+    av.data.back() = -7.0f;
+    StepInputs in;
+    in.buffers = {{"a", &av}, {"c", &cv}};
+    StepOutputs h = b->compile(p)->run(in), e = emulator().compile(p)->run(in);
+    const double n = static_cast<double>(av.data.size());
+    for (const auto& [name, v] : e.scalars) EXPECT_NEAR(h.scalars.at(name), v, 1e-6 * n + 1e-5 * std::fabs(v)) << name;
+    EXPECT_EQ(h.scalars.at("maxabs"), 7.0);
+  }
 }
 
 // Reductions over rows of every length: with all extents at least 8 the
