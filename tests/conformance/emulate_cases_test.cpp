@@ -15,6 +15,7 @@
 #include "io/npy.h"
 #include "step/step.h"
 #include "support/file_util.h"
+#include "gpu_backend.h"
 #include "test_util.h"
 
 namespace proxc::internal {
@@ -53,16 +54,8 @@ std::string case_text(const Case& c) {
 Backend& backend_named(const std::string& name) {
   static std::unique_ptr<Backend> emulate = make_emulate_backend();
   static std::unique_ptr<Backend> halide = make_halide_backend();
-  if (name == "opencl") {
-    // The GPU schedule on OpenCL (PoCL runs it on this machine's CPU), or on $PROXC_TEST_GPU_TARGET.
-    static std::unique_ptr<Backend> opencl = [] {
-      HalideOptions o;
-      o.target = test::gpu_target();
-      o.cache_dir = "off";
-      return make_halide_backend(o);
-    }();
-    return *opencl;
-  }
+  // The GPU schedule on OpenCL (PoCL runs it on this machine's CPU), or on $PROXC_TEST_GPU_TARGET.
+  if (name == "opencl") return test::gpu_backend();
   return name == "halide" ? *halide : *emulate;
 }
 

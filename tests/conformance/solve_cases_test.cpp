@@ -18,6 +18,7 @@
 #include "io/npy.h"
 #include "pipeline/solve.h"
 #include "support/file_util.h"
+#include "gpu_backend.h"
 #include "test_util.h"
 
 namespace proxc::internal {
@@ -47,18 +48,10 @@ TEST_P(SolveCaseTest, ReproducesProxImaLsIterate) {
   const Json& c = GetParam().json;
   static std::unique_ptr<Backend> emulate = make_emulate_backend();
   static std::unique_ptr<Backend> halide = make_halide_backend();
-  static std::unique_ptr<Backend> opencl = [] {
-    HalideOptions o;
-    o.target = test::gpu_target();
-    o.cache_dir = "off";
-    return make_halide_backend(o);
-  }();
   Backend& backend = GetParam().backend == "halide"   ? *halide
-                     : GetParam().backend == "opencl" ? *opencl
+                     : GetParam().backend == "opencl" ? test::gpu_backend()
                                                       : *emulate;
-  if (GetParam().backend == "opencl") {
-    ASSERT_TRUE(test::runs_on_gpu(opencl->target_used()));
-  }
+  if (GetParam().backend == "opencl") ASSERT_TRUE(test::runs_on_gpu(backend.target_used()));
   Problem p = parse_program(c["problem"], "case.prox", test::conformance_dir()).problem;
   SolverOptions o;
   o.solver = c["solver"];

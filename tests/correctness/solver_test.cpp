@@ -24,6 +24,7 @@
 #include "pipeline/pipeline.h"
 #include "pipeline/solve.h"
 #include "solvers/layout.h"
+#include "gpu_backend.h"
 #include "test_util.h"
 
 namespace proxc::internal {
@@ -740,14 +741,20 @@ TEST(CommonSubexpressions, ATermUsedTwiceIsAppliedOnce) {
   for (const auto& [name, a] : before.arrays) EXPECT_EQ(after.arrays.at(name).data, a.data) << name;
 }
 
-TEST(Faults, NanStopsAsDivergedAndKeepsTheLastFiniteIterate) {
-  std::string dir = test::temp_dir();
-  Array big(Shape{4, 4});
+// A problem whose iterates overflow to inf and NaN within a few iterations
+// (data 3e38 weighted by 1e30), its data in the test's folder.
+Problem diverging_problem(int64_t rows, int64_t cols) {
+  const std::string dir = test::temp_dir();
+  Array big(Shape{rows, cols});
   for (float& v : big.data) v = 3e38f;
   io::write_npy(dir + "/big.npy", big);
-  Problem p = parse_program("b = load(\"big.npy\")\nx = variable(4, 4)\nminimize 1e30 * sum_squares(x - b) + norm1(grad(x))\n",
-                            "p.prox", dir)
-                  .problem;
+  const std::string text = "b = load(\"big.npy\")\nx = variable(" + std::to_string(rows) + ", " + std::to_string(cols) +
+                           ")\nminimize 1e30 * sum_squares(x - b) + norm1(grad(x))\n";
+  return parse_program(text, "p.prox", dir).problem;
+}
+
+TEST(Faults, NanStopsAsDivergedAndKeepsTheLastFiniteIterate) {
+  const Problem p = diverging_problem(4, 4);
   // Checked every iteration, the state before the failing run is kept; checked
   // every 10, the variables of the last check that passed are.
   for (int every : {1, 10}) {
@@ -831,15 +838,7 @@ TEST(StoppingRule, FinitenessNormsCoverEveryArrayOutput) {
 
 // The GPU schedule's backend on OpenCL (PoCL runs it on this machine's CPU;
 // scripts/install-deps.sh installs it), or on $PROXC_TEST_GPU_TARGET.
-Backend& opencl() {
-  static std::unique_ptr<Backend> b = [] {
-    HalideOptions o;
-    o.target = test::gpu_target();
-    o.cache_dir = "off";
-    return make_halide_backend(o);
-  }();
-  return *b;
-}
+Backend& opencl() { return test::gpu_backend(); }
 
 // On a GPU a solve's state stays on the device from run to run: a resident
 // run (StepInputs::resident) leaves its array outputs there, their host
@@ -983,14 +982,7 @@ TEST(DeviceResidency, SolvesOnOpenClGiveTheCpuIterates) {
   }
   // The NaN of Faults.NanStopsAsDivergedAndKeepsTheLastFiniteIterate: the
   // last check's variables, kept on the device, come back.
-  std::string dir = test::temp_dir();
-  Array big(Shape{24, 20});
-  for (float& v : big.data) v = 3e38f;
-  io::write_npy(dir + "/big.npy", big);
-  const Problem bad =
-      parse_program("b = load(\"big.npy\")\nx = variable(24, 20)\nminimize 1e30 * sum_squares(x - b) + norm1(grad(x))\n",
-                    "p.prox", dir)
-          .problem;
+  const Problem bad = diverging_problem(24, 20);
   for (int every : {1, 10}) {
     SCOPED_TRACE(every);
     SolverOptions o;
