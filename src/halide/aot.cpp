@@ -42,6 +42,7 @@ AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& d
                 std::all_of(name.begin(), name.end(),
                             [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
         << "compile_aot: the function name must be an identifier, got '" << name << "'";
+    check_compile_room();
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     user_assert(!ec) << dir << ": cannot create the output folder: " << ec.message();

@@ -1,4 +1,10 @@
 // Helpers every file of the Halide backend uses (backend_impl.h).
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+
 #include "halide/backend_impl.h"
 
 namespace proxc::internal {
@@ -35,6 +41,24 @@ halide_ops::Schedule schedule_for(const Halide::Target& t) {
 Halide::Target with_gpu_features(Halide::Target t) {
   if (t.has_feature(Halide::Target::OpenCL)) t.set_feature(Halide::Target::CLDoubles);
   return t;
+}
+
+double address_space_left() {
+  struct rlimit limit {};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::numeric_limits<double>::infinity();
+  std::ifstream statm("/proc/self/statm");
+  double pages = 0;
+  if (!(statm >> pages)) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(limit.rlim_cur) - pages * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+void check_compile_room() {
+  constexpr double kMiB = 1024.0 * 1024.0, kCompileBytes = 128 * kMiB;
+  const double left = address_space_left();
+  user_assert(left >= kCompileBytes) << "out of memory: an address-space limit (ulimit -v) leaves "
+                                     << std::lround(std::max(0.0, left) / kMiB)
+                                     << " MiB, and compiling a pipeline takes up to " << std::lround(kCompileBytes / kMiB)
+                                     << " MiB (raise the limit, or run with the pipelines already in the cache)";
 }
 
 std::string gpu_unavailable(const Halide::Target& t) {

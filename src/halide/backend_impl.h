@@ -58,6 +58,16 @@ auto halide_boundary(F&& f) -> decltype(f()) {
   }
 }
 
+/// Bytes an address-space limit (ulimit -v) leaves this process; infinity
+/// without a limit.
+double address_space_left();
+/// Refuses (UserError, "out of memory") a compile with less than 128 MiB of
+/// address space left: LLVM does not survive running out of memory (Halide
+/// 21's LLVM may abort on an assertion instead of failing). Under a limit the
+/// backend compiles one pipeline at a time, so that each finds the room it
+/// checked.
+void check_compile_room();
+
 /// The target of a --target string, with proxc's default features.
 Halide::Target parse_target(const std::string& s);
 /// t's target string without its GPU features (cuda, opencl, metal, ... and

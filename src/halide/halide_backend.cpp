@@ -485,7 +485,12 @@ class HalideBackend : public Backend {
       steps.push_back(std::make_unique<HalideStep>(*p, fell_back_, device_));
       for (auto& j : steps.back()->compile_jobs(options_, target_)) jobs.push_back(std::move(j));
     }
-    run_at_once(jobs);
+    if (std::isfinite(address_space_left())) {
+      // Under an address-space limit, one compile at a time (check_compile_room).
+      for (auto& job : jobs) halide_boundary(job);
+    } else {
+      run_at_once(jobs);
+    }
     std::vector<std::unique_ptr<CompiledStep>> out;
     for (auto& s : steps) {
       const std::string used = s->schedule_used();

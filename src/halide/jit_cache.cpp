@@ -68,6 +68,7 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
       return;
     }
   }
+  check_compile_room();
   e->lowered = o.schedule == "default" ? mine : lower_scheduled(p, o.schedule, target, &e->schedule_used);
   ++g_compiles;
   auto build = [&] {
