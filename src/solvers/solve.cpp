@@ -226,9 +226,10 @@ class HostLoop {
   // checks overwrite them (a failed check returns them). Where the
   // iteration program outputs them, the run after the check leaves them in
   // out_ (the old storage of its adopted outputs), which the next run would
-  // overwrite: set_checked_aside() swaps them with checked_x_'s arrays, no
-  // copy (on a GPU, no trip to the host), once after_run has read them. Otherwise (a CG x-update on the
-  // host changes them in place) they are copied.
+  // overwrite: set_checked_aside() swaps them with checked_x_'s arrays once
+  // after_run has read them, no copy (on a GPU, no trip to the host).
+  // Otherwise (a CG x-update on the host changes them in place) they are
+  // copied.
   void keep_checked() {
     checked_iteration_ = ran_;
     if (!copies_) return;
@@ -243,6 +244,15 @@ class HostLoop {
     if (!aside_pending_) return;
     aside_pending_ = false;
     for (size_t v = 0; v < l_.vars.size(); ++v) std::swap(checked_x_[l_.name(v)], out_.arrays.at(l_.name(v)));
+  }
+
+  // A run's outputs become the state, the stopping rule's after_run sees
+  // the state before, and the last check's variables are set aside.
+  void adopt_run() {
+    adopt_outputs();
+    if (algorithm_->after_run_uses_arrays(o_, ran_ - 1)) on_host();
+    algorithm_->after_run(l_, o_, ran_ - 1, out_.arrays, &state_);
+    set_checked_aside();
   }
 
   // Before the host reads or writes the state: on a GPU, every array a
@@ -300,10 +310,7 @@ class HostLoop {
       compiled_[0]->run_into(in, &out_);  // into the arrays of two iterations ago
       ran_ += o_.fuse;
       if (!check) {
-        adopt_outputs();
-        if (algorithm_->after_run_uses_arrays(o_, ran_ - 1)) on_host();
-        algorithm_->after_run(l_, o_, ran_ - 1, out_.arrays, &state_);
-        set_checked_aside();
+        adopt_run();
         it_ = done;
         snapshot();
         // (A distributed solve looks at the clock and interrupts at its checks,
@@ -380,10 +387,7 @@ class HostLoop {
       sum_.iterations = checked_iteration_;
       return false;
     }
-    adopt_outputs();
-    if (algorithm_->after_run_uses_arrays(o_, ran_ - 1)) on_host();
-    algorithm_->after_run(l_, o_, ran_ - 1, out_.arrays, &state_);
-    set_checked_aside();
+    adopt_run();
     it_ = done;
     result_.history.push_back(info);
     sum_.last = info;
@@ -425,8 +429,10 @@ class HostLoop {
     // run would have gone on; not at a check forced by the last iteration,
     // a time limit or an interrupt, which a longer run would not make).
     // Every rank has the same r and s, so adapts alike.
-    if (scheduled && !params_.empty() && algorithm_->adapt_rescales_state(info, params_)) on_host();
-    if (scheduled && !params_.empty() && algorithm_->adapt(l_, info, &params_, &state_)) ++sum_.step_changes;
+    if (scheduled && !params_.empty()) {
+      if (algorithm_->adapt_rescales_state(info, params_)) on_host();
+      if (algorithm_->adapt(l_, info, &params_, &state_)) ++sum_.step_changes;
+    }
     if (user_stop) {
       sum_.termination = Termination::UserStop;
       return false;
