@@ -33,13 +33,52 @@ std::string without_gpu_features(const Halide::Target& t) {
 }
 
 halide_ops::Schedule schedule_for(const Halide::Target& t) {
-  // Other GPU APIs (Metal, Vulkan, ...) are compiled with the CPU schedule: their kernels would need doubles.
-  const bool gpu = t.has_feature(Halide::Target::CUDA) || t.has_feature(Halide::Target::OpenCL);
-  return gpu ? halide_ops::Schedule::Gpu : halide_ops::Schedule::Default;
+  // Other GPU APIs (Metal, Vulkan, ...) are compiled with the CPU schedule.
+  if (t.has_feature(Halide::Target::CUDA)) return halide_ops::Schedule::Gpu;
+  if (t.has_feature(Halide::Target::OpenCL)) {
+    return t.has_feature(Halide::Target::CLDoubles) ? halide_ops::Schedule::Gpu : halide_ops::Schedule::GpuFloat;
+  }
+  return halide_ops::Schedule::Default;
+}
+
+bool opencl_has_doubles() {
+  const char* say = std::getenv("PROXC_OPENCL_DOUBLES");
+  if (say && std::string(say) == "0") return false;
+  if (say && std::string(say) == "1") return true;
+  // Asked once: the ICD loader Halide's runtime loads itself (runtime/opencl.cpp).
+  static const bool all = [] {
+    void* lib = ::dlopen("libOpenCL.so", RTLD_LAZY | RTLD_LOCAL);
+    if (!lib) lib = ::dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!lib) return true;
+    using Platforms = int (*)(unsigned, void**, unsigned*);
+    using Devices = int (*)(void*, uint64_t, unsigned, void**, unsigned*);
+    using Info = int (*)(void*, unsigned, size_t, void*, size_t*);
+    auto platforms = reinterpret_cast<Platforms>(::dlsym(lib, "clGetPlatformIDs"));
+    auto devices = reinterpret_cast<Devices>(::dlsym(lib, "clGetDeviceIDs"));
+    auto info = reinterpret_cast<Info>(::dlsym(lib, "clGetDeviceInfo"));
+    unsigned np = 0;
+    if (!platforms || !devices || !info || platforms(0, nullptr, &np) != 0 || np == 0) return true;
+    std::vector<void*> ps(np);
+    if (platforms(np, ps.data(), nullptr) != 0) return true;
+    constexpr uint64_t kAllDevices = 0xFFFFFFFF;      // CL_DEVICE_TYPE_ALL
+    constexpr unsigned kDoubleFpConfig = 0x1032;      // CL_DEVICE_DOUBLE_FP_CONFIG: 0 without fp64
+    for (void* p : ps) {
+      unsigned nd = 0;
+      if (devices(p, kAllDevices, 0, nullptr, &nd) != 0 || nd == 0) continue;
+      std::vector<void*> ds(nd);
+      if (devices(p, kAllDevices, nd, ds.data(), nullptr) != 0) continue;
+      for (void* d : ds) {
+        uint64_t config = 0;
+        if (info(d, kDoubleFpConfig, sizeof config, &config, nullptr) != 0 || config == 0) return false;
+      }
+    }
+    return true;
+  }();
+  return all;
 }
 
 Halide::Target with_gpu_features(Halide::Target t) {
-  if (t.has_feature(Halide::Target::OpenCL)) t.set_feature(Halide::Target::CLDoubles);
+  if (t.has_feature(Halide::Target::OpenCL) && opencl_has_doubles()) t.set_feature(Halide::Target::CLDoubles);
   return t;
 }
 

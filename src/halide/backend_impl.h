@@ -74,16 +74,23 @@ Halide::Target parse_target(const std::string& s);
 /// their capability features): the CPU part, for a target proxc has no GPU
 /// schedule for.
 std::string without_gpu_features(const Halide::Target& t);
-/// The schedule proxc's own lowering uses for t: Gpu for a target with a GPU
-/// feature, else the default CPU schedule.
+/// The schedule proxc's own lowering uses for t: Gpu for CUDA and for OpenCL
+/// with cl_doubles, GpuFloat for OpenCL without it (kernels without
+/// doubles), else the default CPU schedule.
 halide_ops::Schedule schedule_for(const Halide::Target& t);
 /// Why this machine cannot run t's GPU code ("" when it can): the driver
 /// library Halide loads (libcuda.so, libOpenCL.so) or a device is missing, or
 /// the GPU API is not one proxc schedules for (CUDA, OpenCL).
 std::string gpu_unavailable(const Halide::Target& t);
 /// t for proxc's GPU schedules: OpenCL with cl_doubles (the check's sums and
-/// the scalars are doubles; PoCL and NVIDIA's OpenCL have them).
+/// the scalars are doubles) where every OpenCL device of this machine has
+/// double precision (cl_khr_fp64: PoCL and NVIDIA's do; many Intel and ARM
+/// GPUs do not) or no device answers, or where t names cl_doubles itself;
+/// $PROXC_OPENCL_DOUBLES=0 or 1 decides instead of the devices.
 Halide::Target with_gpu_features(Halide::Target t);
+/// Whether every OpenCL device of this machine has double precision (true
+/// when there is none to ask), or $PROXC_OPENCL_DOUBLES says so (0 or 1).
+bool opencl_has_doubles();
 /// The same for code compiled ahead of time ("host": this machine's, not the JIT's).
 Halide::Target aot_target(const std::string& s);
 /// Halide's extents of a numpy-order shape (reversed).

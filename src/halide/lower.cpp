@@ -691,7 +691,8 @@ std::string generator_source(const StepProgram& p, const Lowered& L, const std::
     << "int main(int argc, char** argv) {\n"
     << "  Graph g("
     << (!autoscheduler.empty()                          ? "Schedule::None"
-        : L.schedule == halide_ops::Schedule::Gpu ? "Schedule::Gpu"
+        : L.schedule == halide_ops::Schedule::Gpu      ? "Schedule::Gpu"
+        : L.schedule == halide_ops::Schedule::GpuFloat ? "Schedule::GpuFloat"
                                                         : "Schedule::Default")
     << ");\n";
   // The recorded calls, each scalar slot with this problem's value as a comment.

@@ -28,18 +28,42 @@ inline std::string gpu_target() {
   const char* t = std::getenv("PROXC_TEST_GPU_TARGET");
   return t && *t ? t : "host-opencl";
 }
-/// Whether a backend's target in use is a GPU target's (not its CPU fallback), with doubles on OpenCL.
-inline ::testing::AssertionResult runs_on_gpu(const std::string& target_used) {
+/// Whether a backend's target in use is a GPU target's (not its CPU fallback),
+/// with doubles on OpenCL (without them: `doubles` false).
+inline ::testing::AssertionResult runs_on_gpu(const std::string& target_used, bool doubles = true) {
   const bool opencl = target_used.find("opencl") != std::string::npos;
   if (target_used.find("cuda") == std::string::npos && !opencl) {
     return ::testing::AssertionFailure() << target_used << " is no GPU target: no OpenCL platform (install "
                                          << "pocl-opencl-icd) or no GPU for " << gpu_target() << "?";
   }
-  if (opencl && target_used.find("cl_doubles") == std::string::npos) {
-    return ::testing::AssertionFailure() << target_used << " lacks cl_doubles";
+  if (opencl && doubles != (target_used.find("cl_doubles") != std::string::npos)) {
+    return ::testing::AssertionFailure() << target_used << (doubles ? " lacks" : " has") << " cl_doubles";
   }
   return ::testing::AssertionSuccess();
 }
+
+/// Sets an environment variable for its lifetime, then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    if (old) old_ = old;
+    had_ = old != nullptr;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      ::setenv(name_.c_str(), old_.c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
 #ifdef PROXC_BINARY
 inline std::string proxc_binary() { return PROXC_BINARY; }
 #endif

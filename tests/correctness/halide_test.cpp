@@ -783,12 +783,7 @@ TEST(HalideParity, ArithmeticReductionsAndCirculantSolve) {
 // The same on OpenCL (PoCL): the reductions' per-row partial values on the
 // device, summed by the host, and the FFT solve's extern stage reading an
 // input the device computed.
-TEST(HalideGpu, ArithmeticReductionsAndCirculantSolveOnOpenCl) {
-  HalideOptions o;
-  o.target = test::gpu_target();
-  o.cache_dir = "off";
-  auto b = make_halide_backend(o);
-  ASSERT_TRUE(test::runs_on_gpu(b->target_used()));
+void expect_gpu_arithmetic_and_reductions(Backend* b) {
   std::mt19937_64 rng(21);
   Expr k = random_constant({3, 3}, &rng, 0.0f, 1.0f, "k");
   // Reductions: a thread per column and block of 64 rows (the last block
@@ -839,6 +834,35 @@ TEST(HalideGpu, ArithmeticReductionsAndCirculantSolveOnOpenCl) {
     for (const auto& [name, v] : e.scalars) EXPECT_NEAR(h.scalars.at(name), v, 1e-6 * n + 1e-5 * std::fabs(v)) << name;
     EXPECT_EQ(h.scalars.at("maxabs"), 7.0);
   }
+}
+
+TEST(HalideGpu, ArithmeticReductionsAndCirculantSolveOnOpenCl) {
+  HalideOptions o;
+  o.target = test::gpu_target();
+  o.cache_dir = "off";
+  auto b = make_halide_backend(o);
+  ASSERT_TRUE(test::runs_on_gpu(b->target_used()));
+  expect_gpu_arithmetic_and_reductions(b.get());
+}
+
+// OpenCL devices without double precision (no cl_khr_fp64: many Intel and
+// ARM GPUs) get kernels without doubles (Schedule::GpuFloat: float partial
+// sums, the doubles a kernel reads rounded to float on the host);
+// PROXC_OPENCL_DOUBLES=0 treats PoCL's device as one. Halide's OpenCL code
+// generator refuses a double in a kernel of a target without cl_doubles, so
+// that every program compiles shows that none is left; the values are the
+// emulator's at the tolerances of the kernels with doubles.
+TEST(HalideGpu, KernelsWithoutDoublesOnOpenCl) {
+  if (test::gpu_target().find("opencl") == std::string::npos) GTEST_SKIP() << "an OpenCL target's case";
+  test::ScopedEnv no_doubles("PROXC_OPENCL_DOUBLES", "0");
+  HalideOptions o;
+  o.target = test::gpu_target();
+  o.cache_dir = "off";
+  auto b = make_halide_backend(o);
+  ASSERT_TRUE(test::runs_on_gpu(b->target_used(), /*doubles=*/false));
+  expect_every_operator(*b);
+  expect_every_prox_and_value(*b);
+  expect_gpu_arithmetic_and_reductions(b.get());
 }
 
 // Reductions over rows of every length: with all extents at least 8 the

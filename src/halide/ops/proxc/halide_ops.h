@@ -3,8 +3,9 @@
 /// adjoint, every prox function, value and step-program node as Halide Funcs.
 ///
 /// This header is the whole of it (its parts are in proxc/halide_ops/: graph,
-/// recording, pointwise, linear operators, prox, reductions, and the default
-/// schedule in schedule and strips), and it needs nothing but Halide.h (and
+/// recording, pointwise, linear operators, prox, reductions, the default
+/// schedule in schedule and strips, and float_kernels, the lowering pass of
+/// GPU kernels without doubles), and it needs nothing but Halide.h (and
 /// the C header proxc/black_box.h). proxc's
 /// JIT lowering (src/halide/lower.cpp) builds its pipelines only through a
 /// `Graph`, and while it does so the Graph writes each call it receives as a
@@ -32,5 +33,6 @@
 #include "proxc/halide_ops/linear.h"
 #include "proxc/halide_ops/prox.h"
 #include "proxc/halide_ops/reductions.h"
+#include "proxc/halide_ops/float_kernels.h"
 #include "proxc/halide_ops/schedule.h"
 #include "proxc/halide_ops/strips.h"

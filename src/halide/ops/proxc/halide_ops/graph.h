@@ -64,7 +64,10 @@ inline std::optional<int64_t> const_int(const Halide::Expr& e) {
 /// axis, which changes no value of an i in range but tells Halide's bounds
 /// inference the region read (from i - qn alone it would infer
 /// [-(max q)n, max i]).
-inline std::vector<Halide::Expr> unravel(Halide::Expr i, const std::vector<Halide::Expr>& ext) {
+/// With `integer_division` (kernels without doubles) a run-time extent divides
+/// as integers.
+inline std::vector<Halide::Expr> unravel(Halide::Expr i, const std::vector<Halide::Expr>& ext,
+                                         bool integer_division = false) {
   std::vector<Halide::Expr> c(ext.size());
   for (size_t a = ext.size(); a-- > 0;) {
     if (a == 0) {
@@ -72,7 +75,7 @@ inline std::vector<Halide::Expr> unravel(Halide::Expr i, const std::vector<Halid
       break;
     }
     Halide::Expr q =
-        Halide::Internal::is_const(ext[a])
+        Halide::Internal::is_const(ext[a]) || integer_division
             ? i / ext[a]
             : Halide::cast<int>(Halide::floor(Halide::cast<double>(i) / Halide::cast<double>(ext[a])));
     c[a] = Halide::clamp(i - q * ext[a], 0, ext[a] - 1);
@@ -89,7 +92,13 @@ inline std::vector<Halide::Expr> unravel(Halide::Expr i, const std::vector<Halid
 /// reductions as partial values on the device (coalesced: a thread per
 /// column and block of rows, then per column) that the host adds up in
 /// double; for a target with a GPU feature (CUDA, OpenCL with cl_doubles).
-enum class Schedule { Default, None, Gpu };
+/// GpuFloat: the same kernels without double precision in any of them, for
+/// OpenCL devices without cl_khr_fp64: the reductions' partial values are
+/// float on the device (the host still adds the last ones in double), and
+/// the doubles a kernel would read (scalar parameters, the host's scalar
+/// values) are rounded to float on the host before it starts
+/// (DemoteKernelDoubles, float_kernels.h).
+enum class Schedule { Default, None, Gpu, GpuFloat };
 
 class Graph {
  public:
@@ -639,6 +648,9 @@ class Graph {
   static std::string args(const A&... a);
   template <typename... A>
   Val rec(Val v, const char* op, const A&... a);
+
+  /// Whether the schedule makes GPU kernels (Gpu, GpuFloat).
+  bool gpu() const { return schedule_ == Schedule::Gpu || schedule_ == Schedule::GpuFloat; }
 
   Schedule schedule_;
   std::ostream* record_;

@@ -265,7 +265,7 @@ inline Val Graph::stack(const std::vector<Val>& parts0, const Ext& ext) {
                       for (const Val& p : parts) {
                         Halide::Expr size = flat_size(p.ext);
                         Halide::Expr local = Halide::clamp(c[0] - offset, 0, size - 1);
-                        pieces.push_back({c[0] < offset + size, call(p, unravel(local, p.ext))});
+                        pieces.push_back({c[0] < offset + size, call(p, unravel(local, p.ext, schedule_ == Schedule::GpuFloat))});
                         offset = offset + size;
                       }
                       for (size_t i = pieces.size(); i-- > 0;) {
@@ -289,7 +289,7 @@ inline Val Graph::unstack(const Val& y0, const std::vector<Ext>& parts, int k) {
 inline Val Graph::reshape(const Val& x0, const Ext& ext) {
   Val x = stencil(x0);
   std::vector<Halide::Expr> e = extents(ext);
-  return rec(define("reshape", e, [&](const Coords& c) { return call(x, unravel(ravel(c, e), x.ext)); }),
+  return rec(define("reshape", e, [&](const Coords& c) { return call(x, unravel(ravel(c, e), x.ext, schedule_ == Schedule::GpuFloat)); }),
              "reshape", x0, ext);
 }
 

@@ -20,20 +20,23 @@ inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, 
   // of float arithmetic. (Entries beyond 1.8e19 in magnitude, whose squares
   // overflow float, make the sum inf: a state that large has diverged.)
   // Sums and dot products, which may cancel, stay in double throughout.
-  const bool float_partials = kind == "sum_squares" || kind == "max_abs";
+  // Kernels without doubles (GpuFloat) take every partial value in float:
+  // a thread's 64 rows, then each lane's blocks (at most 64 terms at 4096
+  // rows), each a short float sum; the host adds the lanes in double.
+  const bool float_partials = kind == "sum_squares" || kind == "max_abs" || schedule_ == Schedule::GpuFloat;
   auto element = [&](const Coords& i) {
     Halide::Expr x = float_partials ? call(a0, i) : Halide::cast<double>(call(a0, i));
     if (kind == "sum") return x;
     if (kind == "sum_squares") return x * x;
     if (kind == "max_abs") return Halide::abs(x);
-    return x * Halide::cast<double>(call(b0, i));
+    return x * (float_partials ? call(b0, i) : Halide::cast<double>(call(b0, i)));
   };
   auto combine = [&](Halide::Expr acc, Halide::Expr v) {
     return kind == "max_abs" ? Halide::max(acc, v) : acc + v;
   };
   // Gated: the first extent is 0 when the gate is 0.
   Halide::Expr on = gate.defined() ? gate.f.value() != 0 : Halide::Expr();
-  if (schedule_ == Schedule::Gpu && a0.rank() > 0) {
+  if (gpu() && a0.rank() > 0) {
     // Partial values on the device in two kernels whose threads read
     // neighbouring elements (coalesced), in float for sums of squares and
     // maxima as on the CPU and in double for sums that may cancel; the host
@@ -99,10 +102,11 @@ inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, 
                                     Halide::Var("px_lane_thr"), Halide::Var("px_blk_thr"), 64, 1,
                                     Halide::TailStrategy::GuardWithIf);
     gpu_scheduled_.insert(partial.name());
-    // The blocks of each lane combined on the device (in double), the lanes on the host.
+    // The blocks of each lane combined on the device (in double; GpuFloat: float), the lanes on the host.
     Halide::Func lanes(kind + "_lanes" + std::to_string(counter_++));
     Halide::RDom rb(0, blocks);
-    Halide::Expr pb = Halide::cast<double>(partial(lane, rb.x));
+    Halide::Expr pb = partial(lane, rb.x);
+    if (schedule_ != Schedule::GpuFloat) pb = Halide::cast<double>(pb);
     lanes(lane) = kind == "max_abs" ? Halide::maximum(pb) : Halide::sum(pb);
     lanes.compute_root().gpu_tile(lane, Halide::Var("px_lane_blk"), Halide::Var("px_lane_thr"), 64,
                                   Halide::TailStrategy::GuardWithIf);
@@ -110,7 +114,7 @@ inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, 
     Halide::Expr n_lanes = lanes_extent;
     if (on.defined()) n_lanes = Halide::select(on, n_lanes, 0);
     Halide::RDom rr(0, n_lanes);
-    Halide::Expr p = lanes(rr.x);
+    Halide::Expr p = Halide::cast<double>(lanes(rr.x));
     Halide::Expr red = kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p);
     // (An empty maximum is the lowest double; gated off, nothing reads it.)
     return rec(define0(kind, red), "reduce", kind, a0, b0, gate);

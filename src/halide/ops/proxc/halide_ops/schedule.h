@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "proxc/halide_ops/float_kernels.h"
 #include "proxc/halide_ops/graph.h"
 
 namespace proxc::halide_ops {
@@ -16,7 +17,7 @@ inline Halide::Func Graph::output(const std::string& name, const Val& v, const E
   if (record_) *record_ << "  g.output(" << args(name, v, ext) << ");\n";
   // A value computed at root anyway is the output itself (its users read
   // the output buffer): no copy.
-  if ((schedule_ == Schedule::Default || schedule_ == Schedule::Gpu) && !v.is_buffer && !v.vars.empty() &&
+  if ((schedule_ == Schedule::Default || gpu()) && !v.is_buffer && !v.vars.empty() &&
       materialized_.count(v.f.name()) &&
       output_funcs_.insert(v.f.name()).second) {
     outputs_.push_back(v.f);
@@ -238,8 +239,10 @@ inline Halide::Pipeline Graph::pipeline() {
     funcs.push_back(outputs_[k]);
     for (Halide::OutputImageParam b : funcs.back().output_buffers()) dense_strides(b, output_ext_[k]);
   }
-  if (schedule_ == Schedule::Gpu) schedule_gpu(funcs);
-  return Halide::Pipeline(funcs);
+  if (gpu()) schedule_gpu(funcs);
+  Halide::Pipeline p(funcs);
+  if (schedule_ == Schedule::GpuFloat) p.add_custom_lowering_pass(new DemoteKernelDoubles);
+  return p;
 }
 
 inline void Graph::schedule_gpu(const std::vector<Halide::Func>& outs) {
@@ -345,14 +348,15 @@ inline int Graph::generate(int argc, char** argv) {
     t = Halide::Target(argv[3]);
   }
   t = with_default_features(t);
-  if (schedule_ == Schedule::Gpu) {
-    // The GPU schedule's kernels read the check's doubles: OpenCL needs cl_doubles.
+  if (gpu()) {
+    // The GPU schedule's kernels read the check's doubles: OpenCL needs
+    // cl_doubles. GpuFloat's have none: cl_doubles is not added.
     if (!t.has_gpu_feature()) {
       std::fprintf(stderr, "%s: this generator builds a GPU schedule: give a GPU target (host-cuda, host-opencl)\n",
                    argv[0]);
       return 2;
     }
-    if (t.has_feature(Halide::Target::OpenCL)) t.set_feature(Halide::Target::CLDoubles);
+    if (schedule_ == Schedule::Gpu && t.has_feature(Halide::Target::OpenCL)) t.set_feature(Halide::Target::CLDoubles);
   }
   std::error_code ec;
   std::filesystem::create_directories(argv[1], ec);  // OUT_DIR, made when missing

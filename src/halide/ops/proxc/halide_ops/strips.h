@@ -113,7 +113,7 @@ inline void Graph::schedule_vectors(Halide::Func f, const std::vector<Halide::Va
 }
 
 inline void Graph::schedule_at_root(const Val& v) {
-  if (schedule_ == Schedule::Gpu) {
+  if (gpu()) {
     // At root as the default schedule would have it; schedule_gpu makes it a kernel.
     if (v.is_buffer || (v.vars.empty() && !v.ext.empty())) return;
     if (materialized_.insert(v.f.name()).second) Halide::Func(v.f).compute_root();
@@ -132,7 +132,7 @@ inline void Graph::schedule_at_root(const Val& v) {
 }
 
 inline Val Graph::stencil(const Val& v, bool local) {
-  if (schedule_ == Schedule::Gpu) {
+  if (gpu()) {
     // A cheap value is recomputed by each thread that reads it; others are kernels of their own.
     if (!materialized_.count(v.f.name()) && v.loads >= 0 && v.loads <= kStencilInline) return v;
     schedule_at_root(v);
