@@ -680,11 +680,14 @@ TEST(CliSolve, SetReplacesDataAndX0WarmStarts) {
 
 TEST(CliSolve, SigintStopsAndWritesTheCurrentIterate) {
   std::string dir = test::temp_dir();
-  // 5 s: time to load libproxc and reach the loop on a loaded machine (a
-  // signal before the handler is installed ends the process with no output).
-  auto r = test::run_command("timeout --preserve-status -s INT 5 " + shell_quote(test::proxc_binary()) + " solve " +
-                             example("denoise_tv_iso.prox") + " --backend emulate --iters 100000000 --eps-abs 0 " +
-                             "--eps-rel 0 --json -o " + shell_quote(dir + "/x.npy") + " 2>&1");
+  // The signal once the solve iterates (its first snapshot is written): a
+  // signal before the handler is installed ends the process with no output,
+  // and a fixed wait was too short on a loaded machine.
+  auto r = test::run_command(
+      "cd " + shell_quote(dir) + " && (" + shell_quote(test::proxc_binary()) + " solve " +
+      example("denoise_tv_iso.prox") + " --backend emulate --iters 100000000 --eps-abs 0 --eps-rel 0 --json " +
+      "--save-every 100 -o x.npy > out.txt 2>&1 & pid=$!; for i in $(seq 1200); do " +
+      "ls x_iter* > /dev/null 2>&1 && break; sleep 0.05; done; kill -INT $pid; wait $pid; rc=$?; cat out.txt; exit $rc)");
   EXPECT_EQ(r.exit_code, 130) << r.out;  // 128 + SIGINT: stopped, not finished (issue 27)
   EXPECT_THAT(r.out, HasSubstr("\"termination\": \"interrupted\""));
   EXPECT_TRUE(std::filesystem::exists(dir + "/x.npy"));

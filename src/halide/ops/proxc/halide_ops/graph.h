@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -492,6 +493,10 @@ class Graph {
     Halide::Expr rows;    ///< the rows' extent (a row of partial sums per row of the array)
     bool gated = false;   ///< see reduce
   };
+  // reduce() without its record: the reduction of a0 as the schedule makes
+  // them (row sums on the CPU, partial sums on a GPU), for ops that reduce
+  // values of their own (value). Its row sums in *row_sums (undefined if none).
+  Val reduced(const std::string& kind, const Val& a0, const Val& b0, const Val& gate, RowSums* row_sums);
   template <typename Element, typename Combine>
   Val parallel_reduce(const std::string& kind, const Val& a, Element element, Combine combine,
                       Halide::Expr on, RowSums* row_sums);

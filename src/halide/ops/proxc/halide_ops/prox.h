@@ -155,70 +155,105 @@ inline Val Graph::value(const Term& t, const Val& v0, const Val& inf_val, double
   Val vv = stencil(v0);
   Val u = define("uv", vv.ext, [&](const Coords& i) { return beta * call(vv, i) - at(t.b, i); });
   schedule_at_root(u);
-  Halide::RDom r = full_domain(vv.ext);
-  Coords i = domain_point(r, vv.ext.size());
-  Halide::Expr x = Halide::cast<double>(call(u, i));
-  Halide::Expr inf = Halide::cast<double>(at(inf_val, {}));
-  Halide::Expr f;
+  auto x_at = [&](const Coords& i) { return Halide::cast<double>(call(u, i)); };
+  // The value is a sum over every position, in double, reduced as the
+  // schedule reduces (row sums in parallel on the CPU, partial sums on a
+  // GPU's device, so that only scalars come back): each position's part of
+  // f, plus the linear and quadratic terms <c, v> + gamma·|v|². A
+  // constraint also counts the positions outside its set (a second sum;
+  // NaN counts for nonneg): any makes the value inf_val. (Not +inf added
+  // in the sum: Halide's code may assume finite floats.)
+  std::function<Halide::Expr(const Coords&)> part, outside;
+  Halide::Expr whole;  // a part of f that is not a sum over positions (prox_fn's)
+  auto unless = [&](const std::function<Halide::Expr(const Coords&)>& out,
+                    const std::function<Halide::Expr(const Coords&)>& inside) {
+    outside = out;
+    part = inside;
+  };
+  const std::function<Halide::Expr(const Coords&)> zero = [&](const Coords&) { return f64(0); };
   const std::string& k = t.kind;
   if (k == "sum_squares" || k == "least_squares") {
-    f = alpha * Halide::sum(x * x);
+    part = [&](const Coords& i) { return alpha * x_at(i) * x_at(i); };
   } else if (k == "norm1") {
-    f = alpha * Halide::sum(Halide::abs(x));
-  } else if (k == "group_norm1") {
-    // Each group once: at its entry where the group axes are 0. The group
-    // sums are a Func of their own (an inline reduction cannot nest).
+    part = [&](const Coords& i) { return alpha * Halide::abs(x_at(i)); };
+  } else if (k == "group_norm1" || k == "weighted_group_norm1") {
+    // Each group once: at its entry where the group axes are 0 (the group
+    // sums are a Func of their own).
     Val g2 = define("gsq", vv.ext, [&](const Coords& j) { return group_sum_squares(u, t.axes, j); });
     schedule_at_root(g2);
-    Halide::Expr first = Halide::Internal::const_true();
-    for (int ax : t.axes) first = first && i[static_cast<size_t>(ax)] == 0;
-    f = alpha * Halide::sum(Halide::select(first, Halide::sqrt(Halide::cast<double>(call(g2, i))), f64(0)));
+    const bool weighted = k == "weighted_group_norm1";
+    part = [=](const Coords& i) {
+      Halide::Expr first = Halide::Internal::const_true();
+      for (int ax : t.axes) first = first && i[static_cast<size_t>(ax)] == 0;
+      Halide::Expr norm = Halide::sqrt(Halide::cast<double>(call(g2, i)));
+      if (weighted) norm = Halide::abs(Halide::cast<double>(at(t.weight, i))) * norm;
+      return Halide::select(first, alpha * norm, f64(0));
+    };
   } else if (k == "nonneg") {
-    f = Halide::select(Halide::minimum(x) > f64(-slack), f64(0), inf);
+    unless([&](const Coords& i) { return !(x_at(i) > f64(-slack)); }, zero);
   } else if (k == "box") {
-    Halide::Expr lo = Halide::cast<double>(at(t.lower, i)), hi = Halide::cast<double>(at(t.upper, i));
-    f = Halide::select(
-        Halide::maximum(Halide::select(x <= lo - f64(slack) || x >= hi + f64(slack), 1, 0)) == 0, f64(0),
-        inf);
+    unless(
+        [&](const Coords& i) {
+          Halide::Expr x = x_at(i);
+          return x <= Halide::cast<double>(at(t.lower, i)) - f64(slack) ||
+                 x >= Halide::cast<double>(at(t.upper, i)) + f64(slack);
+        },
+        zero);
   } else if (k == "poisson_norm") {
-    Halide::Expr cv = Halide::cast<double>(at(t.counts, i));
-    f = Halide::select(Halide::minimum(x) < f64(-slack), inf,
-                       alpha * Halide::sum(x - cv * Halide::log(Halide::max(x, f64(1e-9)))));
+    unless([&](const Coords& i) { return x_at(i) < f64(-slack); },
+           [&](const Coords& i) {
+             Halide::Expr x = x_at(i);
+             return alpha * (x - Halide::cast<double>(at(t.counts, i)) * Halide::log(Halide::max(x, f64(1e-9))));
+           });
   } else if (k == "sum_entries") {
-    f = alpha * Halide::sum(x);
+    part = [&](const Coords& i) { return alpha * x_at(i); };
   } else if (k == "weighted_norm1") {
-    f = alpha * Halide::sum(Halide::abs(Halide::cast<double>(at(t.weight, i)) * x));
+    part = [&](const Coords& i) { return alpha * Halide::abs(Halide::cast<double>(at(t.weight, i)) * x_at(i)); };
   } else if (k == "weighted_sum_squares") {
-    Halide::Expr wx = Halide::cast<double>(at(t.weight, i)) * x;
-    f = alpha * Halide::sum(wx * wx);
-  } else if (k == "weighted_group_norm1") {
-    Val g2 = define("gsq", vv.ext, [&](const Coords& j) { return group_sum_squares(u, t.axes, j); });
-    schedule_at_root(g2);
-    Halide::Expr first = Halide::Internal::const_true();
-    for (int ax : t.axes) first = first && i[static_cast<size_t>(ax)] == 0;
-    Halide::Expr w = Halide::abs(Halide::cast<double>(at(t.weight, i)));
-    f = alpha * Halide::sum(Halide::select(first, w * Halide::sqrt(Halide::cast<double>(call(g2, i))), f64(0)));
+    part = [&](const Coords& i) {
+      Halide::Expr wx = Halide::cast<double>(at(t.weight, i)) * x_at(i);
+      return alpha * wx * wx;
+    };
   } else if (k == "weighted_nonneg") {
-    f = Halide::select(Halide::minimum(Halide::cast<double>(at(t.weight, i)) * x) > f64(-slack), f64(0), inf);
+    unless([&](const Coords& i) { return !(Halide::cast<double>(at(t.weight, i)) * x_at(i) > f64(-slack)); }, zero);
   } else if (k == "masked_nonneg") {
-    Halide::Expr bad = Halide::select(at(t.weight, i) >= 0.5f, x <= f64(-slack), Halide::abs(x) >= f64(slack));
-    f = Halide::select(Halide::maximum(Halide::select(bad, 1, 0)) == 0, f64(0), inf);
+    unless(
+        [&](const Coords& i) {
+          Halide::Expr x = x_at(i);
+          return Halide::select(at(t.weight, i) >= 0.5f, x <= f64(-slack), Halide::abs(x) >= f64(slack));
+        },
+        zero);
   } else if (k == "weighted_poisson_norm") {
-    Halide::Expr w = Halide::cast<double>(at(t.weight, i)), cv = Halide::cast<double>(at(t.counts, i));
-    Halide::Expr bad = w != f64(0) && x < f64(-slack);
-    f = Halide::select(Halide::maximum(Halide::select(bad, 1, 0)) > 0, inf,
-                       alpha * Halide::sum(Halide::select(w == f64(0), f64(0),
-                                                          w * x - cv * Halide::log(Halide::max(w * x, f64(1e-9))))));
+    auto w_at = [&](const Coords& i) { return Halide::cast<double>(at(t.weight, i)); };
+    unless([&](const Coords& i) { return w_at(i) != f64(0) && x_at(i) < f64(-slack); },
+           [&](const Coords& i) {
+             Halide::Expr w = w_at(i), x = x_at(i), cv = Halide::cast<double>(at(t.counts, i));
+             return Halide::select(w == f64(0), f64(0),
+                                   alpha * (w * x - cv * Halide::log(Halide::max(w * x, f64(1e-9)))));
+           });
   } else if (k == "zero_prox") {
-    f = f64(0);
+    part = zero;
   } else if (k == "prox_fn") {
-    f = alpha * user_value(t, u);
+    whole = alpha * user_value(t, u);
+    part = zero;
   } else {
     fail("value: unknown function " + k);
   }
-  Halide::Expr xv = Halide::cast<double>(call(vv, i));
-  Halide::Expr lin = Halide::sum(Halide::cast<double>(at(t.c, i)) * xv + gamma * xv * xv);
-  return rec(define0("value", f + lin + d), "value", RawArg{t.id}, v0, inf_val, slack);
+  auto sum = [&](const std::function<Halide::Expr(const Coords&)>& element) {
+    RowSums unused;
+    Val e = define("term", vv.ext, [&](const Coords& i) { return Halide::cast<double>(element(i)); });
+    return reduced("sum", e, Val(), Val(), &unused).f();
+  };
+  Halide::Expr total = sum([&](const Coords& i) {
+    Halide::Expr xv = Halide::cast<double>(call(vv, i));
+    return part(i) + (Halide::cast<double>(at(t.c, i)) * xv + gamma * xv * xv);
+  }) + d;
+  if (whole.defined()) total = whole + total;
+  if (outside) {
+    Halide::Expr violations = sum([&](const Coords& i) { return Halide::select(outside(i), f64(1), f64(0)); });
+    total = Halide::select(violations == 0, total, Halide::cast<double>(at(inf_val, {})) + total);
+  }
+  return rec(define0("value", total), "value", RawArg{t.id}, v0, inf_val, slack);
 }
 
 inline int64_t Graph::const_group_size(const Val& u, const std::vector<int>& axes) {

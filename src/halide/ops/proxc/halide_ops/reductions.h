@@ -8,6 +8,17 @@
 namespace proxc::halide_ops {
 
 inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, const Val& gate) {
+  RowSums row_sums;
+  Val v = rec(reduced(kind, a0, b0, gate, &row_sums), "reduce", kind, a0, b0, gate);
+  if (row_sums.partial.defined()) {
+    partials_[v.id] = row_sums;
+    partial_order_.push_back(v.id);
+  }
+  return v;
+}
+
+inline Val Graph::reduced(const std::string& kind, const Val& a0, const Val& b0, const Val& gate,
+                          RowSums* row_sums) {
   if (kind != "sum" && kind != "sum_squares" && kind != "max_abs" && kind != "dot") {
     fail("reduce: unknown reduction " + kind);
   }
@@ -25,11 +36,12 @@ inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, 
   // rows), each a short float sum; the host adds the lanes in double.
   const bool float_partials = kind == "sum_squares" || kind == "max_abs" || schedule_ == Schedule::GpuFloat;
   auto element = [&](const Coords& i) {
-    Halide::Expr x = float_partials ? call(a0, i) : Halide::cast<double>(call(a0, i));
+    auto as_partial = [&](Halide::Expr v) { return float_partials ? Halide::cast<float>(v) : Halide::cast<double>(v); };
+    Halide::Expr x = as_partial(call(a0, i));
     if (kind == "sum") return x;
     if (kind == "sum_squares") return x * x;
     if (kind == "max_abs") return Halide::abs(x);
-    return x * (float_partials ? call(b0, i) : Halide::cast<double>(call(b0, i)));
+    return x * as_partial(call(b0, i));
   };
   auto combine = [&](Halide::Expr acc, Halide::Expr v) {
     return kind == "max_abs" ? Halide::max(acc, v) : acc + v;
@@ -117,7 +129,7 @@ inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, 
     Halide::Expr p = Halide::cast<double>(lanes(rr.x));
     Halide::Expr red = kind == "max_abs" ? Halide::maximum(p) : Halide::sum(p);
     // (An empty maximum is the lowest double; gated off, nothing reads it.)
-    return rec(define0(kind, red), "reduce", kind, a0, b0, gate);
+    return define0(kind, red);
   }
   if (schedule_ != Schedule::Default) {
     // One plain reduction: an autoscheduler splits it as it sees fit.
@@ -127,15 +139,9 @@ inline Val Graph::reduce(const std::string& kind, const Val& a0, const Val& b0, 
     Coords i = domain_point(r, a0.ext.size());
     Halide::Expr e = Halide::cast<double>(element(i));
     Halide::Expr red = kind == "max_abs" ? Halide::maximum(e) : Halide::sum(e);
-    return rec(define0(kind, red), "reduce", kind, a0, b0, gate);
+    return define0(kind, red);
   }
-  RowSums row_sums;
-  Val v = rec(parallel_reduce(kind, a0, element, combine, on, &row_sums), "reduce", kind, a0, b0, gate);
-  if (row_sums.partial.defined()) {
-    partials_[v.id] = row_sums;
-    partial_order_.push_back(v.id);
-  }
-  return v;
+  return parallel_reduce(kind, a0, element, combine, on, row_sums);
 }
 
 inline Val Graph::circulant_solve(const Val& rhs0, int spectrum, int kr, const Val& a0, const Val& c0,
