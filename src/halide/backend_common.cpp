@@ -12,11 +12,11 @@ namespace proxc::internal {
 std::atomic<int> g_compiles{0};
 std::atomic<int> g_cache_loads{0};
 
-Halide::Target parse_target(const std::string& s) {
+Halide::Target parse_target(const std::string& s, bool this_machine) {
   if (s == "host") return Graph::with_default_features(Halide::get_jit_target_from_environment());
   user_assert(Halide::Target::validate_target_string(s))
       << "--target: '" << s << "' is not a Halide target string";
-  return with_gpu_features(Graph::with_default_features(Halide::Target(s)));
+  return with_gpu_features(Graph::with_default_features(Halide::Target(s)), this_machine);
 }
 
 std::string without_gpu_features(const Halide::Target& t) {
@@ -41,10 +41,11 @@ halide_ops::Schedule schedule_for(const Halide::Target& t) {
   return halide_ops::Schedule::Default;
 }
 
-bool opencl_has_doubles() {
+bool opencl_has_doubles(bool ask_devices) {
   const char* say = std::getenv("PROXC_OPENCL_DOUBLES");
   if (say && std::string(say) == "0") return false;
   if (say && std::string(say) == "1") return true;
+  if (!ask_devices) return true;
   // Asked once: the ICD loader Halide's runtime loads itself (runtime/opencl.cpp).
   static const bool all = [] {
     void* lib = ::dlopen("libOpenCL.so", RTLD_LAZY | RTLD_LOCAL);
@@ -77,8 +78,10 @@ bool opencl_has_doubles() {
   return all;
 }
 
-Halide::Target with_gpu_features(Halide::Target t) {
-  if (t.has_feature(Halide::Target::OpenCL) && opencl_has_doubles()) t.set_feature(Halide::Target::CLDoubles);
+Halide::Target with_gpu_features(Halide::Target t, bool this_machine) {
+  if (t.has_feature(Halide::Target::OpenCL) && opencl_has_doubles(this_machine)) {
+    t.set_feature(Halide::Target::CLDoubles);
+  }
   return t;
 }
 
@@ -174,7 +177,7 @@ std::string program_label(const StepProgram& p) { return p.name.empty() ? "a ste
 
 Halide::Target aot_target(const std::string& s) {
   if (s == "host") return Graph::with_default_features(Halide::get_host_target());
-  return parse_target(s);
+  return parse_target(s, /*this_machine=*/false);
 }
 
 std::string shell_quote(const std::string& s) {

@@ -69,7 +69,7 @@ double address_space_left();
 void check_compile_room();
 
 /// The target of a --target string, with proxc's default features.
-Halide::Target parse_target(const std::string& s);
+Halide::Target parse_target(const std::string& s, bool this_machine = true);
 /// t's target string without its GPU features (cuda, opencl, metal, ... and
 /// their capability features): the CPU part, for a target proxc has no GPU
 /// schedule for.
@@ -86,12 +86,16 @@ std::string gpu_unavailable(const Halide::Target& t);
 /// the scalars are doubles) where every OpenCL device of this machine has
 /// double precision (cl_khr_fp64: PoCL and NVIDIA's do; many Intel and ARM
 /// GPUs do not) or no device answers, or where t names cl_doubles itself;
-/// $PROXC_OPENCL_DOUBLES=0 or 1 decides instead of the devices.
-Halide::Target with_gpu_features(Halide::Target t);
-/// Whether every OpenCL device of this machine has double precision (true
-/// when there is none to ask), or $PROXC_OPENCL_DOUBLES says so (0 or 1).
-bool opencl_has_doubles();
-/// The same for code compiled ahead of time ("host": this machine's, not the JIT's).
+/// $PROXC_OPENCL_DOUBLES=0 or 1 decides instead of the devices. Code for
+/// another machine (`this_machine` false: AOT, printed sources) has
+/// cl_doubles unless $PROXC_OPENCL_DOUBLES=0.
+Halide::Target with_gpu_features(Halide::Target t, bool this_machine = true);
+/// Whether OpenCL code gets doubles: $PROXC_OPENCL_DOUBLES (0 or 1) if set;
+/// else, with ask_devices, whether every OpenCL device of this machine has
+/// double precision (true when there is none to ask); else true.
+bool opencl_has_doubles(bool ask_devices = true);
+/// The same for code compiled ahead of time ("host": this machine's, not the
+/// JIT's; OpenCL's doubles as with_gpu_features for another machine).
 Halide::Target aot_target(const std::string& s);
 /// Halide's extents of a numpy-order shape (reversed).
 std::vector<int> halide_dims(const Shape& s);

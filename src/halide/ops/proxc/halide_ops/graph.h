@@ -445,9 +445,10 @@ class Graph {
   static Halide::Expr flat_size(const std::vector<Halide::Expr>& ext);
   static Halide::Expr ravel(const Coords& c, const std::vector<Halide::Expr>& ext);
 
-  // A new Func over ext defined by body(coordinates): float arrays.
+  // A new Func over ext defined by body(coordinates): float arrays (or
+  // arrays of `element`), double scalars.
   Val define(const std::string& name, const std::vector<Halide::Expr>& ext,
-             const std::function<Halide::Expr(const Coords&)>& body);
+             const std::function<Halide::Expr(const Coords&)>& body, Halide::Type element = Halide::Float(32));
   // The double Expr defining a rank-0 value made of parameters only.
   // The rank-0 Funcs it calls (constants and parameters combined by
   // arithmetic, as 1/tau) are inlined: an extern stage's Expr arguments
@@ -776,7 +777,7 @@ inline Halide::Expr Graph::ravel(const Coords& c, const std::vector<Halide::Expr
 }
 
 inline Val Graph::define(const std::string& name, const std::vector<Halide::Expr>& ext,
-                         const std::function<Halide::Expr(const Coords&)>& body) {
+                         const std::function<Halide::Expr(const Coords&)>& body, Halide::Type element) {
   Val v;
   v.f = Halide::Func(name + std::to_string(counter_++));
   v.ext = ext;
@@ -786,7 +787,7 @@ inline Val Graph::define(const std::string& name, const std::vector<Halide::Expr
   if (ext.empty())
     v.f() = Halide::cast<double>(e);
   else
-    v.f(reversed(c)) = Halide::cast<float>(e);
+    v.f(reversed(c)) = Halide::cast(element, e);
   return v;
 }
 

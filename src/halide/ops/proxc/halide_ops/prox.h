@@ -160,9 +160,9 @@ inline Val Graph::value(const Term& t, const Val& v0, const Val& inf_val, double
   // schedule reduces (row sums in parallel on the CPU, partial sums on a
   // GPU's device, so that only scalars come back): each position's part of
   // f, plus the linear and quadratic terms <c, v> + gamma·|v|². A
-  // constraint also counts the positions outside its set (a second sum;
-  // NaN counts for nonneg): any makes the value inf_val. (Not +inf added
-  // in the sum: Halide's code may assume finite floats.)
+  // constraint also counts the positions outside its set (a second sum):
+  // any makes the value inf_val. (Not +inf added in the sum: Halide's code
+  // may assume finite floats, and NaNs do not count, as in the emulator.)
   std::function<Halide::Expr(const Coords&)> part, outside;
   Halide::Expr whole;  // a part of f that is not a sum over positions (prox_fn's)
   auto unless = [&](const std::function<Halide::Expr(const Coords&)>& out,
@@ -190,7 +190,7 @@ inline Val Graph::value(const Term& t, const Val& v0, const Val& inf_val, double
       return Halide::select(first, alpha * norm, f64(0));
     };
   } else if (k == "nonneg") {
-    unless([&](const Coords& i) { return !(x_at(i) > f64(-slack)); }, zero);
+    unless([&](const Coords& i) { return x_at(i) <= f64(-slack); }, zero);
   } else if (k == "box") {
     unless(
         [&](const Coords& i) {
@@ -215,7 +215,7 @@ inline Val Graph::value(const Term& t, const Val& v0, const Val& inf_val, double
       return alpha * wx * wx;
     };
   } else if (k == "weighted_nonneg") {
-    unless([&](const Coords& i) { return !(Halide::cast<double>(at(t.weight, i)) * x_at(i) > f64(-slack)); }, zero);
+    unless([&](const Coords& i) { return Halide::cast<double>(at(t.weight, i)) * x_at(i) <= f64(-slack); }, zero);
   } else if (k == "masked_nonneg") {
     unless(
         [&](const Coords& i) {
@@ -240,9 +240,12 @@ inline Val Graph::value(const Term& t, const Val& v0, const Val& inf_val, double
     fail("value: unknown function " + k);
   }
   auto sum = [&](const std::function<Halide::Expr(const Coords&)>& element) {
-    RowSums unused;
-    Val e = define("term", vv.ext, [&](const Coords& i) { return Halide::cast<double>(element(i)); });
-    return reduced("sum", e, Val(), Val(), &unused).f();
+    RowSums rows;
+    Val e = define("term", vv.ext, element, Halide::Float(64));  // each position's part in double
+    Halide::Expr total = reduced("sum", e, Val(), Val(), &rows).f();
+    // (Strips of rows per parallel task, as the iteration's reductions.)
+    if (rows.partial.defined() && rows.domain.dimensions() == 1) split_rows_into_tasks(rows.partial);
+    return total;
   };
   Halide::Expr total = sum([&](const Coords& i) {
     Halide::Expr xv = Halide::cast<double>(call(vv, i));

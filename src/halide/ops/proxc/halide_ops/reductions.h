@@ -31,9 +31,12 @@ inline Val Graph::reduced(const std::string& kind, const Val& a0, const Val& b0,
   // of float arithmetic. (Entries beyond 1.8e19 in magnitude, whose squares
   // overflow float, make the sum inf: a state that large has diverged.)
   // Sums and dot products, which may cancel, stay in double throughout.
-  // Kernels without doubles (GpuFloat) take every partial value in float:
-  // a thread's 64 rows, then each lane's blocks (at most 64 terms at 4096
-  // rows), each a short float sum; the host adds the lanes in double.
+  // Kernels without doubles (GpuFloat) take every partial value in float: a
+  // thread's sum over its block of 64 rows times the axes outside them (a
+  // 1-D array: every 4096th element, so n/4096 terms), then each lane's
+  // blocks (rows/64 terms); the host adds the lanes in double. Sums that
+  // may cancel (sum, dot, values) lose digits in proportion to those counts
+  // (float's 6e-8 each), which are small for images, not bounded in general.
   const bool float_partials = kind == "sum_squares" || kind == "max_abs" || schedule_ == Schedule::GpuFloat;
   auto element = [&](const Coords& i) {
     auto as_partial = [&](Halide::Expr v) { return float_partials ? Halide::cast<float>(v) : Halide::cast<double>(v); };
