@@ -38,8 +38,8 @@ class DemoteKernelDoubles : public Halide::Internal::IRMutator {
       bind(op->name);
       Halide::Internal::Stmt body = mutate(op->body);
       unbind(op->name);
-      return Halide::Internal::For::make(op->name, min, extent, op->for_type, op->partition_policy, op->device_api,
-                                         body);
+      return Halide::Internal::For::make(op->name, min, extent, op->for_type, op->partition_policy,
+                                         op->device_api, body);
     }
     // The outermost GPU loop: the kernel.
     ++depth_;
@@ -47,9 +47,10 @@ class DemoteKernelDoubles : public Halide::Internal::IRMutator {
     Halide::Internal::Stmt body = mutate(op->body);
     unbind(op->name);
     --depth_;
-    Halide::Internal::Stmt s = Halide::Internal::For::make(op->name, op->min, op->extent, op->for_type, op->partition_policy,
-                                                 op->device_api, body);
-    for (auto it = hoisted_.rbegin(); it != hoisted_.rend(); ++it) s = Halide::Internal::LetStmt::make(it->first, it->second, s);
+    Halide::Internal::Stmt s = Halide::Internal::For::make(op->name, op->min, op->extent, op->for_type,
+                                                           op->partition_policy, op->device_api, body);
+    for (auto it = hoisted_.rbegin(); it != hoisted_.rend(); ++it)
+      s = Halide::Internal::LetStmt::make(it->first, it->second, s);
     hoisted_.clear();
     return s;
   }
@@ -83,7 +84,8 @@ class DemoteKernelDoubles : public Halide::Internal::IRMutator {
   }
 
   Halide::Expr visit(const Halide::Internal::Reinterpret* op) override {
-    if (depth_ > 0 && (is_f64(op->type) || is_f64(op->value.type()))) fail("reinterprets the bits of a double");
+    if (depth_ > 0 && (is_f64(op->type) || is_f64(op->value.type())))
+      fail("reinterprets the bits of a double");
     return IRMutator::visit(op);
   }
 
@@ -96,11 +98,12 @@ class DemoteKernelDoubles : public Halide::Internal::IRMutator {
     std::string name = op->name;
     // Halide's math functions by type: sqrt_f64 → sqrt_f32, is_nan_f64 → is_nan_f32.
     const std::string suffix = "_f64";
-    if (doubles && name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (doubles && name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
       name = name.substr(0, name.size() - suffix.size()) + "_f32";
     }
-    return Halide::Internal::Call::make(is_f64(op->type) ? f32(op->type) : op->type, name, args, op->call_type,
-                                        op->func, op->value_index, op->image, op->param);
+    return Halide::Internal::Call::make(is_f64(op->type) ? f32(op->type) : op->type, name, args,
+                                        op->call_type, op->func, op->value_index, op->image, op->param);
   }
 
   Halide::Expr visit(const Halide::Internal::Let* op) override {
@@ -177,7 +180,7 @@ class DemoteKernelDoubles : public Halide::Internal::IRMutator {
 
   int depth_ = 0;
   int counter_ = 0;
-  std::map<std::string, int> bound_;                            ///< names bound inside the kernel
+  std::map<std::string, int> bound_;                           ///< names bound inside the kernel
   std::vector<std::pair<std::string, Halide::Expr>> hoisted_;  ///< the kernel's floats computed before it
 };
 
