@@ -41,20 +41,28 @@ halide_ops::Schedule schedule_for(const Halide::Target& t) {
   return halide_ops::Schedule::Default;
 }
 
+namespace {
+
+// The OpenCL ICD loader, as Halide's runtime loads it itself (runtime/opencl.cpp); null without one.
+void* opencl_library() {
+  static void* const lib = ::dlopen("libOpenCL.so", RTLD_LAZY | RTLD_LOCAL);
+  return lib;
+}
+using ClGetPlatformIDs = int (*)(unsigned, void**, unsigned*);
+
+}  // namespace
+
 bool opencl_has_doubles(bool ask_devices) {
   const char* say = std::getenv("PROXC_OPENCL_DOUBLES");
   if (say && std::string(say) == "0") return false;
   if (say && std::string(say) == "1") return true;
   if (!ask_devices) return true;
-  // Asked once: the ICD loader Halide's runtime loads itself (runtime/opencl.cpp).
-  static const bool all = [] {
-    void* lib = ::dlopen("libOpenCL.so", RTLD_LAZY | RTLD_LOCAL);
-    if (!lib) lib = ::dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_LOCAL);
+  static const bool all = [] {  // (asked once)
+    void* lib = opencl_library();
     if (!lib) return true;
-    using Platforms = int (*)(unsigned, void**, unsigned*);
     using Devices = int (*)(void*, uint64_t, unsigned, void**, unsigned*);
     using Info = int (*)(void*, unsigned, size_t, void*, size_t*);
-    auto platforms = reinterpret_cast<Platforms>(::dlsym(lib, "clGetPlatformIDs"));
+    auto platforms = reinterpret_cast<ClGetPlatformIDs>(::dlsym(lib, "clGetPlatformIDs"));
     auto devices = reinterpret_cast<Devices>(::dlsym(lib, "clGetDeviceIDs"));
     auto info = reinterpret_cast<Info>(::dlsym(lib, "clGetDeviceInfo"));
     unsigned np = 0;
@@ -118,12 +126,11 @@ std::string gpu_unavailable(const Halide::Target& t) {
     return "";
   }
   if (t.has_feature(Halide::Target::OpenCL)) {
-    void* lib = ::dlopen("libOpenCL.so", RTLD_LAZY | RTLD_LOCAL);
+    void* lib = opencl_library();
     if (!lib)
       return "libOpenCL.so is not found (Debian: ocl-icd-opencl-dev, and a driver: pocl-opencl-icd runs OpenCL on "
              "the CPU)";
-    using Platforms = int (*)(unsigned, void*, unsigned*);
-    auto platforms = reinterpret_cast<Platforms>(::dlsym(lib, "clGetPlatformIDs"));
+    auto platforms = reinterpret_cast<ClGetPlatformIDs>(::dlsym(lib, "clGetPlatformIDs"));
     unsigned n = 0;
     if (!platforms || platforms(0, nullptr, &n) != 0 || n == 0)
       return "no OpenCL platform is installed (pocl-opencl-icd runs OpenCL on the CPU)";

@@ -11,13 +11,16 @@
 
 namespace proxc::internal::test {
 
+/// A new one (its target decided now: PROXC_OPENCL_DOUBLES as set at the call).
+inline std::unique_ptr<Backend> make_gpu_backend() {
+  HalideOptions o;
+  o.target = gpu_target();
+  o.cache_dir = "off";
+  return make_halide_backend(o);
+}
+
 inline Backend& gpu_backend() {
-  static std::unique_ptr<Backend> b = [] {
-    HalideOptions o;
-    o.target = gpu_target();
-    o.cache_dir = "off";
-    return make_halide_backend(o);
-  }();
+  static std::unique_ptr<Backend> b = make_gpu_backend();
   return *b;
 }
 

@@ -25,6 +25,7 @@
 #include "ir/printer.h"
 #include "support/file_util.h"
 #include "frontend/parser.h"
+#include "gpu_backend.h"
 #include "io/npy.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/solve.h"
@@ -187,11 +188,8 @@ TEST(HalideParity, EveryOperatorForwardAndAdjoint) { expect_every_operator(halid
 // $PROXC_TEST_GPU_TARGET (scripts/gpu-run.sh: host-cuda). Every operator's dot
 // test and its parity with the emulator, at the same tolerances as the CPU's.
 TEST(HalideGpu, EveryOperatorOnOpenCl) {
-  HalideOptions o;
-  o.target = test::gpu_target();
-  o.cache_dir = "off";
   ::testing::internal::CaptureStderr();
-  auto b = make_halide_backend(o);
+  auto b = test::make_gpu_backend();
   const std::string err = ::testing::internal::GetCapturedStderr();
   ASSERT_TRUE(test::runs_on_gpu(b->target_used())) << err;
   expect_every_operator(*b);
@@ -733,10 +731,7 @@ TEST(HalideParity, EveryProxAndValue) { expect_every_prox_and_value(halide()); }
 // The same on OpenCL (PoCL): the prox kernels, and the values the host sums
 // from what the device computed.
 TEST(HalideGpu, EveryProxAndValueOnOpenCl) {
-  HalideOptions o;
-  o.target = test::gpu_target();
-  o.cache_dir = "off";
-  auto b = make_halide_backend(o);
+  auto b = test::make_gpu_backend();
   ASSERT_TRUE(test::runs_on_gpu(b->target_used()));
   expect_every_prox_and_value(*b);
 }
@@ -842,10 +837,7 @@ void expect_gpu_arithmetic_and_reductions(Backend* b) {
 }
 
 TEST(HalideGpu, ArithmeticReductionsAndCirculantSolveOnOpenCl) {
-  HalideOptions o;
-  o.target = test::gpu_target();
-  o.cache_dir = "off";
-  auto b = make_halide_backend(o);
+  auto b = test::make_gpu_backend();
   ASSERT_TRUE(test::runs_on_gpu(b->target_used()));
   expect_gpu_arithmetic_and_reductions(b.get());
 }
@@ -860,10 +852,7 @@ TEST(HalideGpu, ArithmeticReductionsAndCirculantSolveOnOpenCl) {
 TEST(HalideGpu, KernelsWithoutDoublesOnOpenCl) {
   if (test::gpu_target().find("opencl") == std::string::npos) GTEST_SKIP() << "an OpenCL target's case";
   test::ScopedEnv no_doubles("PROXC_OPENCL_DOUBLES", "0");
-  HalideOptions o;
-  o.target = test::gpu_target();
-  o.cache_dir = "off";
-  auto b = make_halide_backend(o);
+  auto b = test::make_gpu_backend();
   ASSERT_TRUE(test::runs_on_gpu(b->target_used(), /*doubles=*/false));
   expect_every_operator(*b);
   expect_every_prox_and_value(*b);

@@ -7,6 +7,37 @@
 
 namespace proxc::halide_ops {
 
+/// Coordinates of flat index i in a C-order array of extents ext; callers
+/// guarantee 0 <= i < the product of ext (< 2^31). A division by a run-time extent is a double division and a
+/// floor, which vectorizes (an int32 vector division by a run-time value is
+/// eight scalar divisions); it is exact: for i = qn + r (0 <= r < n) the
+/// quotient i/n lies within [q, q + 1 - 1/n], and since (q + 1)n <= i + n <
+/// 2^32 < 2^53, 1/n is more than half an ulp of q + 1, so the rounded quotient
+/// is at least q and below q + 1. A compile-time extent keeps the integer
+/// division (a multiply and shifts). Each coordinate is clamped to its
+/// axis, which changes no value of an i in range but tells Halide's bounds
+/// inference the region read (from i - qn alone it would infer
+/// [-(max q)n, max i]).
+/// With `integer_division` (kernels without doubles) a run-time extent divides
+/// as integers.
+inline std::vector<Halide::Expr> unravel(Halide::Expr i, const std::vector<Halide::Expr>& ext,
+                                         bool integer_division = false) {
+  std::vector<Halide::Expr> c(ext.size());
+  for (size_t a = ext.size(); a-- > 0;) {
+    if (a == 0) {
+      c[a] = Halide::clamp(i, 0, ext[a] - 1);  // what is left: below ext[0]
+      break;
+    }
+    Halide::Expr q =
+        Halide::Internal::is_const(ext[a]) || integer_division
+            ? i / ext[a]
+            : Halide::cast<int>(Halide::floor(Halide::cast<double>(i) / Halide::cast<double>(ext[a])));
+    c[a] = Halide::clamp(i - q * ext[a], 0, ext[a] - 1);
+    i = q;
+  }
+  return c;
+}
+
 inline Val Graph::grad(const Val& x0, int d, const Ext& ext) {
   Val x = stencil(x0, true);
   Val v = define("grad", extents(ext), [&](const Coords& c) {
