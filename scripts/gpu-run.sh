@@ -5,7 +5,8 @@
 # 1. Correctness: TV denoising and TV deconvolution at 512^2, 100 iterations
 #    with fixed steps, on TARGET and on the CPU: PSNR of TARGET's iterate
 #    against the CPU's (peak 1; the data's range is about 1) and the target
-#    used, which must name the GPU API.
+#    used, which must name the GPU API, and where the FFT stages ran (cuFFT
+#    on the device where libcufft loads).
 # 2. Speed: ms per iteration at 512^2, 1024^2, 2048^2 and 4096^2 on TARGET
 #    and on the CPU, for pc on both problems, from two solves (100 and 300
 #    iterations, one check at the end): the slope is the cost of an
@@ -34,6 +35,10 @@ if [ ! -x bin/proxc ] || [ ! -x bin/halide_tests ] || [ proxc.tar.xz -nt bin/pro
   touch bin/proxc
 fi
 export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# cuFFT (the device FFT stages of CUDA pipelines) where the CUDA toolkit keeps it.
+for d in "${CUDA_HOME:-/usr/local/cuda}/lib64" /usr/local/cuda/lib64; do
+  if [ -e "$d/libcufft.so" ]; then export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$d"; break; fi
+done
 export PROXC_CACHE_DIR=off
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 work="$(mktemp -d)"
@@ -48,7 +53,7 @@ problem() {  # NAME N: writes $work/NAME_N.prox; b peaks at about 0.9
   fi
 }
 summary() {  # prints ms/iteration, compile seconds, psnr and the target used from --json
-  python3 -c 'import json,sys; d=json.load(sys.stdin); s=d["seconds"]; print("%.4f ms/it  compile %.2f s  psnr %s  used %s" % (1e3*s["iterate"]/d["iterations"], s["compile"], d.get("psnr","-"), d["target"]["used"]))' 2>/dev/null ||
+  python3 -c 'import json,sys; d=json.load(sys.stdin); s=d["seconds"]; print("%.4f ms/it  compile %.2f s  psnr %s  used %s  fft %s" % (1e3*s["iterate"]/d["iterations"], s["compile"], d.get("psnr","-"), d["target"]["used"], d["target"].get("fft","-")))' 2>/dev/null ||
     grep -o '"iterate": [0-9.e-]*\|"used": "[^"]*"\|"psnr": [0-9.]*'
 }
 echo "== correctness: $target against the CPU, 512^2, 100 iterations"

@@ -25,6 +25,7 @@ packages=(
   chromium
   openmpi-bin libopenmpi-dev
   pocl-opencl-icd ocl-icd-opencl-dev clinfo
+  libclfft-dev
 )
 if ! dpkg -s "${packages[@]%%#*}" >/dev/null 2>&1; then
   apt-get update -qq

@@ -228,9 +228,13 @@ struct SolverSummary {
   ScheduleKind schedule_requested = ScheduleKind::Default, schedule_used = ScheduleKind::Default;
   /// The Halide target asked for (SolverOptions::target, "host" by default)
   /// and the one the pipelines were compiled for, in full (a GPU target's CPU
-  /// part: proxc has no GPU schedules yet); "emulator" for both on the
-  /// emulator.
+  /// part where this machine cannot run its GPU code); "emulator" for both on
+  /// the emulator.
   std::string target_requested, target_used;
+  /// Where the FFT stages (circulant solves, FFT convolutions) run: "FFTW
+  /// (host)", or on a GPU target the device library ("clFFT 2.12.2
+  /// (device)", "cuFFT 11.0.1 (device)").
+  std::string target_fft = "FFTW (host)";
   /// Pipelines this solve JIT-compiled, and loaded from the on-disk cache
   /// (0 and 0 when every one was already compiled in this process: a solve
   /// of the same problem with other data).

@@ -522,6 +522,7 @@ void bind_solving(nb::module_& m) {
           [](const proxc::SolverSummary& s) { return std::string(proxc::to_string(s.schedule_used)); })
       .def_ro("target_requested", &proxc::SolverSummary::target_requested)
       .def_ro("target_used", &proxc::SolverSummary::target_used)
+      .def_ro("target_fft", &proxc::SolverSummary::target_fft)
       .def_ro("knorm", &proxc::SolverSummary::knorm)
       .def_ro("cg_steps", &proxc::SolverSummary::cg_steps)
       .def_ro("adapted_steps", &proxc::SolverSummary::adapted_steps)

@@ -57,7 +57,7 @@ hl::Lowered lower_scheduled(const StepProgram& p, const std::string& schedule, c
                             std::string* used) {
   *used = "default";
   const Autoscheduler* as = find_autoscheduler(schedule);
-  if (!as) return hl::lower(p, schedule_for(t));
+  if (!as) return lower_for(p, t);
   std::string why;
   const std::string plugin = plugin_path(*as);
   hl::Lowered L = hl::lower(p, halide_ops::Schedule::None);
@@ -85,7 +85,7 @@ hl::Lowered lower_scheduled(const StepProgram& p, const std::string& schedule, c
     }
   }
   warn_schedule_fallback("--schedule " + schedule + " failed for " + program_label(p), why);
-  return hl::lower(p, schedule_for(t));
+  return lower_for(p, t);
 }
 
 const std::vector<std::string>& halide_schedules() {

@@ -41,6 +41,28 @@ halide_ops::Schedule schedule_for(const Halide::Target& t) {
   return halide_ops::Schedule::Default;
 }
 
+int device_fft_for(const Halide::Target& t) {
+  const DeviceFftApi api = t.has_feature(Halide::Target::CUDA)     ? DeviceFftApi::Cuda
+                           : t.has_feature(Halide::Target::OpenCL) ? DeviceFftApi::OpenCl
+                                                                   : DeviceFftApi::None;
+  if (api == DeviceFftApi::None) return 0;
+  const char* say = std::getenv("PROXC_DEVICE_FFT");
+  if (say && std::string(say) == "0") return 0;
+  if (say && std::string(say) == "1") return static_cast<int>(api);
+  return device_fft_loads(api) ? static_cast<int>(api) : 0;
+}
+
+std::string fft_used(const Halide::Target& t) {
+  const int api = device_fft_for(t);
+  if (api == 0) return "FFTW (host)";
+  const std::string lib = device_fft_library(static_cast<DeviceFftApi>(api));
+  return (lib.empty() ? std::string(api == 1 ? "clFFT" : "cuFFT") : lib) + " (device)";
+}
+
+hl::Lowered lower_for(const StepProgram& p, const Halide::Target& t) {
+  return hl::lower(p, schedule_for(t), device_fft_for(t));
+}
+
 namespace {
 
 // The OpenCL ICD loader, as Halide's runtime loads it itself (runtime/opencl.cpp); null without one.

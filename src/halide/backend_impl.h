@@ -28,6 +28,7 @@
 
 #include "fft/fft.h"
 #include "halide/black_box_extern.h"
+#include "halide/device_fft.h"
 #include "halide/fft_extern.h"
 #include "halide/halide_backend.h"
 #include "halide/lower.h"
@@ -78,6 +79,18 @@ std::string without_gpu_features(const Halide::Target& t);
 /// with cl_doubles, GpuFloat for OpenCL without it (kernels without
 /// doubles), else the default CPU schedule.
 halide_ops::Schedule schedule_for(const Halide::Target& t);
+/// Where t's GPU schedule runs its FFT stages (Graph::device_fft's api): on
+/// the device where this machine loads the target's FFT library (clFFT for
+/// OpenCL, cuFFT for CUDA), else 0 (FFTW on the host, with copies);
+/// $PROXC_DEVICE_FFT=0 keeps them on the host, =1 on the device whether or
+/// not the library loads here (code for a machine that has it). 0 for a
+/// target without a GPU feature.
+int device_fft_for(const Halide::Target& t);
+/// Where t's FFT stages run, as --json's "target" reports it: "FFTW (host)"
+/// or the device library ("clFFT 2.12.2 (device)").
+std::string fft_used(const Halide::Target& t);
+/// p lowered with t's schedule and FFT stages (schedule_for, device_fft_for).
+hl::Lowered lower_for(const StepProgram& p, const Halide::Target& t);
 /// Why this machine cannot run t's GPU code ("" when it can): the driver
 /// library Halide loads (libcuda.so, libOpenCL.so) or a device is missing, or
 /// the GPU API is not one proxc schedules for (CUDA, OpenCL).

@@ -12,7 +12,7 @@ std::string halide_emit(const StepProgram& program, const std::string& kind, con
     if (kind == "source") {
       const Autoscheduler* as = find_autoscheduler(options.schedule);
       // A GPU target's generator builds the GPU schedule (run it with a GPU target).
-      if (!as) return hl::generator_source(program, hl::lower(program, schedule_for(parse_target(options.target, /*this_machine=*/false))));
+      if (!as) return hl::generator_source(program, lower_for(program, parse_target(options.target, /*this_machine=*/false)));
       return hl::generator_source(program, hl::lower(program, halide_ops::Schedule::None), plugin_path(*as),
                                   as->name);
     }

@@ -166,6 +166,32 @@ void filter_channels(const Layout& l, const halide_buffer_t* in_buf, halide_buff
 
 }  // namespace
 
+void proxc::internal::host_fft(const std::vector<int>& spatial, int64_t channels, bool forward, const float* in,
+                               float* out) {
+  Plans& p = plans_for(spatial);
+  std::lock_guard<std::mutex> lock(exec_mutex());  // the plan's buffers are shared
+  int64_t n = 1;
+  for (int e : spatial) n *= e;
+  const int64_t half = n / spatial.back() * (spatial.back() / 2 + 1);
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    if (forward) {
+      for (int64_t f = 0; f < n; ++f) p.real[f] = in[ch + f * channels];
+      fftwf_execute(p.forward);
+      for (int64_t k = 0; k < half; ++k) {
+        out[2 * (ch + k * channels)] = p.spec[k][0];
+        out[2 * (ch + k * channels) + 1] = p.spec[k][1];
+      }
+    } else {
+      for (int64_t k = 0; k < half; ++k) {
+        p.spec[k][0] = in[2 * (ch + k * channels)];
+        p.spec[k][1] = in[2 * (ch + k * channels) + 1];
+      }
+      fftwf_execute(p.inverse);
+      for (int64_t f = 0; f < n; ++f) out[ch + f * channels] = p.real[f];
+    }
+  }
+}
+
 extern "C" void proxc_fft_set_wisdom_file(const char* path) {
   std::lock_guard<std::mutex> lock(planner_mutex());
   wisdom_file() = path ? path : "";

@@ -5,6 +5,18 @@
 
 #include <HalideRuntime.h>
 
+#include <cstdint>
+#include <vector>
+
+namespace proxc::internal {
+/// FFTW's r2c (`forward`) or unscaled c2r transform of each channel of a
+/// dense float buffer: element (channel ch, spatial flat index f) at
+/// ch + f·channels; the half spectrum's complex element k of channel ch at
+/// floats 2·(ch + k·channels) and the one after (see device_fft.h). The
+/// host path of a device FFT stage for sizes the device library cannot plan.
+void host_fft(const std::vector<int>& spatial, int64_t channels, bool forward, const float* in, float* out);
+}  // namespace proxc::internal
+
 extern "C" {
 /// rhs, out: float buffers of the same shape, numpy axes (d0, ..., d_{r-1},
 /// trailing channels) stored Halide-style (dimension 0 innermost). otf2: the

@@ -503,6 +503,7 @@ class HalideBackend : public Backend {
   std::string schedule_requested() const override { return options_.schedule; }
   std::string target_requested() const override { return requested_target_; }
   std::string target_used() const override { return target_.to_string(); }
+  std::string fft_used() const override { return proxc::internal::fft_used(target_); }
   bool keeps_arrays_on_device() const override { return target_.has_gpu_feature(); }
   void to_host() override {
     halide_boundary([&] { device_->to_host(); });

@@ -18,7 +18,7 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
 // cache's, or compiled now. Thread-safe: different pipelines compile at once.
 std::shared_ptr<Entry> compiled_entry(const StepProgram& p, const HalideOptions& o,
                                       const Halide::Target& target, hl::Lowered* mine) {
-  *mine = hl::lower(p, schedule_for(target));
+  *mine = lower_for(p, target);
   std::string key = target.to_string() + "|" + o.schedule + "|" + mine->key;
   std::shared_ptr<Entry> e;
   {
@@ -90,6 +90,8 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
     std::map<std::string, Halide::JITExtern> externs = {
         {"proxc_circulant_solve", Halide::JITExtern(proxc_circulant_solve)},
         {"proxc_fft_conv", Halide::JITExtern(proxc_fft_conv)},
+        {"proxc_fft_r2c_device", Halide::JITExtern(proxc_fft_r2c_device)},
+        {"proxc_fft_c2r_device", Halide::JITExtern(proxc_fft_c2r_device)},
         {"proxc_black_box_stage", Halide::JITExtern(proxc_black_box_stage)},
         {"proxc_prox_fn_stage", Halide::JITExtern(proxc_prox_fn_stage)},
         {"proxc_prox_fn_value_stage", Halide::JITExtern(proxc_prox_fn_value_stage)}};
@@ -106,7 +108,7 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
     if (e->schedule_used == "default") throw;
     warn_schedule_fallback(
         "the " + e->schedule_used + " schedule of " + program_label(p) + " does not compile", err.what());
-    e->lowered = hl::lower(p, schedule_for(target));
+    e->lowered = lower_for(p, target);
     e->schedule_used = "default";
     build();
   }

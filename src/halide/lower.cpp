@@ -60,10 +60,13 @@ class Lowerer {
   // The program's equal nodes made one first (eliminate_common_subexpressions:
   // the solvers' programs compute some adjoints twice, for the update and a
   // residual, and the CG and check programs were not made so).
-  Lowerer(const StepProgram& p, halide_ops::Schedule schedule, int min_extent)
+  Lowerer(const StepProgram& p, halide_ops::Schedule schedule, int min_extent, int device_fft)
       : p_(eliminate_common_subexpressions(p)), graph_(std::make_shared<Graph>(schedule, &record_)) {
     if (min_extent > 0) graph_->assume_min_extent(min_extent);
+    const bool gpu = schedule == halide_ops::Schedule::Gpu || schedule == halide_ops::Schedule::GpuFloat;
+    if (gpu && device_fft != 0) graph_->device_fft(device_fft);
     out_.schedule = schedule;
+    out_.device_fft = gpu ? device_fft : 0;
   }
 
   Lowered run() {
@@ -603,7 +606,7 @@ std::string list(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-Lowered lower(const StepProgram& p, halide_ops::Schedule schedule) {
+Lowered lower(const StepProgram& p, halide_ops::Schedule schedule, int device_fft) {
   // Most programs have no run-time extent under 8 (Graph::assume_min_extent:
   // vector loops without tail copies, a third less code to compile). The
   // promise is part of the pipeline's key, so a pipeline compiled with it
@@ -612,14 +615,14 @@ Lowered lower(const StepProgram& p, halide_ops::Schedule schedule) {
   // promise that: their direct convolutions sum taps over wide vectors.
   if (schedule == halide_ops::Schedule::Default) {
     for (int min_extent : {Graph::kWideLanes, Graph::kVectorLanes}) {
-      Lowered L = Lowerer(p, schedule, min_extent).run();
+      Lowered L = Lowerer(p, schedule, min_extent, device_fft).run();
       if (std::all_of(L.extent_values.begin(), L.extent_values.end(),
                       [&](int64_t e) { return e >= min_extent; })) {
         return L;
       }
     }
   }
-  return Lowerer(p, schedule, 0).run();
+  return Lowerer(p, schedule, 0, device_fft).run();
 }
 
 namespace {

@@ -33,6 +33,7 @@ struct LoweredOutput {
 
 struct Lowered {
   halide_ops::Schedule schedule = halide_ops::Schedule::Default;  ///< the Graph's
+  int device_fft = 0;  ///< the Graph's device_fft api (GPU schedules)
   std::string key;   ///< the recorded op calls: the pipeline's structure
   std::shared_ptr<halide_ops::Graph> graph;
   Halide::Pipeline pipeline;
@@ -52,7 +53,9 @@ struct Lowered {
 constexpr int64_t kFftConvTaps = 100;
 
 /// Lowers `p`. Schedule::None leaves every Func unscheduled (for an autoscheduler).
-Lowered lower(const StepProgram& p, halide_ops::Schedule schedule = halide_ops::Schedule::Default);
+/// device_fft: Graph::device_fft's api for a GPU schedule's FFT stages (0: FFTW on the host).
+Lowered lower(const StepProgram& p, halide_ops::Schedule schedule = halide_ops::Schedule::Default,
+              int device_fft = 0);
 
 /// The libHalide this process loaded, and the Halide headers beside it (its
 /// ../include): found at run time, since the Python package is built in a

@@ -60,6 +60,7 @@ std::string SolverSummary::full_report() const {
   if (backend_used == BackendKind::Halide) {
     out << "target            " << target_used;
     if (target_used != target_requested) out << " (asked for " << target_requested << ")";
+    if (target_fft != SolverSummary().target_fft) out << ", FFTs by " << target_fft;
     out << "\n";
   }
   out << "termination       " << to_string(termination) << "\n";
@@ -131,7 +132,7 @@ std::string SolverSummary::to_json() const {
   j["seconds"] = {{"parse", parse_s}, {"passes", passes_s}, {"compile", compile_s}, {"iterate", iterate_s}};
   j["backend"] = {{"requested", to_string(backend_requested)}, {"used", to_string(backend_used)}};
   j["schedule"] = {{"requested", to_string(schedule_requested)}, {"used", to_string(schedule_used)}};
-  j["target"] = {{"requested", target_requested}, {"used", target_used}};
+  j["target"] = {{"requested", target_requested}, {"used", target_used}, {"fft", target_fft}};
   j["knorm"] = knorm;
   j["cg_steps"] = cg_steps;
   if (!adapted_steps.empty()) {

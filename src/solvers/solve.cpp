@@ -82,6 +82,7 @@ class HostLoop {
     sum_.schedule_requested = kind_of<ScheduleKind>(backend_.schedule_requested());
     sum_.target_requested = backend_.target_requested();
     sum_.target_used = backend_.target_used();
+    sum_.target_fft = backend_.fft_used();
     sum_.knorm = p_.variable_scale() * p_.variable_scale();
     l_ = layout_of(p_);
     whole_l_ = layout_of(whole_);

@@ -905,6 +905,8 @@ TEST(CliSolve, OpenClRunsTheGpuScheduleOnThisMachine) {
     EXPECT_EQ(target["requested"], "host-opencl");
     EXPECT_THAT(target["used"].get<std::string>(), HasSubstr("opencl"));
     EXPECT_EQ(target["used"].get<std::string>().find("cl_doubles") != std::string::npos, doubles);
+    // The deconvolution's FFT solve on the device (clFFT, from libclfft-dev).
+    EXPECT_THAT(target["fft"].get<std::string>(), HasSubstr("clFFT")) << "is libclfft-dev installed?";
     const Array c = io::load_array(dir + "/cpu.npy"), g = io::load_array(dir + "/gpu.npy");
     ASSERT_EQ(c.shape, g.shape);
     float lo = c.data[0], hi = c.data[0], worst = 0;

@@ -20,6 +20,7 @@
 #include "check/check.h"
 #include "emulate/emulate_backend.h"
 #include "emulate/linop.h"
+#include "halide/device_fft.h"
 #include "halide/halide_backend.h"
 #include "halide/lower.h"
 #include "ir/printer.h"
@@ -840,6 +841,68 @@ TEST(HalideGpu, ArithmeticReductionsAndCirculantSolveOnOpenCl) {
   auto b = test::make_gpu_backend();
   ASSERT_TRUE(test::runs_on_gpu(b->target_used()));
   expect_gpu_arithmetic_and_reductions(b.get());
+}
+
+// The FFT stages of a GPU pipeline on the device (Graph::device_fft): clFFT
+// on OpenCL (libclfft-dev, installed by scripts/install-deps.sh; on PoCL here),
+// cuFFT on CUDA. The circulant solve and FFT convolutions, forward and
+// adjoint, 2-D, with channels and 3-D, against the emulator at the host
+// FFT's tolerances; a size clFFT does not plan (a factor 17) through the
+// host; and with PROXC_DEVICE_FFT=0 the host's FFTW with copies.
+TEST(HalideGpu, FftStagesOnTheDevice) {
+  auto gpu_options = [] {
+    HalideOptions o;
+    o.target = test::gpu_target();
+    return o;
+  };
+  const bool cuda = test::gpu_target().find("cuda") != std::string::npos;
+  const DeviceFftApi api = cuda ? DeviceFftApi::Cuda : DeviceFftApi::OpenCl;
+  ASSERT_TRUE(device_fft_loads(api)) << (cuda ? "libcufft" : "libclFFT (libclfft-dev)") << " does not load";
+  std::mt19937_64 rng(37);
+  struct Case {
+    Shape x, k;
+  };
+  const std::vector<Case> cases = {{{24, 20}, {11, 11}}, {{16, 13, 3}, {10, 10}}, {{10, 12, 14}, {5, 5, 5}},
+                                   {{256, 320}, {11, 11}}, {{17, 34}, {10, 10}}};
+  for (const char* device : {"1", "0"}) {
+    SCOPED_TRACE(std::string("PROXC_DEVICE_FFT=") + device);
+    test::ScopedEnv on("PROXC_DEVICE_FFT", device);
+    auto b = test::make_gpu_backend();
+    ASSERT_TRUE(test::runs_on_gpu(b->target_used()));
+    EXPECT_EQ(b->fft_used().find("(device)") != std::string::npos, std::string(device) == "1") << b->fft_used();
+    for (const Case& c : cases) {
+      Expr x = make_variable(c.x, "x");
+      Expr k = make_conv(random_constant(c.k, &rng), x);
+      SCOPED_TRACE(print_expression(k));
+      expect_operator_parity(k, &rng, *b);
+      DotTestResult r = dot_test(*b, k, 3);
+      EXPECT_TRUE(r.passed) << r.what << ": error " << r.error << " > " << r.tolerance;
+      if (c.x.size() == 2) {
+        StepProgram p;
+        p.name = "device_solve";
+        Step a = step_input("a", c.x);
+        p.outputs = {{"solve", step_circulant_solve(random_constant({3, 3}, &rng, 0.0f, 1.0f), a, step_param("t"),
+                                                    step_constant(0.5))}};
+        EXPECT_THAT(halide_emit(p, "source", gpu_options()),
+                    ::testing::HasSubstr(std::string(device) == "1" ? (cuda ? "g.device_fft(2);" : "g.device_fft(1);")
+                                                                     : "Graph g("));
+        Array av = random_array(c.x, &rng);
+        StepInputs in;
+        in.buffers = {{"a", &av}};
+        in.params = {{"t", 0.75}};
+        StepOutputs h = b->compile(p)->run(in), e = emulator().compile(p)->run(in);
+        const Array& want = e.arrays.at("solve");
+        expect_close(h.arrays.at("solve"), want, 64 * kEps32 * std::max(1.0, max_abs(want)), "solve");
+      }
+    }
+    if (std::string(device) == "0") {
+      StepProgram p;
+      p.outputs = {{"y", step_forward(make_conv(random_constant({11, 11}, &rng), make_variable({24, 20}, "x")),
+                                      {step_input("x", {24, 20})})}};
+      EXPECT_THAT(halide_emit(p, "source", gpu_options()),
+                  ::testing::Not(::testing::HasSubstr("g.device_fft(")));
+    }
+  }
 }
 
 // OpenCL devices without double precision (no cl_khr_fp64: many Intel and

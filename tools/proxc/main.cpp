@@ -390,7 +390,7 @@ struct CompileCommand {
       if (a.needs_fft_runtime)
         std::printf(
             "the pipeline has FFT solves: link proxc::runtime too (libproxc_runtime.a -lfftw3f_threads "
-            "-lfftw3f)\n");
+            "-lfftw3f -ldl)\n");
       if (!a.black_boxes.empty()) {
         std::printf("the pipeline calls black-box operators:");
         for (const std::string& b : a.black_boxes) std::printf(" %s", b.c_str());

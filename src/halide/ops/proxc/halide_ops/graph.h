@@ -109,6 +109,18 @@ class Graph {
     if (record_) *record_ << "  g.assume_min_extent(" << n << ");\n";
     min_extent_ = n;
   }
+  /// The FFTs of a GPU schedule's circulant solves and FFT convolutions run
+  /// on the device through the extern stages proxc_fft_r2c_device and
+  /// proxc_fft_c2r_device of libproxc_runtime (api 1: clFFT on OpenCL, 2:
+  /// cuFFT on CUDA), with the filter between them a kernel. Without this
+  /// call (or with api 0) they run on the host with FFTW, and a GPU
+  /// pipeline copies their input back and their output up. Call it before
+  /// the first FFT stage; the CPU schedule ignores it.
+  void device_fft(int api) {
+    if (record_) *record_ << "  g.device_fft(" << api << ");\n";
+    if (api < 0 || api > 2) fail("device_fft: api 0 (none), 1 (OpenCL) or 2 (CUDA)");
+    device_fft_ = api;
+  }
 
   // ---- Slots and buffers ----
 
@@ -626,6 +638,12 @@ class Graph {
 
   /// Whether the schedule makes GPU kernels (Gpu, GpuFloat).
   bool gpu() const { return schedule_ == Schedule::Gpu || schedule_ == Schedule::GpuFloat; }
+  /// The three device stages of an FFT filter (see device_fft): x's r2c
+  /// transform, `filter` of its half spectrum (a kernel; given the spectrum
+  /// as a Func of (re/im, Halide's dimensions), the point's re/im index and
+  /// its coordinates in the spectrum's other dimensions), the c2r transform.
+  template <typename Filter>
+  Halide::Func device_fft_filter(const Val& x, int kr, const std::string& name, Filter filter);
 
   Schedule schedule_;
   std::ostream* record_;
@@ -635,6 +653,7 @@ class Graph {
   /// Funcs that have their GPU schedule already (reductions' row partials).
   std::set<std::string> gpu_scheduled_;
   int min_extent_ = 0;         ///< see assume_min_extent
+  int device_fft_ = 0;  ///< see device_fft
   bool strips_split_ = false;  ///< split_row_strips ran (pipeline() was called)
   std::vector<std::pair<Halide::Func, Halide::Expr>>
       row_splits_;  ///< see split_row_strips: Funcs, their rows' extent

@@ -162,8 +162,21 @@ inline Val Graph::circulant_solve(const Val& rhs0, int spectrum, int kr, const V
   }
   spectrum_ext_[spectrum] = Ext(ext.begin(), ext.begin() + kr);
   Val out;
-  out.f = Halide::Func("solve" + std::to_string(counter_++));
   out.ext = extents(ext);
+  if (gpu() && device_fft_ != 0) {
+    // The solve's filter on the device: the r2c spectrum times
+    // 1/(n·(a·|otf|² + c)), as the host's stage computes it in float.
+    Halide::ImageParam s2 = it->second;
+    Halide::Expr a = Halide::cast<float>(scalar_definition(a0)), c = Halide::cast<float>(scalar_definition(c0));
+    Halide::Expr n = Halide::cast<float>(rhs.ext[0]);
+    for (int i = 1; i < kr; ++i) n = n * Halide::cast<float>(rhs.ext[static_cast<size_t>(i)]);
+    out.f = device_fft_filter(rhs, kr, "solve", [&](Halide::Func spec, const std::vector<Halide::Var>& v) {
+      std::vector<Halide::Expr> at(v.end() - kr, v.end());
+      return spec(std::vector<Halide::Expr>(v.begin(), v.end())) * ((1.0f / n) / (a * s2(at) + c));
+    });
+    return rec(out, "circulant_solve", rhs0, spectrum, kr, a0, c0, ext);
+  }
+  out.f = Halide::Func("solve" + std::to_string(counter_++));
   // a and c reach the extern stage as Exprs: their definitions, which must
   // not call Funcs (an extern's Expr arguments cannot).
   std::vector<Halide::ExternFuncArgument> args = {rhs.f, it->second, scalar_definition(a0),
@@ -171,6 +184,42 @@ inline Val Graph::circulant_solve(const Val& rhs0, int spectrum, int kr, const V
   out.f.define_extern("proxc_circulant_solve", args, Halide::Float(32), static_cast<int>(ext.size()));
   out.f.compute_root();
   return rec(out, "circulant_solve", rhs0, spectrum, kr, a0, c0, ext);
+}
+
+template <typename Filter>
+inline Halide::Func Graph::device_fft_filter(const Val& x, int kr, const std::string& name, Filter filter) {
+  const int rank = x.rank();
+  const Halide::DeviceAPI api = device_fft_ == 1 ? Halide::DeviceAPI::OpenCL : Halide::DeviceAPI::CUDA;
+  // The half spectrum: (re, im), then x's dimensions with the innermost
+  // spatial one (numpy axis kr − 1) halved.
+  Halide::Func spec(name + "_spectrum" + std::to_string(counter_++));
+  std::vector<Halide::ExternFuncArgument> to = {x.f, Halide::Expr(kr), x.ext[static_cast<size_t>(kr - 1)],
+                                                Halide::Expr(device_fft_)};
+  spec.define_extern("proxc_fft_r2c_device", to, Halide::Float(32), rank + 1, Halide::NameMangling::C, api);
+  spec.compute_root();
+  std::vector<Halide::Var> v;
+  v.emplace_back("px_reim");
+  for (int d = 0; d < rank; ++d) v.emplace_back("px_" + std::to_string(rank - 1 - d));  // numpy axis of Halide dim d
+  Halide::Func filtered(name + "_filter" + std::to_string(counter_++));
+  filtered(v) = filter(spec, v);
+  // One thread per spectral point (both halves of a complex number and
+  // every channel in it), in 16×16 tiles of the spatial dimensions.
+  const int sp = rank - kr + 1;  // the spectrum's innermost spatial dimension
+  const Halide::TailStrategy guard = Halide::TailStrategy::GuardWithIf;
+  filtered.compute_root().bound(v[0], 0, 2).unroll(v[0]);
+  if (kr >= 2) {
+    Halide::Var xo("px_fft_x_blk"), xi("px_fft_x_thr"), yo("px_fft_y_blk"), yi("px_fft_y_thr");
+    filtered.gpu_tile(v[static_cast<size_t>(sp)], v[static_cast<size_t>(sp + 1)], xo, yo, xi, yi, 16, 16, guard);
+  } else {
+    filtered.gpu_tile(v[static_cast<size_t>(sp)], Halide::Var("px_fft_x_blk"), Halide::Var("px_fft_x_thr"), 64,
+                      guard);
+  }
+  gpu_scheduled_.insert(filtered.name());
+  Halide::Func out(name + std::to_string(counter_++));
+  std::vector<Halide::ExternFuncArgument> back = {filtered, Halide::Expr(kr), Halide::Expr(device_fft_)};
+  out.define_extern("proxc_fft_c2r_device", back, Halide::Float(32), rank, Halide::NameMangling::C, api);
+  out.compute_root();
+  return out;
 }
 
 template <typename Element, typename Combine>
