@@ -328,6 +328,30 @@ using CufftHandle = int;
 constexpr int kCuPointerAttributeContext = 1;  // CU_POINTER_ATTRIBUTE_CONTEXT
 constexpr int kCufftR2C = 0x2a, kCufftC2R = 0x2c;
 
+#ifdef PROXC_CUDA_HEADERS
+// Built where the CUDA toolkit's headers are (CMake's CUDAToolkit): the
+// declarations above against them.
+}  // namespace
+}  // namespace proxc::internal
+#include <cuda.h>
+#include <cufft.h>
+namespace proxc::internal {
+namespace {
+template <typename R, typename... A>
+constexpr int arity(R (*)(A...)) {
+  return static_cast<int>(sizeof...(A));
+}
+static_assert(kCuPointerAttributeContext == CU_POINTER_ATTRIBUTE_CONTEXT && kCufftR2C == CUFFT_R2C &&
+              kCufftC2R == CUFFT_C2R);
+static_assert(sizeof(CuResult) == sizeof(CUresult) && sizeof(CuContext) == sizeof(CUcontext) &&
+              sizeof(CuDevicePtr) == sizeof(CUdeviceptr) && sizeof(CufftHandle) == sizeof(cufftHandle) &&
+              sizeof(int) == sizeof(cufftResult) && sizeof(int) == sizeof(CUpointer_attribute) &&
+              sizeof(int) == sizeof(cufftType));
+static_assert(arity(&::cuPointerGetAttribute) == 3 && arity(&::cuCtxPushCurrent_v2) == 1 &&
+              arity(&::cuCtxPopCurrent_v2) == 1 && arity(&::cufftPlanMany) == 11 && arity(&::cufftExecR2C) == 3 &&
+              arity(&::cufftExecC2R) == 3 && arity(&::cufftGetVersion) == 1);
+#endif
+
 struct CuFft {
   CuResult (*cuPointerGetAttribute)(void*, int, CuDevicePtr) = nullptr;
   CuResult (*cuCtxPushCurrent)(CuContext) = nullptr;
