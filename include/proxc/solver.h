@@ -231,10 +231,10 @@ struct SolverSummary {
   /// part where this machine cannot run its GPU code); "emulator" for both on
   /// the emulator.
   std::string target_requested, target_used;
-  /// Where the FFT stages (circulant solves, FFT convolutions) run: "FFTW
-  /// (host)", or on a GPU target the device library ("clFFT 2.12.2
-  /// (device)", "cuFFT 11.0.1 (device)").
-  std::string target_fft = "FFTW (host)";
+  /// Where the FFT stages (circulant solves, FFT convolutions) ran: "none"
+  /// (the problem has none), "FFTW (host)", or on a GPU target the device
+  /// library ("clFFT 2.12.2 (device)", "cuFFT 11.0.1 (device)").
+  std::string target_fft = "none";
   /// Pipelines this solve JIT-compiled, and loaded from the on-disk cache
   /// (0 and 0 when every one was already compiled in this process: a solve
   /// of the same problem with other data).

@@ -52,11 +52,19 @@ int device_fft_for(const Halide::Target& t) {
   return device_fft_loads(api) ? static_cast<int>(api) : 0;
 }
 
-std::string fft_used(const Halide::Target& t) {
-  const int api = device_fft_for(t);
-  if (api == 0) return "FFTW (host)";
-  const std::string lib = device_fft_library(static_cast<DeviceFftApi>(api));
-  return (lib.empty() ? std::string(api == 1 ? "clFFT" : "cuFFT") : lib) + " (device)";
+std::string fft_report(const std::set<int>& stages) {
+  std::string out;
+  for (auto it = stages.rbegin(); it != stages.rend(); ++it) {  // the device first
+    const int api = *it;
+    std::string what = "FFTW (host)";
+    if (api > 0) {
+      const std::string lib = device_fft_library(static_cast<DeviceFftApi>(api));
+      what = (lib.empty() ? std::string(api == 1 ? "clFFT" : "cuFFT") : lib) + " (device";
+      what += device_fft_host_fallbacks() > 0 ? "; FFTW on the host for sizes it does not plan)" : ")";
+    }
+    out += (out.empty() ? "" : " and ") + what;
+  }
+  return out.empty() ? "none" : out;
 }
 
 hl::Lowered lower_for(const StepProgram& p, const Halide::Target& t) {

@@ -86,9 +86,12 @@ halide_ops::Schedule schedule_for(const Halide::Target& t);
 /// not the library loads here (code for a machine that has it). 0 for a
 /// target without a GPU feature.
 int device_fft_for(const Halide::Target& t);
-/// Where t's FFT stages run, as --json's "target" reports it: "FFTW (host)"
-/// or the device library ("clFFT 2.12.2 (device)").
-std::string fft_used(const Halide::Target& t);
+/// Where a backend's FFT stages ran, as --json's "target" reports it, from
+/// the kinds its pipelines had (Part::fft_stages: -1 FFTW on the host, else
+/// the device_fft api): "none", "FFTW (host)", the device library ("clFFT
+/// 2.12.2 (device)"), both joined by " and "; a device stage that handed a
+/// size to FFTW on the host says so.
+std::string fft_report(const std::set<int>& stages);
 /// p lowered with t's schedule and FFT stages (schedule_for, device_fft_for).
 hl::Lowered lower_for(const StepProgram& p, const Halide::Target& t);
 /// Why this machine cannot run t's GPU code ("" when it can): the driver

@@ -3,8 +3,10 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -59,7 +61,28 @@ void spectrum_from_real(halide_buffer_t* spectrum, const halide_buffer_t* real, 
 
 void report(const std::string& what) { std::fprintf(stderr, "proxc: device FFT: %s\n", what.c_str()); }
 
-void* open_first(std::initializer_list<const char*> names) {
+std::atomic<int> g_host_fallbacks{0};
+
+// Whether the real buffer and the spectrum are exactly the transform's
+// regions (from 0, the spectrum's innermost spatial extent n0/2 + 1), as
+// the bounds queries ask: the library transforms whole allocations.
+bool regions_match(const halide_buffer_t* real, const halide_buffer_t* spectrum, int spatial_rank) {
+  if (spectrum->dimensions != real->dimensions + 1 || spectrum->dim[0].min != 0 ||
+      spectrum->dim[0].extent != 2)
+    return false;
+  const int first = real->dimensions - spatial_rank;
+  for (int i = 0; i < real->dimensions; ++i) {
+    const int want = i == first ? real->dim[i].extent / 2 + 1 : real->dim[i].extent;
+    if (real->dim[i].min != 0 || spectrum->dim[i + 1].min != 0 || spectrum->dim[i + 1].extent != want)
+      return false;
+  }
+  return true;
+}
+
+// The first of `names` that loads; only $env's file where that is set.
+void* open_first(std::initializer_list<const char*> names, const char* env = nullptr) {
+  if (const char* path = env ? std::getenv(env) : nullptr; path && *path)
+    return ::dlopen(path, RTLD_LAZY | RTLD_LOCAL);
   for (const char* n : names) {
     if (void* h = ::dlopen(n, RTLD_LAZY | RTLD_LOCAL)) return h;
   }
@@ -134,23 +157,24 @@ struct ClFft {
 #define PROXC_CL_FUNCS(X) \
   X(clGetMemObjectInfo)   \
   X(clGetContextInfo) X(clCreateCommandQueue) X(clFinish) X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer)
-#define PROXC_CLFFT_FUNCS(X)                                                                               \
-  X(clfftSetup)                                                                                            \
-  X(clfftTeardown) X(clfftGetVersion) X(clfftCreateDefaultPlan) X(clfftSetPlanPrecision) X(clfftSetLayout) \
-      X(clfftSetResultLocation) X(clfftSetPlanInStride) X(clfftSetPlanOutStride) X(clfftSetPlanDistance)   \
-          X(clfftSetPlanBatchSize) X(clfftSetPlanScale) X(clfftBakePlan) X(clfftEnqueueTransform)          \
+#define PROXC_CLFFT_FUNCS(X)                                                                             \
+  X(clfftSetup)                                                                                          \
+  X(clfftTeardown)                                                                                       \
+  X(clfftGetVersion) X(clfftCreateDefaultPlan) X(clfftSetPlanPrecision) X(clfftSetLayout)                \
+      X(clfftSetResultLocation) X(clfftSetPlanInStride) X(clfftSetPlanOutStride) X(clfftSetPlanDistance) \
+          X(clfftSetPlanBatchSize) X(clfftSetPlanScale) X(clfftBakePlan) X(clfftEnqueueTransform)        \
               X(clfftDestroyPlan)
 #define PROXC_DECLARE(f) decltype(&::f) f = nullptr;
   PROXC_CL_FUNCS(PROXC_DECLARE)
   PROXC_CLFFT_FUNCS(PROXC_DECLARE)
 #undef PROXC_DECLARE
-  bool ok = false;
+  bool cl_ok = false;  // libOpenCL's functions
+  bool ok = false;     // and clFFT's
   std::string version;
 
   ClFft() {
     void* cl = open_first({"libOpenCL.so", "libOpenCL.so.1"});
-    void* fft = cl ? open_first({"libclFFT.so.2", "libclFFT.so"}) : nullptr;
-    if (!fft) return;
+    if (!cl) return;
     bool all = true;
 #define PROXC_LOAD(f)                                     \
   f = reinterpret_cast<decltype(&::f)>(::dlsym(lib, #f)); \
@@ -159,6 +183,9 @@ struct ClFft {
       void* lib = cl;
       PROXC_CL_FUNCS(PROXC_LOAD)
     }
+    cl_ok = all;
+    void* fft = cl_ok ? open_first({"libclFFT.so.2", "libclFFT.so"}, "PROXC_CLFFT") : nullptr;
+    if (!fft) return;
     {
       void* lib = fft;
       PROXC_CLFFT_FUNCS(PROXC_LOAD)
@@ -191,6 +218,10 @@ struct ClPlan {
   cl_command_queue queue = nullptr;
 };
 
+// Plans kept per library before the oldest are released (clFFT's hold
+// kernels and buffers on the device; cuFFT's a work area).
+constexpr size_t kMaxPlans = 16;
+
 std::mutex& cl_mutex() {
   static std::mutex m;
   return m;
@@ -219,6 +250,14 @@ ClPlan* cl_plan(cl_context ctx, const Geometry& g, bool forward) {
   auto it = plans.find(key);
   if (it != plans.end()) return &it->second;
   ClFft& f = clfft();
+  if (plans.size() >= kMaxPlans) {
+    // A process that transforms many sizes keeps the last few: the plans'
+    // kernels and buffers are released (PoCL and drivers cache the builds).
+    for (auto& [k, old] : plans) {
+      if (old.baked) f.clfftDestroyPlan(&old.plan);
+    }
+    plans.clear();
+  }
   ClPlan p;
   p.queue = queue_for(ctx);
   if (!p.queue) return nullptr;
@@ -269,8 +308,8 @@ cl_mem cl_mem_of(const halide_buffer_t* b, uint64_t* offset) {
 
 int cl_transform(halide_buffer_t* in, halide_buffer_t* out, const Geometry& g, bool forward) {
   ClFft& f = clfft();
-  if (!f.ok) {
-    report("clFFT or libOpenCL does not load");
+  if (!f.cl_ok) {
+    report("libOpenCL does not load");
     return -1;
   }
   if (int rc = sync_input(in); rc != 0) return rc;
@@ -283,7 +322,10 @@ int cl_transform(halide_buffer_t* in, halide_buffer_t* out, const Geometry& g, b
   cl_context ctx = nullptr;
   if (f.clGetMemObjectInfo(src, CL_MEM_CONTEXT, sizeof ctx, &ctx, nullptr) != CL_SUCCESS) return -1;
   std::lock_guard<std::mutex> lock(cl_mutex());
-  ClPlan* p = cl_plan(ctx, g, forward);
+  // Without clFFT (code compiled for a machine that has it), every size goes through the host.
+  ClPlan host_only;
+  host_only.queue = queue_for(ctx);
+  ClPlan* p = f.ok ? cl_plan(ctx, g, forward) : (host_only.queue ? &host_only : nullptr);
   if (!p) {
     report("no OpenCL command queue");
     return -1;
@@ -292,6 +334,7 @@ int cl_transform(halide_buffer_t* in, halide_buffer_t* out, const Geometry& g, b
   const size_t spec_bytes = static_cast<size_t>(g.half * g.channels) * 2 * sizeof(float);
   if (!p->baked) {
     // A size clFFT does not plan: through the host.
+    ++g_host_fallbacks;
     std::vector<float> a(forward ? real_bytes / 4 : spec_bytes / 4),
         b(forward ? spec_bytes / 4 : real_bytes / 4);
     if (f.clEnqueueReadBuffer(p->queue, src, CL_TRUE, 0, a.size() * 4, a.data(), 0, nullptr, nullptr) !=
@@ -348,35 +391,45 @@ static_assert(sizeof(CuResult) == sizeof(CUresult) && sizeof(CuContext) == sizeo
               sizeof(int) == sizeof(cufftResult) && sizeof(int) == sizeof(CUpointer_attribute) &&
               sizeof(int) == sizeof(cufftType));
 static_assert(arity(&::cuPointerGetAttribute) == 3 && arity(&::cuCtxPushCurrent_v2) == 1 &&
-              arity(&::cuCtxPopCurrent_v2) == 1 && arity(&::cufftPlanMany) == 11 && arity(&::cufftExecR2C) == 3 &&
-              arity(&::cufftExecC2R) == 3 && arity(&::cufftGetVersion) == 1);
+              arity(&::cuCtxPopCurrent_v2) == 1 && arity(&::cufftPlanMany) == 11 &&
+              arity(&::cufftExecR2C) == 3 && arity(&::cufftExecC2R) == 3 && arity(&::cufftGetVersion) == 1);
 #endif
 
 struct CuFft {
   CuResult (*cuPointerGetAttribute)(void*, int, CuDevicePtr) = nullptr;
   CuResult (*cuCtxPushCurrent)(CuContext) = nullptr;
   CuResult (*cuCtxPopCurrent)(CuContext*) = nullptr;
+  CuResult (*cuCtxSynchronize)() = nullptr;
+  CuResult (*cuMemcpyDtoH)(void*, CuDevicePtr, size_t) = nullptr;
+  CuResult (*cuMemcpyHtoD)(CuDevicePtr, const void*, size_t) = nullptr;
   int (*cufftPlanMany)(CufftHandle*, int, int*, int*, int, int, int*, int, int, int, int) = nullptr;
   int (*cufftExecR2C)(CufftHandle, float*, void*) = nullptr;
   int (*cufftExecC2R)(CufftHandle, void*, float*) = nullptr;
   int (*cufftGetVersion)(int*) = nullptr;
-  bool ok = false;
+  int (*cufftDestroy)(CufftHandle) = nullptr;
+  bool driver_ok = false;  // libcuda's functions
+  bool ok = false;         // and cuFFT's
   std::string version;
 
   CuFft() {
-    void* cuda = open_first({"libcuda.so.1", "libcuda.so"});
-    void* fft =
-        cuda ? open_first({"libcufft.so", "libcufft.so.12", "libcufft.so.11", "libcufft.so.10"}) : nullptr;
-    if (!fft) return;
     auto load = [](void* lib, const char* name, auto* fn) {
       *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(::dlsym(lib, name));
       return *fn != nullptr;
     };
-    ok = load(cuda, "cuPointerGetAttribute", &cuPointerGetAttribute) &&
-         load(cuda, "cuCtxPushCurrent_v2", &cuCtxPushCurrent) &&
-         load(cuda, "cuCtxPopCurrent_v2", &cuCtxPopCurrent) && load(fft, "cufftPlanMany", &cufftPlanMany) &&
-         load(fft, "cufftExecR2C", &cufftExecR2C) && load(fft, "cufftExecC2R", &cufftExecC2R) &&
-         load(fft, "cufftGetVersion", &cufftGetVersion);
+    void* cuda = open_first({"libcuda.so.1", "libcuda.so"});
+    if (!cuda) return;
+    driver_ok = load(cuda, "cuPointerGetAttribute", &cuPointerGetAttribute) &&
+                load(cuda, "cuCtxPushCurrent_v2", &cuCtxPushCurrent) &&
+                load(cuda, "cuCtxPopCurrent_v2", &cuCtxPopCurrent) &&
+                load(cuda, "cuCtxSynchronize", &cuCtxSynchronize) &&
+                load(cuda, "cuMemcpyDtoH_v2", &cuMemcpyDtoH) && load(cuda, "cuMemcpyHtoD_v2", &cuMemcpyHtoD);
+    void* fft = driver_ok ? open_first({"libcufft.so", "libcufft.so.12", "libcufft.so.11", "libcufft.so.10"},
+                                       "PROXC_CUFFT")
+                          : nullptr;
+    if (!fft) return;
+    ok = load(fft, "cufftPlanMany", &cufftPlanMany) && load(fft, "cufftExecR2C", &cufftExecR2C) &&
+         load(fft, "cufftExecC2R", &cufftExecC2R) && load(fft, "cufftGetVersion", &cufftGetVersion) &&
+         load(fft, "cufftDestroy", &cufftDestroy);
     int v = 0;
     if (ok && cufftGetVersion(&v) == 0) {
       version = "cuFFT " + std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 100) + "." +
@@ -397,8 +450,8 @@ std::mutex& cu_mutex() {
 
 int cu_transform(halide_buffer_t* in, halide_buffer_t* out, const Geometry& g, bool forward) {
   CuFft& f = cufft();
-  if (!f.ok) {
-    report("cuFFT or libcuda does not load");
+  if (!f.driver_ok) {
+    report("libcuda does not load");
     return -1;
   }
   if (int rc = sync_input(in); rc != 0) return rc;
@@ -416,8 +469,18 @@ int cu_transform(halide_buffer_t* in, halide_buffer_t* out, const Geometry& g, b
   static std::map<Key, CufftHandle> plans;
   const Key key{ctx, forward, g.channels, g.spatial};
   auto it = plans.find(key);
-  int rc = 0;
-  if (it == plans.end()) {
+  int rc = f.ok && g.spatial.size() <= 3 ? 0 : -1;  // else through the host
+  if (rc == 0 && it == plans.end() && plans.size() >= kMaxPlans) {
+    for (auto p = plans.begin(); p != plans.end();) {  // this context's (it is current)
+      if (std::get<0>(p->first) != ctx) {
+        ++p;
+        continue;
+      }
+      f.cufftDestroy(p->second);
+      p = plans.erase(p);
+    }
+  }
+  if (rc == 0 && it == plans.end()) {
     // cuFFT's sizes run outermost first; the channels are the batch, one element apart.
     std::vector<int> n = g.spatial, spec = g.spatial;
     spec.back() = spec.back() / 2 + 1;
@@ -428,9 +491,23 @@ int cu_transform(halide_buffer_t* in, halide_buffer_t* out, const Geometry& g, b
     if (rc == 0) it = plans.emplace(key, h).first;
   }
   if (rc == 0) {
-    // On the context's default stream, as Halide's kernels: in order with them.
+    // On the context's default stream, as Halide's kernels (unless a
+    // program overrides halide_cuda_get_stream): finished before the
+    // pipeline goes on, whatever stream its next kernels use.
     rc = forward ? f.cufftExecR2C(it->second, reinterpret_cast<float*>(src), reinterpret_cast<void*>(dst))
                  : f.cufftExecC2R(it->second, reinterpret_cast<void*>(src), reinterpret_cast<float*>(dst));
+    if (rc == 0) rc = f.cuCtxSynchronize();
+  } else {
+    // No cuFFT where the pipeline runs, or more than 3 spatial axes: FFTW on the host.
+    ++g_host_fallbacks;
+    const size_t real_n = static_cast<size_t>(g.n * g.channels),
+                 spec_n = static_cast<size_t>(g.half * g.channels) * 2;
+    std::vector<float> a(forward ? real_n : spec_n), b(forward ? spec_n : real_n);
+    rc = f.cuMemcpyDtoH(a.data(), src, a.size() * sizeof(float));
+    if (rc == 0) {
+      host_fft(g.spatial, g.channels, forward, a.data(), b.data());
+      rc = f.cuMemcpyHtoD(dst, b.data(), b.size() * sizeof(float));
+    }
   }
   CuContext popped = nullptr;
   f.cuCtxPopCurrent(&popped);
@@ -452,6 +529,8 @@ int transform(halide_buffer_t* in, halide_buffer_t* out, const Geometry& g, bool
 }
 
 }  // namespace
+
+int device_fft_host_fallbacks() { return g_host_fallbacks.load(); }
 
 bool device_fft_loads(DeviceFftApi api) {
   if (api == DeviceFftApi::Cuda) return cufft().ok;
@@ -478,6 +557,10 @@ extern "C" int proxc_fft_r2c_device(halide_buffer_t* in, int spatial_rank, int n
     real_from_spectrum(in, spectrum, spatial_rank, n0);
     return 0;
   }
+  if (!regions_match(in, spectrum, spatial_rank)) {
+    report("r2c: the input is not the transform's region");
+    return -1;
+  }
   return transform(in, spectrum, Geometry(in, spatial_rank), /*forward=*/true, api);
 }
 
@@ -487,6 +570,10 @@ extern "C" int proxc_fft_c2r_device(halide_buffer_t* spectrum, int spatial_rank,
   if (spectrum->is_bounds_query()) {
     spectrum_from_real(spectrum, out, spatial_rank);
     return 0;
+  }
+  if (!regions_match(out, spectrum, spatial_rank)) {
+    report("c2r: the output is not the transform's region");
+    return -1;
   }
   return transform(spectrum, out, Geometry(out, spatial_rank), /*forward=*/false, api);
 }

@@ -20,12 +20,19 @@ namespace proxc::internal {
 enum class DeviceFftApi : int { None = 0, OpenCl = 1, Cuda = 2 };
 
 /// Whether this machine can run the device FFT of `api`: its library loads
-/// (libclFFT and libOpenCL; libcufft and libcuda). Asked once per process.
+/// (libclFFT and libOpenCL; libcufft and libcuda; $PROXC_CLFFT or
+/// $PROXC_CUFFT, where set, is the FFT library's file). Asked once per process.
 bool device_fft_loads(DeviceFftApi api);
 
 /// The library's name and version as --json reports it ("clFFT 2.12.2",
 /// "cuFFT 11.0.1"), or "" when it does not load.
 const char* device_fft_library(DeviceFftApi api);
+
+/// Transforms a device stage of this process handed to FFTW on the host:
+/// sizes clFFT does not plan, more than 3 spatial axes on CUDA, or a
+/// library that does not load where the pipeline runs (code compiled for a
+/// machine that has it).
+int device_fft_host_fallbacks();
 
 }  // namespace proxc::internal
 

@@ -128,6 +128,11 @@ class Part {
     for (const auto& [k, dims] : mine_.otf_sources) otfs_.emplace_back(k, dims, kernel_otf_array);
   }
   const std::string& schedule_used() const { return entry_->schedule_used; }
+  // Where its FFT stages run: 0 (it has none), -1 (FFTW on the host), or the device_fft api.
+  int fft_stages() const {
+    if (mine_.spectra_sources.empty() && mine_.otf_sources.empty()) return 0;
+    return entry_->schedule_used == "default" && mine_.device_fft != 0 ? mine_.device_fft : -1;
+  }
 
   // One run: inputs from `next` (by input name) or else from in.buffers;
   // array outputs into out->arrays, scalar ones into out->scalars.
@@ -376,6 +381,12 @@ class HalideStep : public CompiledStep {
     const std::string& a = iteration_->schedule_used();
     return !check_ || a == check_->schedule_used() ? a : "default";
   }
+  // Its parts' fft_stages.
+  std::set<int> fft_stages() const {
+    std::set<int> s = {iteration_->fft_stages()};
+    if (check_) s.insert(check_->fft_stages());
+    return s;
+  }
 
   StepOutputs run(const StepInputs& in) override {
     StepOutputs out;
@@ -496,6 +507,9 @@ class HalideBackend : public Backend {
       const std::string used = s->schedule_used();
       // One fallback among several pipelines makes the whole "default".
       schedule_used_ = compiles_++ == 0 || used == schedule_used_ ? used : "default";
+      for (int k : s->fft_stages()) {
+        if (k != 0) fft_stages_.insert(k);
+      }
       out.push_back(std::move(s));
     }
     return out;
@@ -503,7 +517,7 @@ class HalideBackend : public Backend {
   std::string schedule_requested() const override { return options_.schedule; }
   std::string target_requested() const override { return requested_target_; }
   std::string target_used() const override { return target_.to_string(); }
-  std::string fft_used() const override { return proxc::internal::fft_used(target_); }
+  std::string fft_used() const override { return fft_report(fft_stages_); }
   bool keeps_arrays_on_device() const override { return target_.has_gpu_feature(); }
   void to_host() override {
     halide_boundary([&] { device_->to_host(); });
@@ -527,6 +541,7 @@ class HalideBackend : public Backend {
   std::string requested_target_;  // as given (options_.target may be its CPU part)
   int compiles_ = 0;
   std::string schedule_used_ = "default";
+  std::set<int> fft_stages_;  // of every pipeline compiled (Part::fft_stages, less the 0s)
 };
 
 }  // namespace

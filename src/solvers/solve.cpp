@@ -82,7 +82,6 @@ class HostLoop {
     sum_.schedule_requested = kind_of<ScheduleKind>(backend_.schedule_requested());
     sum_.target_requested = backend_.target_requested();
     sum_.target_used = backend_.target_used();
-    sum_.target_fft = backend_.fft_used();
     sum_.knorm = p_.variable_scale() * p_.variable_scale();
     l_ = layout_of(p_);
     whole_l_ = layout_of(whole_);
@@ -466,6 +465,7 @@ class HostLoop {
     // After the runs: an autoscheduled pipeline that failed when it ran fell
     // back to the default schedule then (HalideBackend).
     sum_.schedule_used = kind_of<ScheduleKind>(backend_.schedule_used());
+    sum_.target_fft = backend_.fft_used();
     if (slabs_) {
       sum_.distributed.ranks = slabs_->comm().size();
       sum_.distributed.ghost_rows = slabs_->ghost_rows();

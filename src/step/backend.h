@@ -79,8 +79,9 @@ class Backend {
   /// targets (the emulator) says "emulator" for both.
   virtual std::string target_requested() const { return "emulator"; }
   virtual std::string target_used() const { return "emulator"; }
-  /// Where the FFT stages run (SolverSummary::target_fft).
-  virtual std::string fft_used() const { return "FFTW (host)"; }
+  /// Where the FFT stages of the programs compiled so far ran
+  /// (SolverSummary::target_fft): "none" when they had none.
+  virtual std::string fft_used() const { return "none"; }
   /// Whether runs with StepInputs::resident keep their arrays on a device
   /// (a GPU target in use).
   virtual bool keeps_arrays_on_device() const { return false; }

@@ -905,8 +905,12 @@ TEST(CliSolve, OpenClRunsTheGpuScheduleOnThisMachine) {
     EXPECT_EQ(target["requested"], "host-opencl");
     EXPECT_THAT(target["used"].get<std::string>(), HasSubstr("opencl"));
     EXPECT_EQ(target["used"].get<std::string>().find("cl_doubles") != std::string::npos, doubles);
-    // The deconvolution's FFT solve on the device (clFFT, from libclfft-dev).
-    EXPECT_THAT(target["fft"].get<std::string>(), HasSubstr("clFFT")) << "is libclfft-dev installed?";
+    // The deconvolution's FFT solve on the device (clFFT, from libclfft-dev); TV has none.
+    if (name == "deconv") {
+      EXPECT_THAT(target["fft"].get<std::string>(), HasSubstr("clFFT")) << "is libclfft-dev installed?";
+    } else {
+      EXPECT_EQ(target["fft"], "none");
+    }
     const Array c = io::load_array(dir + "/cpu.npy"), g = io::load_array(dir + "/gpu.npy");
     ASSERT_EQ(c.shape, g.shape);
     float lo = c.data[0], hi = c.data[0], worst = 0;
@@ -918,6 +922,55 @@ TEST(CliSolve, OpenClRunsTheGpuScheduleOnThisMachine) {
     EXPECT_LE(worst, 1e-4 * (hi - lo)) << "range " << lo << " .. " << hi;
     EXPECT_GT(hi - lo, 0.1f);
   }
+}
+
+// Where a GPU pipeline's FFT stages run, and what --json says of it: on the
+// device (clFFT), on the host with PROXC_DEVICE_FFT=0, and through the host
+// when the device stages run where clFFT does not load (PROXC_DEVICE_FFT=1,
+// PROXC_CLFFT naming no file: code compiled for a machine that has it); the
+// iterate the CPU's within 1e-4 of its range each time. A problem without
+// FFT stages says "none".
+TEST(CliSolve, WhereTheFftStagesRun) {
+  const std::string dir = test::temp_dir();
+  const int64_t n = 96;
+  Array b({n, n});
+  for (int64_t i = 0; i < n * n; ++i) b.data[static_cast<size_t>(i)] = static_cast<float>((i / n / 16 + i % n / 24) % 2);
+  io::save_array(dir + "/b.npy", b);
+  test::write_text(dir + "/deconv.prox",
+                   "b = load(\"b.npy\")\nx = variable(shape(b))\n"
+                   "minimize sum_squares(conv(gaussian(5, 1), x) - b) + 0.001 * norm1(grad(x)) + nonneg(x)\n");
+  const std::string base = "solve " + shell_quote(dir + "/deconv.prox") +
+                           " --iters 50 --eps-abs 0 --eps-rel 0 --fixed-steps --cache-dir off --json -o ";
+  auto cpu = proxc(base + shell_quote(dir + "/cpu.npy"));
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.out;
+  EXPECT_EQ(nlohmann::json::parse(cpu.out.substr(cpu.out.find('{')))["target"]["fft"], "FFTW (host)");
+  struct Case {
+    const char *device, *library, *reported;
+  };
+  for (const Case& c : {Case{"", "", "clFFT 2.12"}, Case{"0", "", "FFTW (host)"},
+                        Case{"1", "/nonexistent/libclFFT.so", "(device; FFTW on the host for sizes it does not plan)"}}) {
+    SCOPED_TRACE(c.reported);
+    std::optional<test::ScopedEnv> device, library;
+    if (*c.device) device.emplace("PROXC_DEVICE_FFT", c.device);
+    if (*c.library) library.emplace("PROXC_CLFFT", c.library);
+    auto gpu = proxc(base + shell_quote(dir + "/gpu.npy") + " --target host-opencl");
+    ASSERT_EQ(gpu.exit_code, 0) << gpu.out;
+    EXPECT_THAT(nlohmann::json::parse(gpu.out.substr(gpu.out.find('{')))["target"]["fft"].get<std::string>(),
+                HasSubstr(c.reported));
+    const Array x = io::load_array(dir + "/cpu.npy"), g = io::load_array(dir + "/gpu.npy");
+    float lo = x.data[0], hi = x.data[0], worst = 0;
+    for (size_t i = 0; i < x.data.size(); ++i) {
+      lo = std::min(lo, x.data[i]);
+      hi = std::max(hi, x.data[i]);
+      worst = std::max(worst, std::fabs(x.data[i] - g.data[i]));
+    }
+    EXPECT_LE(worst, 1e-4 * (hi - lo)) << "range " << lo << " .. " << hi;
+  }
+  test::write_text(dir + "/tv.prox", "b = load(\"b.npy\")\nx = variable(shape(b))\n"
+                                     "minimize sum_squares(x - b) + 0.1 * norm1(grad(x))\n");
+  auto tv = proxc("solve " + shell_quote(dir + "/tv.prox") + " --iters 5 --cache-dir off --json --target host-opencl");
+  ASSERT_EQ(tv.exit_code, 0) << tv.out;
+  EXPECT_EQ(nlohmann::json::parse(tv.out.substr(tv.out.find('{')))["target"]["fft"], "none");
 }
 
 // A checkpoint extends a run: resumed with a larger --iters, the result is

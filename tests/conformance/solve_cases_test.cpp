@@ -51,7 +51,9 @@ TEST_P(SolveCaseTest, ReproducesProxImaLsIterate) {
   Backend& backend = GetParam().backend == "halide"   ? *halide
                      : GetParam().backend == "opencl" ? test::gpu_backend()
                                                       : *emulate;
-  if (GetParam().backend == "opencl") ASSERT_TRUE(test::runs_on_gpu(backend.target_used()));
+  if (GetParam().backend == "opencl") {
+    ASSERT_TRUE(test::runs_on_gpu(backend.target_used()));
+  }
   Problem p = parse_program(c["problem"], "case.prox", test::conformance_dir()).problem;
   SolverOptions o;
   o.solver = c["solver"];

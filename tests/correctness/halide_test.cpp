@@ -862,14 +862,17 @@ TEST(HalideGpu, FftStagesOnTheDevice) {
   struct Case {
     Shape x, k;
   };
-  const std::vector<Case> cases = {{{24, 20}, {11, 11}}, {{16, 13, 3}, {10, 10}}, {{10, 12, 14}, {5, 5, 5}},
-                                   {{256, 320}, {11, 11}}, {{17, 34}, {10, 10}}};
+  // 2-D, with channels, 3-D with and without them, 1-D with channels (the
+  // channels are clFFT's and cuFFT's batch, one element apart).
+  const std::vector<Case> cases = {{{24, 20}, {11, 11}},    {{16, 13, 3}, {10, 10}},       {{10, 12, 14}, {5, 5, 5}},
+                                   {{256, 320}, {11, 11}},  {{17, 34}, {10, 10}},          {{10, 12, 14, 2}, {5, 5, 5}},
+                                   {{300, 3}, {101}}};
   for (const char* device : {"1", "0"}) {
     SCOPED_TRACE(std::string("PROXC_DEVICE_FFT=") + device);
     test::ScopedEnv on("PROXC_DEVICE_FFT", device);
     auto b = test::make_gpu_backend();
     ASSERT_TRUE(test::runs_on_gpu(b->target_used()));
-    EXPECT_EQ(b->fft_used().find("(device)") != std::string::npos, std::string(device) == "1") << b->fft_used();
+    EXPECT_EQ(b->fft_used(), "none");
     for (const Case& c : cases) {
       Expr x = make_variable(c.x, "x");
       Expr k = make_conv(random_constant(c.k, &rng), x);
@@ -895,6 +898,15 @@ TEST(HalideGpu, FftStagesOnTheDevice) {
         expect_close(h.arrays.at("solve"), want, 64 * kEps32 * std::max(1.0, max_abs(want)), "solve");
       }
     }
+    // What ran: the device's library, clFFT handing 17 × 34 to the host; or FFTW.
+    if (std::string(device) == "1") {
+      EXPECT_THAT(b->fft_used(), ::testing::HasSubstr(cuda ? "cuFFT" : "clFFT"));
+      if (!cuda) {
+        EXPECT_THAT(b->fft_used(), ::testing::HasSubstr("(device; FFTW on the host for sizes it does not plan)"));
+      }
+    } else {
+      EXPECT_EQ(b->fft_used(), "FFTW (host)");
+    }
     if (std::string(device) == "0") {
       StepProgram p;
       p.outputs = {{"y", step_forward(make_conv(random_constant({11, 11}, &rng), make_variable({24, 20}, "x")),
@@ -902,6 +914,39 @@ TEST(HalideGpu, FftStagesOnTheDevice) {
       EXPECT_THAT(halide_emit(p, "source", gpu_options()),
                   ::testing::Not(::testing::HasSubstr("g.device_fft(")));
     }
+  }
+}
+
+// A convolution that is a kernel of its own (images of 32 or more in every
+// dimension) with 9 taps or more reads its operand from a tile staged in
+// the block's shared memory (Graph::kStagedTaps): forward and adjoint
+// against the emulator and the dot test, with a kernel of 9 and 49 taps,
+// channels, and image sizes that leave partial blocks; a kernel of 6 taps
+// reads the device's memory directly.
+TEST(HalideGpu, ConvolutionsStageTheirOperandInSharedMemory) {
+  auto b = test::make_gpu_backend();
+  ASSERT_TRUE(test::runs_on_gpu(b->target_used()));
+  HalideOptions o;
+  o.target = test::gpu_target();
+  std::mt19937_64 rng(43);
+  struct Case {
+    Shape x, k;
+    bool staged;
+  };
+  for (const Case& c : {Case{{64, 48}, {7, 7}, true}, Case{{33, 70}, {3, 3}, true}, Case{{40, 36, 3}, {5, 5}, true},
+                        Case{{48, 40}, {3, 2}, false}}) {
+    Expr x = make_variable(c.x, "x");
+    Expr k = make_conv(random_constant(c.k, &rng), x);
+    SCOPED_TRACE(print_expression(k));
+    expect_operator_parity(k, &rng, *b);
+    DotTestResult r = dot_test(*b, k, 3);
+    EXPECT_TRUE(r.passed) << r.what << ": error " << r.error << " > " << r.tolerance;
+    StepProgram p;
+    p.name = "staged_conv";
+    Step in = step_input("x", c.x);
+    p.outputs = {{"y", step_forward(k, {in})}, {"xt", step_adjoint(k, 0, in)}};
+    const std::string stmt = halide_emit(p, "stmt", o);
+    EXPECT_EQ(stmt.find("shared_size") != std::string::npos, c.staged);
   }
 }
 

@@ -197,7 +197,9 @@ TEST(StoppingRule, ResidualsAndTolerancesFollowTheirFormulas) {
         const double p = std::string(solver) == "ladmm" ? 1 / o.steps.ladmm_lambda : rho;
         const std::vector<Tensor> z = psi_state(state_names::z, false), z1 = psi_state(state_names::z, true),
                                   u1 = psi_state(state_names::u, true), kx = K(l, x1);
-        if (std::string(solver) == "hqs") EXPECT_EQ(norm(diff(u1, psi_state(state_names::u, false))), 0);
+        if (std::string(solver) == "hqs") {
+          EXPECT_EQ(norm(diff(u1, psi_state(state_names::u, false))), 0);
+        }
         r_want = norm(diff(kx, z1));
         s_want = p * norm({KT(l, diff(z1, z))});
         pri_want = std::sqrt(m) * o.eps_abs + o.eps_rel * std::max(norm(kx), norm(z1));

@@ -540,6 +540,9 @@ class Graph {
   // div), so the value may be computed per strip of its reader's rows
   // instead (see place_strip_candidates); decided when the pipeline is built.
   static constexpr int kStencilInline = 2;
+  // GPU schedules: a convolution kernel with at least this many taps reads
+  // its operand from a tile staged in shared memory (conv, schedule_gpu).
+  static constexpr int64_t kStagedTaps = 9;
   Val stencil(const Val& v, bool local = false);
   // Schedules at root every strip candidate that f reads directly or through
   // Funcs inlined into it.
@@ -652,6 +655,10 @@ class Graph {
   std::map<std::string, std::vector<Halide::Expr>> ext_of_;
   /// Funcs that have their GPU schedule already (reductions' row partials).
   std::set<std::string> gpu_scheduled_;
+  /// GPU schedules: a convolution's Func → the copy of its operand it reads
+  /// the taps from, staged per block in shared memory where the convolution
+  /// is a kernel of its own (conv, schedule_gpu).
+  std::map<std::string, Halide::Func> staged_for_;
   int min_extent_ = 0;         ///< see assume_min_extent
   int device_fft_ = 0;  ///< see device_fft
   bool strips_split_ = false;  ///< split_row_strips ran (pipeline() was called)

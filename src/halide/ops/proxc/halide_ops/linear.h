@@ -145,6 +145,18 @@ inline Val Graph::conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext
   Halide::Region ranges;
   for (int i = kr - 1; i >= 0; --i) ranges.push_back(Halide::Range(0, k.ext[i]));
   Halide::RDom r(ranges);
+  // On a GPU, the taps of a kernel with kStagedTaps taps or more read a
+  // tile of x (the block's outputs and the kernel's overhang) staged in the
+  // block's shared memory (schedule_gpu): each element read once from the
+  // device's memory per block instead of once per tap.
+  Val taps_read = xw;
+  int64_t taps = 1;
+  for (int i = 0; i < kr; ++i) {
+    const std::optional<int64_t> ki = const_int(k.ext[static_cast<size_t>(i)]);
+    taps = ki ? taps * *ki : 0;
+  }
+  const bool staged = gpu() && taps >= kStagedTaps && x.rank() == static_cast<int>(e.size());
+  if (staged) taps_read = define("staged", x.ext, [&](const Coords& c) { return call(xw, c); });
   Val v = define(adjoint ? "corr" : "conv", e, [&](const Coords& c) {
     Coords ki(kr), src = c;
     for (int i = 0; i < kr; ++i) {
@@ -152,8 +164,9 @@ inline Val Graph::conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext
       ki[i] = ri;
       src[i] = adjoint ? c[i] + ri - k.ext[i] / 2 : c[i] - ri + k.ext[i] / 2;
     }
-    return Halide::sum(call(k, ki) * call(xw, src));
+    return Halide::sum(call(k, ki) * call(taps_read, src));
   });
+  if (staged) staged_for_[v.f.name()] = taps_read.f;
   // At root, its taps' sums over wide vectors (kWideLanes) when the sizes
   // allow: a consumer's vectors of 8 would sum one vector at a time.
   if (min_extent_ >= kWideLanes) {

@@ -294,6 +294,23 @@ inline void Graph::schedule_gpu(const std::vector<Halide::Func>& outs) {
       s.gpu_tile(x, y, xo, yo, xi, yi, 16, 16, guard);
     };
     tile(f);
+    auto staged = staged_for_.find(name);
+    if (staged != staged_for_.end() && tiled.size() == 2 && f.num_update_definitions() == 0) {
+      // The operand's tile for this block (16×16 outputs and the kernel's
+      // overhang) copied into shared memory by the block's 16×16 threads,
+      // each copying the elements 16 apart from its own; the taps then read
+      // it there. Halide sizes the allocation per launch.
+      Halide::Func s = staged->second;
+      const std::vector<std::string> sargs = s.function().args();
+      Halide::Var sx(sargs[static_cast<size_t>(tiled[0])]), sy(sargs[static_cast<size_t>(tiled[1])]);
+      Halide::Var sxo(sx.name() + "_stage"), syo(sy.name() + "_stage"), sxi(sx.name() + "_stage_thr"),
+          syi(sy.name() + "_stage_thr");
+      s.compute_at(f, Halide::Var(pure[static_cast<size_t>(tiled[0])] + "_blk"))
+          .store_in(Halide::MemoryType::GPUShared)
+          .tile(sx, sy, sxo, syo, sxi, syi, 16, 16, Halide::TailStrategy::GuardWithIf)
+          .gpu_threads(sxi, syi);
+      gpu_scheduled_.insert(s.name());
+    }
     for (int u = 0; u < f.num_update_definitions(); ++u) {
       // Only an update that writes each point at its own coordinates runs on the device.
       const std::vector<Halide::Expr>& args = fn.update(u).args();
