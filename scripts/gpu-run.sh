@@ -17,7 +17,8 @@
 #    effective bandwidth of a
 #    TV iteration (pc reads x, x̄, y (2 floats per pixel) and b and writes x,
 #    x̄, y: 36 bytes per pixel at least) and the time to compile. One line per
-#    size and target, to paste in a note.
+#    size and target, to paste in a note. Also the deconvolution with conv in
+#    K (--no-diagonalize), with its taps staged in shared memory and without.
 # 3. The tests of the GPU schedule on TARGET (PROXC_TEST_GPU_TARGET): every
 #    operator, prox and value against the emulator, reductions, resident
 #    solves against the CPU, ProxImaL's conformance cases (HalideGpu.*,
@@ -66,17 +67,26 @@ for name in tv deconv; do
     --target "$target" --reference "$work/${name}_cpu.npy" | summary)"
 done
 echo "== speed: pc, 100 and 300 iterations, a check at the end"
-iterate() {  # FILE TARGET ITERS: the solve's iterate seconds and compile seconds
-  bin/proxc solve "$1" --iters "$3" --eps-abs 0 --eps-rel 0 --fixed-steps --check-every 1000 --json --target "$2" |
+iterate() {  # FILE TARGET ITERS [FLAGS]: the solve's iterate seconds and compile seconds
+  bin/proxc solve "$1" --iters "$3" --eps-abs 0 --eps-rel 0 --fixed-steps --check-every 1000 --json --target "$2" ${4:-} |
     python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["seconds"]["iterate"], d["seconds"]["compile"], d["target"]["used"])'
 }
+# "stencil": the deconvolution with conv in K (--no-diagonalize), its 7x7
+# taps read from shared memory, and "unstaged" the same without
+# (PROXC_GPU_STAGED_TAPS=0): what staging buys.
 for n in ${SIZES-512 1024 2048 4096}; do
-  for name in tv deconv; do
-    problem "$name" "$n"
+  for name in tv deconv stencil unstaged; do
+    file=$name flags= staged=
+    case $name in
+      stencil) file=deconv flags=--no-diagonalize ;;
+      unstaged) file=deconv flags=--no-diagonalize staged=0 ;;
+      *) problem "$name" "$n" ;;
+    esac
     for t in host "$target"; do
+      [ "$name" = unstaged ] && [ "$t" = host ] && continue
       failed() { echo "gpu-run: the solve of ${name} at ${n}^2 on $t failed (run it by hand for its message)" >&2; exit 1; }
-      read -r t100 c100 used < <(iterate "$work/${name}_$n.prox" "$t" 100) || failed
-      read -r t300 c300 _ < <(iterate "$work/${name}_$n.prox" "$t" 300) || failed
+      read -r t100 c100 used < <(PROXC_GPU_STAGED_TAPS=$staged iterate "$work/${file}_$n.prox" "$t" 100 "$flags") || failed
+      read -r t300 c300 _ < <(PROXC_GPU_STAGED_TAPS=$staged iterate "$work/${file}_$n.prox" "$t" 300 "$flags") || failed
       python3 -c 'import sys
 name, n, t, t100, t300, c, used = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6]), sys.argv[7]
 per = (t300 - t100) / 200

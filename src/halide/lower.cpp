@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -65,6 +66,14 @@ class Lowerer {
     if (min_extent > 0) graph_->assume_min_extent(min_extent);
     const bool gpu = schedule == halide_ops::Schedule::Gpu || schedule == halide_ops::Schedule::GpuFloat;
     if (gpu && device_fft != 0) graph_->device_fft(device_fft);
+    // $PROXC_GPU_STAGED_TAPS: the taps from which a GPU schedule's
+    // convolutions stage their operand in shared memory (0: never), to
+    // measure what staging buys on a GPU.
+    if (const char* taps = std::getenv("PROXC_GPU_STAGED_TAPS"); gpu && taps && *taps) {
+      char* end = nullptr;
+      const long n = std::strtol(taps, &end, 10);
+      if (*end == '\0' && n >= 0) graph_->staged_taps(static_cast<int>(n));
+    }
     out_.schedule = schedule;
     out_.device_fft = gpu ? device_fft : 0;
   }

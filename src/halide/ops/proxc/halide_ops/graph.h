@@ -116,6 +116,13 @@ class Graph {
   /// call (or with api 0) they run on the host with FFTW, and a GPU
   /// pipeline copies their input back and their output up. Call it before
   /// the first FFT stage; the CPU schedule ignores it.
+  /// GPU schedules: convolutions whose kernels have at least n taps
+  /// (kStagedTaps by default; 0: none) read their operand from a tile staged
+  /// in each block's shared memory. Call it before the first convolution.
+  void staged_taps(int n) {
+    if (record_) *record_ << "  g.staged_taps(" << n << ");\n";
+    staged_taps_ = n;
+  }
   void device_fft(int api) {
     if (record_) *record_ << "  g.device_fft(" << api << ");\n";
     if (api < 0 || api > 2) fail("device_fft: api 0 (none), 1 (OpenCL) or 2 (CUDA)");
@@ -540,8 +547,9 @@ class Graph {
   // div), so the value may be computed per strip of its reader's rows
   // instead (see place_strip_candidates); decided when the pipeline is built.
   static constexpr int kStencilInline = 2;
-  // GPU schedules: a convolution kernel with at least this many taps reads
-  // its operand from a tile staged in shared memory (conv, schedule_gpu).
+  // GPU schedules: by default a convolution kernel with at least this many
+  // taps reads its operand from a tile staged in shared memory (conv,
+  // schedule_gpu; staged_taps).
   static constexpr int64_t kStagedTaps = 9;
   Val stencil(const Val& v, bool local = false);
   // Schedules at root every strip candidate that f reads directly or through
@@ -661,6 +669,7 @@ class Graph {
   std::map<std::string, Halide::Func> staged_for_;
   int min_extent_ = 0;         ///< see assume_min_extent
   int device_fft_ = 0;  ///< see device_fft
+  int64_t staged_taps_ = kStagedTaps;  ///< see staged_taps
   bool strips_split_ = false;  ///< split_row_strips ran (pipeline() was called)
   std::vector<std::pair<Halide::Func, Halide::Expr>>
       row_splits_;  ///< see split_row_strips: Funcs, their rows' extent

@@ -145,7 +145,7 @@ inline Val Graph::conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext
   Halide::Region ranges;
   for (int i = kr - 1; i >= 0; --i) ranges.push_back(Halide::Range(0, k.ext[i]));
   Halide::RDom r(ranges);
-  // On a GPU, the taps of a kernel with kStagedTaps taps or more read a
+  // On a GPU, the taps of a kernel with staged_taps_ taps or more read a
   // tile of x (the block's outputs and the kernel's overhang) staged in the
   // block's shared memory (schedule_gpu): each element read once from the
   // device's memory per block instead of once per tap.
@@ -155,7 +155,7 @@ inline Val Graph::conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext
     const std::optional<int64_t> ki = const_int(k.ext[static_cast<size_t>(i)]);
     taps = ki ? taps * *ki : 0;
   }
-  const bool staged = gpu() && taps >= kStagedTaps && x.rank() == static_cast<int>(e.size());
+  const bool staged = gpu() && staged_taps_ > 0 && taps >= staged_taps_ && x.rank() == static_cast<int>(e.size());
   if (staged) taps_read = define("staged", x.ext, [&](const Coords& c) { return call(xw, c); });
   Val v = define(adjoint ? "corr" : "conv", e, [&](const Coords& c) {
     Coords ki(kr), src = c;
