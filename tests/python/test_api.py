@@ -157,6 +157,7 @@ def test_an_opencl_target_runs_the_gpu_schedule():
     prob.solve(max_iters=50, eps_abs=0, eps_rel=0, adaptive=False, target="host-opencl")
     assert prob.summary.target_requested == "host-opencl"
     assert "opencl" in prob.summary.target_used
+    assert prob.summary.target_fft == "none"  # TV has no FFT stages
     assert np.max(np.abs(x.value - cpu)) <= 1e-4 * (cpu.max() - cpu.min())
     assert cpu.max() - cpu.min() > 0.5
 
