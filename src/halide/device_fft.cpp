@@ -27,21 +27,7 @@
 namespace proxc::internal {
 namespace {
 
-// The FFT geometry of a device stage: `spatial` in numpy order (its last
-// entry the innermost, halved axis), the channels (the dense dimensions
-// inside the spatial ones, Halide's first), the real and half-spectrum
-// point counts of one channel.
-struct Geometry {
-  std::vector<int> spatial;
-  int64_t channels = 1, n = 1, half = 1;
-  Geometry(const halide_buffer_t* real, int spatial_rank) {
-    const int first = real->dimensions - spatial_rank;
-    for (int i = real->dimensions - 1; i >= first; --i) spatial.push_back(real->dim[i].extent);
-    for (int i = 0; i < first; ++i) channels *= real->dim[i].extent;
-    for (int e : spatial) n *= e;
-    half = n / spatial.back() * (spatial.back() / 2 + 1);
-  }
-};
+using Geometry = FftLayout;
 
 // Bounds queries: the real buffer's region from the spectrum's, or back.
 void real_from_spectrum(halide_buffer_t* real, const halide_buffer_t* spectrum, int spatial_rank, int n0) {
@@ -157,13 +143,13 @@ struct ClFft {
 #define PROXC_CL_FUNCS(X) \
   X(clGetMemObjectInfo)   \
   X(clGetContextInfo) X(clCreateCommandQueue) X(clFinish) X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer)
-#define PROXC_CLFFT_FUNCS(X)                                                                             \
-  X(clfftSetup)                                                                                          \
-  X(clfftTeardown)                                                                                       \
-  X(clfftGetVersion) X(clfftCreateDefaultPlan) X(clfftSetPlanPrecision) X(clfftSetLayout)                \
-      X(clfftSetResultLocation) X(clfftSetPlanInStride) X(clfftSetPlanOutStride) X(clfftSetPlanDistance) \
-          X(clfftSetPlanBatchSize) X(clfftSetPlanScale) X(clfftBakePlan) X(clfftEnqueueTransform)        \
-              X(clfftDestroyPlan)
+#define PROXC_CLFFT_FUNCS(X)                                                                            \
+  X(clfftSetup)                                                                                         \
+  X(clfftTeardown)                                                                                      \
+  X(clfftGetVersion)                                                                                    \
+  X(clfftCreateDefaultPlan) X(clfftSetPlanPrecision) X(clfftSetLayout) X(clfftSetResultLocation)        \
+      X(clfftSetPlanInStride) X(clfftSetPlanOutStride) X(clfftSetPlanDistance) X(clfftSetPlanBatchSize) \
+          X(clfftSetPlanScale) X(clfftBakePlan) X(clfftEnqueueTransform) X(clfftDestroyPlan)
 #define PROXC_DECLARE(f) decltype(&::f) f = nullptr;
   PROXC_CL_FUNCS(PROXC_DECLARE)
   PROXC_CLFFT_FUNCS(PROXC_DECLARE)

@@ -98,20 +98,7 @@ std::mutex& exec_mutex() {
   return m;
 }
 
-// The FFT geometry of an extern call: the last `spatial_rank` Halide
-// dimensions of `out` are the spatial (numpy leading) axes, the others
-// channels transformed one by one.
-struct Layout {
-  std::vector<int> spatial;  // numpy order
-  int64_t channels = 1, n = 1, half = 1;
-  Layout(const halide_buffer_t* out, int spatial_rank) {
-    const int first = out->dimensions - spatial_rank;
-    for (int i = out->dimensions - 1; i >= first; --i) spatial.push_back(out->dim[i].extent);
-    for (int i = 0; i < first; ++i) channels *= out->dim[i].extent;
-    for (int e : spatial) n *= e;
-    half = n / spatial.back() * (spatial.back() / 2 + 1);
-  }
-};
+using Layout = proxc::internal::FftLayout;
 
 // Answers Halide's bounds query: `in` is needed over out's region, the
 // spectrum whole (its dimensions from `spectral_first` on are the spatial

@@ -9,6 +9,23 @@
 #include <vector>
 
 namespace proxc::internal {
+/// The FFT geometry of an FFT stage's real buffer: its last `spatial_rank`
+/// Halide dimensions are the spatial (numpy leading) axes, in numpy order in
+/// `spatial` (the last one the innermost, halved by r2c); the dimensions
+/// inside them are channels, each transformed on its own; n and half: the
+/// real and half-spectrum points of one channel.
+struct FftLayout {
+  std::vector<int> spatial;
+  int64_t channels = 1, n = 1, half = 1;
+  FftLayout(const halide_buffer_t* real, int spatial_rank) {
+    const int first = real->dimensions - spatial_rank;
+    for (int i = real->dimensions - 1; i >= first; --i) spatial.push_back(real->dim[i].extent);
+    for (int i = 0; i < first; ++i) channels *= real->dim[i].extent;
+    for (int e : spatial) n *= e;
+    half = n / spatial.back() * (spatial.back() / 2 + 1);
+  }
+};
+
 /// FFTW's r2c (`forward`) or unscaled c2r transform of each channel of a
 /// dense float buffer: element (channel ch, spatial flat index f) at
 /// ch + f·channels; the half spectrum's complex element k of channel ch at

@@ -30,6 +30,22 @@ test::CommandResult proxc(const std::string& args) {
 
 std::string example(const std::string& name) { return shell_quote(test::source_dir() + "/examples/" + name); }
 
+// The arrays in two .npy files agree within `rel` of the first's range
+// (which is more than `min_range`).
+void expect_within_range(const std::string& want_npy, const std::string& got_npy, double rel,
+                         float min_range = 0.1f) {
+  const Array c = io::load_array(want_npy), g = io::load_array(got_npy);
+  ASSERT_EQ(c.shape, g.shape);
+  float lo = c.data[0], hi = c.data[0], worst = 0;
+  for (size_t i = 0; i < c.data.size(); ++i) {
+    lo = std::min(lo, c.data[i]);
+    hi = std::max(hi, c.data[i]);
+    worst = std::max(worst, std::fabs(c.data[i] - g.data[i]));
+  }
+  EXPECT_LE(worst, rel * (hi - lo)) << "range " << lo << " .. " << hi;
+  EXPECT_GT(hi - lo, min_range);
+}
+
 TEST(Cli, HelpListsCommandsAndExitCodes) {
   auto r = proxc("--help");
   EXPECT_EQ(r.exit_code, 0);
@@ -911,16 +927,7 @@ TEST(CliSolve, OpenClRunsTheGpuScheduleOnThisMachine) {
     } else {
       EXPECT_EQ(target["fft"], "none");
     }
-    const Array c = io::load_array(dir + "/cpu.npy"), g = io::load_array(dir + "/gpu.npy");
-    ASSERT_EQ(c.shape, g.shape);
-    float lo = c.data[0], hi = c.data[0], worst = 0;
-    for (size_t i = 0; i < c.data.size(); ++i) {
-      lo = std::min(lo, c.data[i]);
-      hi = std::max(hi, c.data[i]);
-      worst = std::max(worst, std::fabs(c.data[i] - g.data[i]));
-    }
-    EXPECT_LE(worst, 1e-4 * (hi - lo)) << "range " << lo << " .. " << hi;
-    EXPECT_GT(hi - lo, 0.1f);
+    expect_within_range(dir + "/cpu.npy", dir + "/gpu.npy", 1e-4);
   }
 }
 
@@ -957,14 +964,7 @@ TEST(CliSolve, WhereTheFftStagesRun) {
     ASSERT_EQ(gpu.exit_code, 0) << gpu.out;
     EXPECT_THAT(nlohmann::json::parse(gpu.out.substr(gpu.out.find('{')))["target"]["fft"].get<std::string>(),
                 HasSubstr(c.reported));
-    const Array x = io::load_array(dir + "/cpu.npy"), g = io::load_array(dir + "/gpu.npy");
-    float lo = x.data[0], hi = x.data[0], worst = 0;
-    for (size_t i = 0; i < x.data.size(); ++i) {
-      lo = std::min(lo, x.data[i]);
-      hi = std::max(hi, x.data[i]);
-      worst = std::max(worst, std::fabs(x.data[i] - g.data[i]));
-    }
-    EXPECT_LE(worst, 1e-4 * (hi - lo)) << "range " << lo << " .. " << hi;
+    expect_within_range(dir + "/cpu.npy", dir + "/gpu.npy", 1e-4);
   }
   test::write_text(dir + "/tv.prox", "b = load(\"b.npy\")\nx = variable(shape(b))\n"
                                      "minimize sum_squares(x - b) + 0.1 * norm1(grad(x))\n");

@@ -843,6 +843,17 @@ TEST(HalideGpu, ArithmeticReductionsAndCirculantSolveOnOpenCl) {
   expect_gpu_arithmetic_and_reductions(b.get());
 }
 
+// conv(a random kernel of shape ks, x of shape xs) on `backend`: forward and
+// adjoint against the emulator, and the dot test. Returns the operator.
+Expr expect_conv_on(Backend& backend, const Shape& xs, const Shape& ks, std::mt19937_64* rng) {
+  const Expr k = make_conv(random_constant(ks, rng), make_variable(xs, "x"));
+  SCOPED_TRACE(print_expression(k));
+  expect_operator_parity(k, rng, backend);
+  DotTestResult r = dot_test(backend, k, 3);
+  EXPECT_TRUE(r.passed) << r.what << ": error " << r.error << " > " << r.tolerance;
+  return k;
+}
+
 // The FFT stages of a GPU pipeline on the device (Graph::device_fft): clFFT
 // on OpenCL (libclfft-dev, installed by scripts/install-deps.sh; on PoCL here),
 // cuFFT on CUDA. The circulant solve and FFT convolutions, forward and
@@ -874,12 +885,8 @@ TEST(HalideGpu, FftStagesOnTheDevice) {
     ASSERT_TRUE(test::runs_on_gpu(b->target_used()));
     EXPECT_EQ(b->fft_used(), "none");
     for (const Case& c : cases) {
-      Expr x = make_variable(c.x, "x");
-      Expr k = make_conv(random_constant(c.k, &rng), x);
+      const Expr k = expect_conv_on(*b, c.x, c.k, &rng);
       SCOPED_TRACE(print_expression(k));
-      expect_operator_parity(k, &rng, *b);
-      DotTestResult r = dot_test(*b, k, 3);
-      EXPECT_TRUE(r.passed) << r.what << ": error " << r.error << " > " << r.tolerance;
       if (c.x.size() == 2) {
         StepProgram p;
         p.name = "device_solve";
@@ -935,12 +942,8 @@ TEST(HalideGpu, ConvolutionsStageTheirOperandInSharedMemory) {
   };
   for (const Case& c : {Case{{64, 48}, {7, 7}, true}, Case{{33, 70}, {3, 3}, true}, Case{{40, 36, 3}, {5, 5}, true},
                         Case{{48, 40}, {3, 2}, false}}) {
-    Expr x = make_variable(c.x, "x");
-    Expr k = make_conv(random_constant(c.k, &rng), x);
+    const Expr k = expect_conv_on(*b, c.x, c.k, &rng);
     SCOPED_TRACE(print_expression(k));
-    expect_operator_parity(k, &rng, *b);
-    DotTestResult r = dot_test(*b, k, 3);
-    EXPECT_TRUE(r.passed) << r.what << ": error " << r.error << " > " << r.tolerance;
     StepProgram p;
     p.name = "staged_conv";
     Step in = step_input("x", c.x);
