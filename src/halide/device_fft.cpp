@@ -75,6 +75,20 @@ void* open_first(std::initializer_list<const char*> names, const char* env = nul
   return nullptr;
 }
 
+// A transform through the host with FFTW: `read(host, bytes)` copies the
+// device's input into host memory, `write(host, bytes)` the result back
+// (each 0 or an error code). For what a device library does not transform.
+template <typename Read, typename Write>
+int through_host(const Geometry& g, bool forward, Read read, Write write) {
+  ++g_host_fallbacks;
+  const size_t real_n = static_cast<size_t>(g.n * g.channels),
+               spec_n = static_cast<size_t>(g.half * g.channels) * 2;
+  std::vector<float> a(forward ? real_n : spec_n), b(forward ? spec_n : real_n);
+  if (int rc = read(a.data(), a.size() * sizeof(float)); rc != 0) return rc;
+  host_fft(g.spatial, g.channels, forward, a.data(), b.data());
+  return write(b.data(), b.size() * sizeof(float));
+}
+
 // Each stage waits for the pipeline's own kernels on its input (Halide
 // hands the buffers over with work possibly still queued).
 int sync_input(halide_buffer_t* in) {
@@ -143,13 +157,15 @@ struct ClFft {
 #define PROXC_CL_FUNCS(X) \
   X(clGetMemObjectInfo)   \
   X(clGetContextInfo) X(clCreateCommandQueue) X(clFinish) X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer)
-#define PROXC_CLFFT_FUNCS(X)                                                                            \
-  X(clfftSetup)                                                                                         \
-  X(clfftTeardown)                                                                                      \
-  X(clfftGetVersion)                                                                                    \
-  X(clfftCreateDefaultPlan) X(clfftSetPlanPrecision) X(clfftSetLayout) X(clfftSetResultLocation)        \
-      X(clfftSetPlanInStride) X(clfftSetPlanOutStride) X(clfftSetPlanDistance) X(clfftSetPlanBatchSize) \
-          X(clfftSetPlanScale) X(clfftBakePlan) X(clfftEnqueueTransform) X(clfftDestroyPlan)
+#define PROXC_CLFFT_FUNCS(X)                                                                   \
+  X(clfftSetup)                                                                                \
+  X(clfftTeardown)                                                                             \
+  X(clfftGetVersion)                                                                           \
+  X(clfftCreateDefaultPlan)                                                                    \
+  X(clfftSetPlanPrecision)                                                                     \
+  X(clfftSetLayout) X(clfftSetResultLocation) X(clfftSetPlanInStride) X(clfftSetPlanOutStride) \
+      X(clfftSetPlanDistance) X(clfftSetPlanBatchSize) X(clfftSetPlanScale) X(clfftBakePlan)   \
+          X(clfftEnqueueTransform) X(clfftDestroyPlan)
 #define PROXC_DECLARE(f) decltype(&::f) f = nullptr;
   PROXC_CL_FUNCS(PROXC_DECLARE)
   PROXC_CLFFT_FUNCS(PROXC_DECLARE)
@@ -310,26 +326,24 @@ int cl_transform(halide_buffer_t* in, halide_buffer_t* out, const Geometry& g, b
   std::lock_guard<std::mutex> lock(cl_mutex());
   // Without clFFT (code compiled for a machine that has it), every size goes through the host.
   ClPlan host_only;
-  host_only.queue = queue_for(ctx);
+  if (!f.ok) host_only.queue = queue_for(ctx);
   ClPlan* p = f.ok ? cl_plan(ctx, g, forward) : (host_only.queue ? &host_only : nullptr);
   if (!p) {
     report("no OpenCL command queue");
     return -1;
   }
-  const size_t real_bytes = static_cast<size_t>(g.n * g.channels) * sizeof(float);
-  const size_t spec_bytes = static_cast<size_t>(g.half * g.channels) * 2 * sizeof(float);
   if (!p->baked) {
     // A size clFFT does not plan: through the host.
-    ++g_host_fallbacks;
-    std::vector<float> a(forward ? real_bytes / 4 : spec_bytes / 4),
-        b(forward ? spec_bytes / 4 : real_bytes / 4);
-    if (f.clEnqueueReadBuffer(p->queue, src, CL_TRUE, 0, a.size() * 4, a.data(), 0, nullptr, nullptr) !=
-        CL_SUCCESS)
-      return -1;
-    host_fft(g.spatial, g.channels, forward, a.data(), b.data());
-    if (f.clEnqueueWriteBuffer(p->queue, dst, CL_TRUE, 0, b.size() * 4, b.data(), 0, nullptr, nullptr) !=
-        CL_SUCCESS)
-      return -1;
+    // (OpenCL's error codes are not 0, as the extern stage's must be.)
+    const int rc = through_host(
+        g, forward,
+        [&](float* host, size_t bytes) {
+          return f.clEnqueueReadBuffer(p->queue, src, CL_TRUE, 0, bytes, host, 0, nullptr, nullptr);
+        },
+        [&](const float* host, size_t bytes) {
+          return f.clEnqueueWriteBuffer(p->queue, dst, CL_TRUE, 0, bytes, host, 0, nullptr, nullptr);
+        });
+    if (rc != 0) return rc;
   } else {
     std::optional<QuietKernelBuilds> quiet;
     if (!p->ran) quiet.emplace();
@@ -485,15 +499,9 @@ int cu_transform(halide_buffer_t* in, halide_buffer_t* out, const Geometry& g, b
     if (rc == 0) rc = f.cuCtxSynchronize();
   } else {
     // No cuFFT where the pipeline runs, or more than 3 spatial axes: FFTW on the host.
-    ++g_host_fallbacks;
-    const size_t real_n = static_cast<size_t>(g.n * g.channels),
-                 spec_n = static_cast<size_t>(g.half * g.channels) * 2;
-    std::vector<float> a(forward ? real_n : spec_n), b(forward ? spec_n : real_n);
-    rc = f.cuMemcpyDtoH(a.data(), src, a.size() * sizeof(float));
-    if (rc == 0) {
-      host_fft(g.spatial, g.channels, forward, a.data(), b.data());
-      rc = f.cuMemcpyHtoD(dst, b.data(), b.size() * sizeof(float));
-    }
+    rc = through_host(
+        g, forward, [&](float* host, size_t bytes) { return f.cuMemcpyDtoH(host, src, bytes); },
+        [&](const float* host, size_t bytes) { return f.cuMemcpyHtoD(dst, host, bytes); });
   }
   CuContext popped = nullptr;
   f.cuCtxPopCurrent(&popped);

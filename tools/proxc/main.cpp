@@ -388,19 +388,16 @@ struct CompileCommand {
       std::printf("wrote %s, %s, %s and %s\n", a.library.c_str(), a.header.c_str(), a.wrapper.c_str(),
                   a.manifest.c_str());
       if (a.needs_fft_runtime)
-        std::printf(
-            "the pipeline has FFT solves: link proxc::runtime too (libproxc_runtime.a -lfftw3f_threads "
-            "-lfftw3f -ldl)\n");
-      if (!a.black_boxes.empty()) {
-        std::printf("the pipeline calls black-box operators:");
-        for (const std::string& b : a.black_boxes) std::printf(" %s", b.c_str());
+        std::puts("the pipeline has FFT solves: link proxc::runtime too (libproxc_runtime.a -lfftw3f_threads "
+                  "-lfftw3f -ldl)");
+      auto user_code = [](const char* what, const std::vector<std::string>& names) {
+        if (names.empty()) return;
+        std::printf("the pipeline calls %s:", what);
+        for (const std::string& n : names) std::printf(" %s", n.c_str());
         std::printf("; link proxc::runtime (libproxc_runtime.a), and register them before the first call\n");
-      }
-      if (!a.prox_fns.empty()) {
-        std::printf("the pipeline calls prox functions of your own:");
-        for (const std::string& b : a.prox_fns) std::printf(" %s", b.c_str());
-        std::printf("; link proxc::runtime (libproxc_runtime.a), and register them before the first call\n");
-      }
+      };
+      user_code("black-box operators", a.black_boxes);
+      user_code("prox functions of your own", a.prox_fns);
       return kExitOk;
     }
     if (!emit_kind.empty()) {

@@ -109,25 +109,12 @@ class Graph {
     if (record_) *record_ << "  g.assume_min_extent(" << n << ");\n";
     min_extent_ = n;
   }
-  /// The FFTs of a GPU schedule's circulant solves and FFT convolutions run
-  /// on the device through the extern stages proxc_fft_r2c_device and
-  /// proxc_fft_c2r_device of libproxc_runtime (api 1: clFFT on OpenCL, 2:
-  /// cuFFT on CUDA), with the filter between them a kernel. Without this
-  /// call (or with api 0) they run on the host with FFTW, and a GPU
-  /// pipeline copies their input back and their output up. Call it before
-  /// the first FFT stage; the CPU schedule ignores it.
-  /// GPU schedules: convolutions whose kernels have at least n taps
-  /// (kStagedTaps by default; 0: none) read their operand from a tile staged
-  /// in each block's shared memory. Call it before the first convolution.
-  void staged_taps(int n) {
-    if (record_) *record_ << "  g.staged_taps(" << n << ");\n";
-    staged_taps_ = n;
-  }
-  void device_fft(int api) {
-    if (record_) *record_ << "  g.device_fft(" << api << ");\n";
-    if (api < 0 || api > 2) fail("device_fft: api 0 (none), 1 (OpenCL) or 2 (CUDA)");
-    device_fft_ = api;
-  }
+  /// GPU schedules: FFT stages on the device (api 1: clFFT on OpenCL, 2: cuFFT on CUDA) instead of FFTW on the
+  /// host (0), see device_fft_filter. Call it before the first FFT stage.
+  void device_fft(int api);
+  /// GPU schedules: convolutions of at least n taps (kStagedTaps by default; 0: none) read their operand from a
+  /// tile staged in each block's shared memory (conv, schedule_gpu). Call it before the first convolution.
+  void staged_taps(int n);
 
   // ---- Slots and buffers ----
 
@@ -547,10 +534,7 @@ class Graph {
   // div), so the value may be computed per strip of its reader's rows
   // instead (see place_strip_candidates); decided when the pipeline is built.
   static constexpr int kStencilInline = 2;
-  // GPU schedules: by default a convolution kernel with at least this many
-  // taps reads its operand from a tile staged in shared memory (conv,
-  // schedule_gpu; staged_taps).
-  static constexpr int64_t kStagedTaps = 9;
+  static constexpr int64_t kStagedTaps = 9;  // staged_taps' default
   Val stencil(const Val& v, bool local = false);
   // Schedules at root every strip candidate that f reads directly or through
   // Funcs inlined into it.
@@ -649,10 +633,7 @@ class Graph {
 
   /// Whether the schedule makes GPU kernels (Gpu, GpuFloat).
   bool gpu() const { return schedule_ == Schedule::Gpu || schedule_ == Schedule::GpuFloat; }
-  /// The three device stages of an FFT filter (see device_fft): x's r2c
-  /// transform, `filter` of its half spectrum (a kernel; given the spectrum
-  /// as a Func of (re/im, Halide's dimensions), the point's re/im index and
-  /// its coordinates in the spectrum's other dimensions), the c2r transform.
+  /// The three device stages of an FFT filter (see device_fft; reductions.h).
   template <typename Filter>
   Halide::Func device_fft_filter(const Val& x, int kr, const std::string& name, Filter filter);
 
@@ -663,12 +644,10 @@ class Graph {
   std::map<std::string, std::vector<Halide::Expr>> ext_of_;
   /// Funcs that have their GPU schedule already (reductions' row partials).
   std::set<std::string> gpu_scheduled_;
-  /// GPU schedules: a convolution's Func → the copy of its operand it reads
-  /// the taps from, staged per block in shared memory where the convolution
-  /// is a kernel of its own (conv, schedule_gpu).
+  /// GPU schedules: a convolution's Func → the copy of its operand staged in shared memory (conv, schedule_gpu).
   std::map<std::string, Halide::Func> staged_for_;
   int min_extent_ = 0;         ///< see assume_min_extent
-  int device_fft_ = 0;  ///< see device_fft
+  int device_fft_ = 0;                 ///< see device_fft
   int64_t staged_taps_ = kStagedTaps;  ///< see staged_taps
   bool strips_split_ = false;  ///< split_row_strips ran (pipeline() was called)
   std::vector<std::pair<Halide::Func, Halide::Expr>>

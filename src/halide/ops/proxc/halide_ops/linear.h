@@ -247,18 +247,15 @@ inline Val Graph::fft_conv(const Val& x0, int otf, int kr, bool adjoint, const E
     // The filter on the device: the spectrum times otf/n (its conjugate for
     // the adjoint), as the host's stage computes it in float.
     Halide::ImageParam t = it->second;
-    Halide::Expr n = Halide::cast<float>(x.ext[0]);
-    for (int i = 1; i < kr; ++i) n = n * Halide::cast<float>(x.ext[static_cast<size_t>(i)]);
     const float sign = adjoint ? -1.0f : 1.0f;
     out.f = device_fft_filter(x, kr, adjoint ? "fft_corr" : "fft_conv",
-                              [&](Halide::Func spec, const std::vector<Halide::Var>& v) {
+                              [&](Halide::Func spec, const std::vector<Halide::Var>& v, Halide::Expr scale) {
                                 std::vector<Halide::Expr> re(v.begin(), v.end()), im = re;
                                 re[0] = 0;
                                 im[0] = 1;
                                 std::vector<Halide::Expr> tr(v.end() - kr, v.end()), ti = tr;
                                 tr.insert(tr.begin(), Halide::Expr(0));
                                 ti.insert(ti.begin(), Halide::Expr(1));
-                                Halide::Expr scale = 1.0f / n;
                                 Halide::Expr a = spec(re), b = spec(im), c = scale * t(tr), d = scale * sign * t(ti);
                                 return Halide::select(v[0] == 0, a * c - b * d, a * d + b * c);
                               });

@@ -168,12 +168,12 @@ inline Val Graph::circulant_solve(const Val& rhs0, int spectrum, int kr, const V
     // 1/(n·(a·|otf|² + c)), as the host's stage computes it in float.
     Halide::ImageParam s2 = it->second;
     Halide::Expr a = Halide::cast<float>(scalar_definition(a0)), c = Halide::cast<float>(scalar_definition(c0));
-    Halide::Expr n = Halide::cast<float>(rhs.ext[0]);
-    for (int i = 1; i < kr; ++i) n = n * Halide::cast<float>(rhs.ext[static_cast<size_t>(i)]);
-    out.f = device_fft_filter(rhs, kr, "solve", [&](Halide::Func spec, const std::vector<Halide::Var>& v) {
-      std::vector<Halide::Expr> at(v.end() - kr, v.end());
-      return spec(std::vector<Halide::Expr>(v.begin(), v.end())) * ((1.0f / n) / (a * s2(at) + c));
-    });
+    out.f = device_fft_filter(rhs, kr, "solve",
+                              [&](Halide::Func spec, const std::vector<Halide::Var>& v, Halide::Expr inv_n) {
+                                std::vector<Halide::Expr> at(v.end() - kr, v.end());
+                                return spec(std::vector<Halide::Expr>(v.begin(), v.end())) *
+                                       (inv_n / (a * s2(at) + c));
+                              });
     return rec(out, "circulant_solve", rhs0, spectrum, kr, a0, c0, ext);
   }
   out.f = Halide::Func("solve" + std::to_string(counter_++));
@@ -186,6 +186,10 @@ inline Val Graph::circulant_solve(const Val& rhs0, int spectrum, int kr, const V
   return rec(out, "circulant_solve", rhs0, spectrum, kr, a0, c0, ext);
 }
 
+// x's r2c transform over its first kr numpy axes, `filter` of the half
+// spectrum as a kernel (given the spectrum as a Func of (re/im, Halide's
+// dimensions), the point's coordinates v (v[0] its re/im index) and 1/n, the
+// inverse transform's scale in float), then the c2r transform.
 template <typename Filter>
 inline Halide::Func Graph::device_fft_filter(const Val& x, int kr, const std::string& name, Filter filter) {
   const int rank = x.rank();
@@ -200,8 +204,10 @@ inline Halide::Func Graph::device_fft_filter(const Val& x, int kr, const std::st
   std::vector<Halide::Var> v;
   v.emplace_back("px_reim");
   for (int d = 0; d < rank; ++d) v.emplace_back("px_" + std::to_string(rank - 1 - d));  // numpy axis of Halide dim d
+  Halide::Expr n = Halide::cast<float>(x.ext[0]);
+  for (int i = 1; i < kr; ++i) n = n * Halide::cast<float>(x.ext[static_cast<size_t>(i)]);
   Halide::Func filtered(name + "_filter" + std::to_string(counter_++));
-  filtered(v) = filter(spec, v);
+  filtered(v) = filter(spec, v, 1.0f / n);
   // One thread per spectral point (both halves of a complex number and
   // every channel in it), in 16×16 tiles of the spatial dimensions.
   const int sp = rank - kr + 1;  // the spectrum's innermost spatial dimension

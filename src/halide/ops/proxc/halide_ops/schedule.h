@@ -227,6 +227,17 @@ inline Halide::AutoSchedulerResults Graph::auto_schedule(const std::string& plug
 #endif
 }
 
+inline void Graph::device_fft(int api) {
+  if (record_) *record_ << "  g.device_fft(" << api << ");\n";
+  if (api < 0 || api > 2) fail("device_fft: api 0 (none), 1 (OpenCL) or 2 (CUDA)");
+  device_fft_ = api;
+}
+
+inline void Graph::staged_taps(int n) {
+  if (record_) *record_ << "  g.staged_taps(" << n << ");\n";
+  staged_taps_ = n;
+}
+
 inline Halide::Pipeline Graph::pipeline() {
   place_strip_candidates();
   fuse_partials_into_outputs();
