@@ -67,7 +67,7 @@ State iterate(const State& in, const Func& b, const Expr& w, const Expr& h, std:
 
 struct Variant {
   std::string name;
-  int per_pass;       // iterations per pipeline run; 0: two passes
+  int per_pass;  // iterations per pipeline run; 0: two passes
   bool const_extents;
 };
 
@@ -76,8 +76,8 @@ struct Buffers {
 };
 
 double run(const Variant& v, int n, int iters, int repeats, int strip, Buffer<float>* x_out) {
-  ImageParam x0(Float(32), 2, "x0"), y0(Float(32), 3, "y0"), xbar(Float(32), 2, "xbar"), y1(Float(32), 2, "y1"),
-      b(Float(32), 2, "b");
+  ImageParam x0(Float(32), 2, "x0"), y0(Float(32), 3, "y0"), xbar(Float(32), 2, "xbar"),
+      y1(Float(32), 2, "y1"), b(Float(32), 2, "b");
   Param<int> pw("w"), ph("h");
   const Expr w = v.const_extents ? Expr(n) : Expr(pw), h = v.const_extents ? Expr(n) : Expr(ph);
   State st{x0, y0, xbar, y1};
@@ -97,7 +97,12 @@ double run(const Variant& v, int n, int iters, int repeats, int strip, Buffer<fl
   } else {
     out_y0(x, y, c) = st.y0(x, y, c);
     out_y1(x, y) = st.y1(x, y);
-    out_y0.bound(c, 0, 2).split(y, yo, yi, strip).reorder(x, c, yi, yo).parallel(yo).unroll(c).vectorize(x, kLanes);
+    out_y0.bound(c, 0, 2)
+        .split(y, yo, yi, strip)
+        .reorder(x, c, yi, yo)
+        .parallel(yo)
+        .unroll(c)
+        .vectorize(x, kLanes);
     out_y1.split(y, yo, yi, strip).parallel(yo).vectorize(x, kLanes);
     out_y0.compute_with(out_x, yo);
     out_y1.compute_with(out_x, yo);
@@ -170,12 +175,14 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--strip")) {
       strip = std::atoi(argv[i + 1]);
     } else {
-      std::fprintf(stderr, "usage: %s [--sizes 512,1024] [--iters 200] [--repeats 5] [--strip 16]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--sizes 512,1024] [--iters 200] [--repeats 5] [--strip 16]\n",
+                   argv[0]);
       return 2;
     }
   }
   if (sizes.empty() || iters < 4 || iters % 4 != 0 || repeats < 1 || strip < 1) {
-    std::fprintf(stderr, "%s: --iters must be a positive multiple of 4; sizes, repeats and strip positive\n", argv[0]);
+    std::fprintf(stderr, "%s: --iters must be a positive multiple of 4; sizes, repeats and strip positive\n",
+                 argv[0]);
     return 2;
   }
   const std::vector<Variant> variants = {{"two passes", 0, true},
@@ -183,8 +190,11 @@ int main(int argc, char** argv) {
                                          {"one pass", 1, true},
                                          {"2 per pass", 2, true},
                                          {"4 per pass", 4, true}};
-  std::printf("%d iterations, best of %d, strips of %d rows\n\n| size | variant | ms/it | ÷ two passes | max |x - x₁| |\n"
-              "|---|---|---|---|---|\n", iters, repeats, strip);
+  std::printf(
+      "%d iterations, best of %d, strips of %d rows\n\n| size | variant | ms/it | ÷ two passes | max |x - "
+      "x₁| |\n"
+      "|---|---|---|---|---|\n",
+      iters, repeats, strip);
   try {
     for (int n : sizes) {
       Buffer<float> first;
@@ -198,7 +208,8 @@ int main(int argc, char** argv) {
         }
         double diff = 0;
         for (int j = 0; j < n; ++j) {
-          for (int i = 0; i < n; ++i) diff = std::max(diff, static_cast<double>(std::fabs(xo(i, j) - first(i, j))));
+          for (int i = 0; i < n; ++i)
+            diff = std::max(diff, static_cast<double>(std::fabs(xo(i, j) - first(i, j))));
         }
         std::printf("| %d² | %s | %.3f | %.2f | %.1e |\n", n, v.name.c_str(), ms, ms / base, diff);
         std::fflush(stdout);
