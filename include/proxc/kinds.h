@@ -32,6 +32,7 @@ enum class ScheduleKind {
   Mullapudi2016,  ///< "mullapudi2016"
   Adams2019,      ///< "adams2019"
   Li2018,         ///< "li2018"
+  Anderson2021,   ///< "anderson2021" (GPU targets; on a CPU target the default schedule, with a warning)
 };
 
 /// How the scale pass gets the operator norm ||K||.

@@ -29,7 +29,8 @@ struct Names<ScheduleKind> {
       {ScheduleKind::Default, "default"},
       {ScheduleKind::Mullapudi2016, "mullapudi2016"},
       {ScheduleKind::Adams2019, "adams2019"},
-      {ScheduleKind::Li2018, "li2018"}};
+      {ScheduleKind::Li2018, "li2018"},
+      {ScheduleKind::Anderson2021, "anderson2021"}};
 };
 template <>
 struct Names<NormKind> {

@@ -1269,6 +1269,24 @@ TEST(CliCompile, EmitsTheGeneratorSourceAndTakesASchedule) {
   EXPECT_THAT(emulate.out, HasSubstr("--schedule needs --backend halide"));
 }
 
+// Every schedule the help and docs/cli.md name is accepted; Anderson2021, a
+// GPU autoscheduler, gives the default schedule on a CPU target, with a
+// warning, and --json reports both.
+TEST(CliSolve, TakesEveryScheduleItNames) {
+  auto help = proxc("solve --help");
+  for (const char* s : {"default", "mullapudi2016", "adams2019", "li2018", "anderson2021"}) {
+    SCOPED_TRACE(s);
+    EXPECT_THAT(help.out, HasSubstr(s));
+  }
+  auto r = proxc("solve " + example("denoise_tv_iso.prox") +
+                 " --schedule anderson2021 --iters 5 --cache-dir off --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("Anderson2021 schedules GPU targets only"));
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(j["schedule"]["requested"], "anderson2021");
+  EXPECT_EQ(j["schedule"]["used"], "default");
+}
+
 TEST(CliCheck, EveryExamplePasses) {
   for (const char* name : {"denoise_tv_aniso.prox", "denoise_tv_iso.prox", "deconv_tv.prox", "inpaint.prox",
                            "demosaic.prox", "deblur_photo/deblur.prox", "superres/superres.prox"}) {

@@ -104,6 +104,9 @@ TEST(CliSafety, BadOutputsAreFoundBeforeIterating) {
       {"--log " + shell_quote(dir + "/missing/log.csv") + " -o " + shell_quote(dir + "/x.npy"),
        "does not exist"},
       {"--checkpoint " + shell_quote(dir + "/missing/state.ckpt"), "--checkpoint"},
+      // A reference image of another shape, without --log too (it was found after the solve).
+      {"--reference " + example("photos/camera.png") + " -o " + shell_quote(dir + "/x.npy"),
+       "camera.png: shape (512, 512), the variable (32, 32)"},
   };
   for (const Case& c : cases) {
     auto r = proxc(long_solve + c.args);
@@ -348,6 +351,29 @@ TEST(CliSafety, UnclearInputsGetClearAnswers) {
   auto dup = proxc("--allow-path " + example("") + " parse " + shell_quote(dir + "/dup.json"));
   EXPECT_EQ(dup.exit_code, 2) << dup.out;
   EXPECT_THAT(dup.out, HasSubstr("the key \"knorm\" appears twice"));
+}
+
+// Mistakes on the command line are named as the user typed them.
+TEST(CliSafety, CommandLineMistakesAreNamedAsTyped) {
+  const std::string p = example("inpaint.prox");
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"foo", "unknown command 'foo' (one of: parse, opt, solve, batch, compile, montage, metrics and check)"},
+      // NaN is no setting left out; infinity no step size.
+      {"solve " + p + " --iters 5 --tau nan", "--tau: must be a finite number, got 'nan'"},
+      {"solve " + p + " --iters 5 --sigma inf", "--sigma: must be a finite number, got 'inf'"},
+      {"solve " + p + " --iters 5 --solver admm --cg-tol nan", "--cg-tol: must be a finite number"},
+      // compile checks --fuse as solve does, by the flag's name.
+      {"compile " + p + " --fuse 0 --emit step", "--fuse: fuse must be in 1..64, got 0"},
+      {"compile " + p + " --solver admm --fuse 2 --emit step", "--fuse: only pc and ladmm unroll iterations"},
+  };
+  for (const Case& c : cases) {
+    auto r = proxc(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
+    EXPECT_THAT(r.out, Not(HasSubstr("SolverOptions"))) << c.args;
+  }
 }
 
 TEST(CliSafety, DecodersRefuseDeclaredSizesBeforeAllocating) {

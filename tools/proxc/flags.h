@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "proxc/proxc.h"
@@ -22,6 +23,15 @@ Kind parse_kind(const std::string& flag, const char* noun, const std::string& na
   }
   return k;
 }
+
+// A number that must be finite (the solvers' settings): "nan" or "inf" is
+// refused, not taken as a setting left out (which SolverFlags marks NaN).
+inline const CLI::Validator kFinite(
+    [](std::string& s) {
+      const double v = std::strtod(s.c_str(), nullptr);
+      return std::isfinite(v) ? std::string() : "must be a finite number, got '" + s + "'";
+    },
+    "NUMBER");
 
 template <typename Kind>
 CLI::IsMember one_of() {

@@ -70,22 +70,6 @@ void emit(const std::string& text, const std::string& out) {
   }
 }
 
-// The first line where two texts differ, for round-trip failures.
-std::string first_difference(const std::string& a, const std::string& b) {
-  size_t line = 1, i = 0;
-  while (i < a.size() && i < b.size() && a[i] == b[i]) {
-    if (a[i] == '\n') ++line;
-    ++i;
-  }
-  auto line_at = [](const std::string& s, size_t pos) {
-    size_t start = s.rfind('\n', pos == 0 ? 0 : pos - 1);
-    start = start == std::string::npos ? 0 : start + 1;
-    size_t end = s.find('\n', pos);
-    return s.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  };
-  return "line " + std::to_string(line) + ":\n  first:  " + line_at(a, i) + "\n  second: " + line_at(b, i);
-}
-
 struct ParseCommand {
   std::string file;
   std::string emit_kind = "text";
@@ -117,7 +101,7 @@ struct ParseCommand {
     std::string text2 = proxc::parse_problem(text1, "<printed>", dir).print(proxc::ProblemFormat::Text, o);
     if (text1 != text2) {
       std::cerr << "proxc: round trip failed: print -> parse -> print differs at "
-                << first_difference(text1, text2) << "\n";
+                << proxc_cli::first_difference(text1, text2) << "\n";
       return kExitCheckFailed;
     }
     std::string json1 = p.print(proxc::ProblemFormat::Json, o);
@@ -125,13 +109,13 @@ struct ParseCommand {
     std::string json2 = from_json.print(proxc::ProblemFormat::Json, o);
     if (json1 != json2) {
       std::cerr << "proxc: round trip failed: JSON -> IR -> JSON differs at "
-                << first_difference(json1, json2) << "\n";
+                << proxc_cli::first_difference(json1, json2) << "\n";
       return kExitCheckFailed;
     }
     std::string text3 = from_json.print(proxc::ProblemFormat::Text, o);
     if (text1 != text3) {
       std::cerr << "proxc: round trip failed: text of the JSON reload differs at "
-                << first_difference(text1, text3) << "\n";
+                << proxc_cli::first_difference(text1, text3) << "\n";
       return kExitCheckFailed;
     }
     std::cerr << "proxc: round trip ok (text and JSON)\n";
@@ -271,15 +255,10 @@ struct SolveCommand {
     add_snapshots(files);
     // --log: the objective at every check, and PSNR and SSIM against --reference.
     std::vector<std::pair<double, double>> quality;
-    proxc::Array ref;
+    const proxc::Array ref = reference.empty() ? proxc::Array() : proxc_cli::load_reference(reference, vars);
     if (!log.empty()) proxc::check_writable(log);
     options.objective_each_check = !log.empty() || !report.empty();
     if (!log.empty() && !reference.empty()) {
-      ref = proxc::load_array(reference);
-      if (vars.size() != 1 || ref.shape() != vars[0].shape())
-        throw proxc::UserError("--reference " + reference + ": shape " + proxc::shape_to_string(ref.shape()) +
-                               (vars.size() == 1 ? ", the variable " + proxc::shape_to_string(vars[0].shape())
-                                                 : std::string(": it needs a problem with one variable")));
       options.iterate_callback = [&](const proxc::IterationInfo&, const std::map<std::string, proxc::Array>& x) {
         quality.emplace_back(proxc::psnr(x.begin()->second, ref), proxc::ssim(x.begin()->second, ref));
         return true;
@@ -320,8 +299,6 @@ struct SolveCommand {
     if (!log.empty()) proxc::write_file(log, proxc_cli::log_csv(summary, quality));
     double ps = 0, ss = 0;
     if (!reference.empty()) {
-      proxc::Array ref = proxc::load_array(reference);
-      if (vars.size() != 1) throw proxc::UserError("--reference needs a problem with one variable");
       const proxc::Array x = p.value(vars[0]);
       ps = proxc::psnr(x, ref);
       ss = proxc::ssim(x, ref);
@@ -379,6 +356,10 @@ struct CompileCommand {
     o.solver = parse_kind<proxc::SolverKind>("--solver", "solver", solver);
     o.program = parse_kind<proxc::ProgramKind>("--program", "program", program);
     o.fuse = fuse;
+    proxc::SolverOptions flags;  // the rules compile() checks, its messages naming the flags
+    flags.solver = o.solver;
+    flags.fuse = fuse;
+    flags.validate(proxc::OptionSpelling::CommandLine);
     o.target = halide.target;
     o.schedule = parse_kind<proxc::ScheduleKind>("--schedule", "schedule", halide.schedule);
     o.cache_dir = halide.cache_dir;
@@ -508,7 +489,9 @@ CLI::App* add_opt(CLI::App& app, OptCommand& opt) {
 
 // Each solver's settings, by ProxImaL's names (docs/solvers.md).
 void add_solver_settings(CLI::App* cmd, SolverFlags* f, proxc::SolverOptions* o) {
-  auto group = [&](const char* name, const char* help, double* v) { cmd->add_option(name, *v, help)->group("Solver settings"); };
+  auto group = [&](const char* name, const char* help, double* v) {
+    cmd->add_option(name, *v, help)->group("Solver settings")->check(proxc_cli::kFinite);
+  };
   group("--tau", "pc: primal step (default 1/sigma; tau * sigma <= 1)", &f->tau);
   group("--sigma", "pc: dual step (default 1, or 1/tau)", &f->sigma);
   group("--theta", "pc: extrapolation, in [0, 1] (default 1)", &f->theta);
@@ -529,7 +512,9 @@ void add_solver_settings(CLI::App* cmd, SolverFlags* f, proxc::SolverOptions* o)
       ->group("Solver settings");
   cmd->add_option("--cg-iters", o->cg_max_iters, "admm, hqs: most CG steps per x-update (default 50)")
       ->group("Solver settings");
-  cmd->add_option("--cg-tol", o->cg_tol, "admm, hqs: CG relative tolerance (default 1e-6)")->group("Solver settings");
+  cmd->add_option("--cg-tol", o->cg_tol, "admm, hqs: CG relative tolerance (default 1e-6)")
+      ->group("Solver settings")
+      ->check(proxc_cli::kFinite);
   // ProxImaL's Problem(absorb=, merge=, try_diagonalize=, try_fast_norm=).
   cmd->add_flag("!--no-absorb", o->absorb, "Skip the absorb pass (ProxImaL's absorb=False)")->group("Passes");
   cmd->add_flag("!--no-merge", o->merge, "Skip the merge pass (merge=False)")->group("Passes");
@@ -685,6 +670,13 @@ std::pair<CLI::App*, CLI::App*> add_image_commands(CLI::App& app, MontageCommand
 
 }  // namespace
 
+// "parse, opt, ...": the commands, for a message.
+std::string command_names(CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* c : app.get_subcommands({})) names.push_back(c->get_name());
+  return proxc_cli::join_names(names);
+}
+
 // The command; an exception that escapes it is caught here, and on several
 // MPI ranks *escaped says so (the other ranks may wait in a collective).
 int run_command(int argc, char** argv, const proxc_cli::Ranks& ranks, bool* escaped) {
@@ -723,6 +715,10 @@ int run_command(int argc, char** argv, const proxc_cli::Ranks& ranks, bool* esca
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {  // `proxc foo`: name it
+      std::fprintf(stderr, "proxc: unknown command '%s' (one of: %s)\n", argv[1], command_names(app).c_str());
+      return kExitUserError;
+    }
     int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUserError;
   }

@@ -50,6 +50,35 @@ std::string with_suffix(const std::string& path, const std::string& suffix) {
 
 }  // namespace
 
+proxc::Array load_reference(const std::string& path, const std::vector<proxc::Expr>& vars) {
+  proxc::Array ref = proxc::load_array(path);
+  if (vars.size() != 1) {
+    throw proxc::UserError("--reference " + path + ": it needs a problem with one variable, this one has " +
+                           std::to_string(vars.size()));
+  }
+  if (ref.shape() != vars[0].shape()) {
+    throw proxc::UserError("--reference " + path + ": shape " + proxc::shape_to_string(ref.shape()) +
+                           ", the variable " + proxc::shape_to_string(vars[0].shape()));
+  }
+  return ref;
+}
+
+// The first line where two texts differ, for round-trip failures.
+std::string first_difference(const std::string& a, const std::string& b) {
+  size_t line = 1, i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) {
+    if (a[i] == '\n') ++line;
+    ++i;
+  }
+  auto line_at = [](const std::string& s, size_t pos) {
+    size_t start = s.rfind('\n', pos == 0 ? 0 : pos - 1);
+    start = start == std::string::npos ? 0 : start + 1;
+    size_t end = s.find('\n', pos);
+    return s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  };
+  return "line " + std::to_string(line) + ":\n  first:  " + line_at(a, i) + "\n  second: " + line_at(b, i);
+}
+
 std::string join_names(const std::vector<std::string>& names) {
   std::string list;
   for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];

@@ -1,5 +1,5 @@
 // What `proxc solve` writes besides its summary: the results by variable,
-// snapshots of the iterate, the --log CSV.
+// snapshots of the iterate, the --log CSV; and the text helpers the commands share.
 #pragma once
 
 #include <map>
@@ -30,6 +30,15 @@ std::string snapshot_path(const std::string& path, int iteration, int max_iters)
 /// The --log CSV: iteration,r,s,eps_pri,eps_dual,objective,seconds[,psnr,ssim]
 /// (the quality columns when `quality` has a pair per check).
 std::string log_csv(const proxc::SolverSummary& s, const std::vector<std::pair<double, double>>& quality);
+
+/// The --reference image, loaded and checked before the solve: a UserError
+/// naming the flag and both shapes unless the problem has one variable of
+/// the reference's shape.
+proxc::Array load_reference(const std::string& path, const std::vector<proxc::Expr>& vars);
+
+/// The first line where two texts differ ("line N:" and both lines), for
+/// round-trip failures.
+std::string first_difference(const std::string& a, const std::string& b);
 
 /// "a", "a and b", "a, b and c".
 std::string join_names(const std::vector<std::string>& names);
