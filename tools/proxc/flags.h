@@ -52,7 +52,8 @@ inline void add_halide_flags(CLI::App* cmd, HalideFlags* o) {
                   "falls back to the default with a warning)");
   cmd->add_option(
       "--cache-dir", o->cache_dir,
-      "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR or ~/.cache/proxc; off: none)");
+      "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR, else $XDG_CACHE_HOME/proxc or "
+      "~/.cache/proxc; off: none)");
 }
 
 // The solvers' settings by ProxImaL's names, unset until given (NaN, -1).
