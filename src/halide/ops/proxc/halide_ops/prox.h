@@ -94,20 +94,27 @@ inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
   Halide::Expr alpha = at(t.alpha, {}), beta = at(t.beta, {}), gamma = at(t.gamma, {});
   Halide::Expr denom = rho + 2.0f * gamma;
   Halide::Expr r = denom / (alpha * beta * beta);
+  // Divisions by a scalar are multiplications by its reciprocal, computed
+  // once per run (as binary's "div" by a scalar: a vector division's
+  // throughput is a tenth of a multiplication's; each result within 1.5 ulp
+  // instead of 0.5). The y-update of TV divided each element twice.
+  Halide::Expr beta_over_denom = beta / denom, inv_beta = 1.0f / beta;
   const std::vector<Halide::Expr>& ext = v.ext;
   // u = (rho·v − c)·beta/denom − b
-  Val u = define(
-      "u", ext, [&](const Coords& i) { return (rho * call(v, i) - at(t.c, i)) * beta / denom - at(t.b, i); });
+  Val u = define("u", ext,
+                 [&](const Coords& i) { return (rho * call(v, i) - at(t.c, i)) * beta_over_denom - at(t.b, i); });
   if ((t.kind == "group_norm1" || t.kind == "weighted_group_norm1") && !short_group(u, t.axes)) schedule_at_root(u);
   Val p = define("prox", ext, [&](const Coords& i) {
     Halide::Expr x = call(u, i);
     Halide::Expr out;
     const std::string& k = t.kind;
     if (k == "sum_squares" || k == "least_squares") {
-      out = Halide::select(alpha == 0.0f, x, r * x / (r + 2.0f));
+      out = Halide::select(alpha == 0.0f, x, x * (r / (r + 2.0f)));
     } else if (k == "norm1") {
-      out = Halide::select(x > 0.0f, 1.0f, x < 0.0f, -1.0f, 0.0f) *
-            Halide::max(Halide::abs(x) - 1.0f / r, 0.0f);
+      // Soft thresholding, sign(x)·max(|x| − 1/r, 0), as x − clamp(x, ±1/r):
+      // the same value (one subtraction either way), without the sign's selects.
+      Halide::Expr threshold = 1.0f / r;
+      out = x - Halide::clamp(x, -threshold, threshold);
     } else if (k == "group_norm1") {
       Halide::Expr g = Halide::sqrt(group_sum_squares(u, t.axes, i));
       out = Halide::select(g == 0.0f, 0.0f, x * Halide::max(0.0f, 1.0f - 1.0f / (r * g)));
@@ -122,8 +129,8 @@ inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
     } else if (k == "box") {
       out = Halide::min(Halide::max(x, at(t.lower, i)), at(t.upper, i));
     } else if (k == "weighted_norm1") {  // Σ|w·v|: threshold |w|/r
-      out = Halide::select(x > 0.0f, 1.0f, x < 0.0f, -1.0f, 0.0f) *
-            Halide::max(Halide::abs(x) - Halide::abs(at(t.weight, i)) / r, 0.0f);
+      Halide::Expr threshold = Halide::abs(at(t.weight, i)) * (1.0f / r);
+      out = x - Halide::clamp(x, -threshold, threshold);
     } else if (k == "weighted_sum_squares") {  // Σ(w·v)²: r·v/(r + 2w²)
       Halide::Expr w = at(t.weight, i);
       out = Halide::select(alpha == 0.0f, x, r * x / (r + 2.0f * w * w));
@@ -144,7 +151,7 @@ inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
     } else {
       fail("prox: unknown function " + k);
     }
-    return (out + at(t.b, i)) / beta;
+    return (out + at(t.b, i)) * inv_beta;
   });
   return rec(p, "prox", RawArg{t.id}, v, rho_val);
 }
