@@ -7,6 +7,7 @@ ProxImaL's default solve when a Python with ProxImaL is given.
         [--size 512] [--problems tv,deconv,inpaint]
         [--solvers pc,ladmm,admm,pc+adaptive,admm+adaptive]
         [--proximal-python PY] [--out DIR] [--write-only]
+    python3 bench/accuracy.py --per-iteration --proximal-python PY [...]
 
 The problems (synthetic, seeded, written to DIR): anisotropic TV denoising
 with nonneg, isotropic TV deconvolution (7×7 Gaussian, sigma 1.5, circular)
@@ -28,6 +29,12 @@ default; adaptive steps change at checks) of a run whose objective is within
 checked as often (best of --repeat).
 "check every C": ms per iteration of --check-iters (1000) iterations with a
 check every C (every 1000: the last one only), and the ratio of every 1 to it.
+
+--per-iteration prints only the table of ms per iteration against ProxImaL's
+numpy backend (pc and ladmm; --solvers is ignored): ProxImaL's from the
+difference of solves of 20 and 120 iterations (its setup cancels; eps 0, so
+every iteration runs, checked every 100 as ProxImaL does), proxc's from
+--check-iters iterations checked every 100, best of --repeat each.
 """
 import argparse
 import csv
@@ -68,6 +75,24 @@ prob = px.Problem(terms)
 t = time.perf_counter(); prob.solve(); t = time.perf_counter() - t
 np.save(d + "/proximal_" + name + ".npy", np.asarray(x.value, dtype=np.float64))
 print(json.dumps({"seconds": t}))
+"""
+
+# ProxImaL's ms per iteration: solves of 20 and 120 iterations, each of the
+# problem built afresh (the terms of PROXIMAL_SCRIPT; a Problem's solve
+# leaves its variables and terms changed).
+PROXIMAL_PER_ITERATION = r"""
+import json, sys, time
+import proximal as px
+setup = open(sys.argv[5]).read().split("prob = px.Problem(terms)")[0]
+solver, repeat = sys.argv[3], int(sys.argv[4])
+def run(n):
+    scope = {}
+    exec(setup, scope)
+    prob = px.Problem(scope["terms"])
+    t = time.perf_counter(); prob.solve(solver=solver, max_iters=n, eps_abs=0, eps_rel=0)
+    return time.perf_counter() - t
+best = {n: min(run(n) for _ in range(repeat)) for n in (20, 120)}
+print(json.dumps({"ms": (best[120] - best[20]) / 100 * 1e3}))
 """
 
 
@@ -193,6 +218,30 @@ def proxc(args, prox, extra, out_npy=None, log=None):
     return json.loads(r.stdout)
 
 
+def per_iteration(args, folder):
+    """The per-iteration table: ProxImaL numpy against proxc, pc and ladmm."""
+    print(f"# ms per iteration, {args.size}², ProxImaL's numpy backend against proxc, best of {args.repeat}\n")
+    print("| problem | solver | ProxImaL ms | proxc ms | proxc ÷ ProxImaL |\n|---|---|---|---|---|")
+    script, setup = os.path.join(folder, "proximal_per_iteration.py"), os.path.join(folder, "proximal_run.py")
+    with open(script, "w") as f:
+        f.write(PROXIMAL_PER_ITERATION)
+    with open(setup, "w") as f:
+        f.write(PROXIMAL_SCRIPT)
+    for name in args.problems.split(","):
+        prox = os.path.join(folder, name + ".prox")
+        for solver in ("pc", "ladmm"):
+            r = subprocess.run([args.proximal_python, script, folder, name, solver, str(args.repeat), setup],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit("ProxImaL failed: " + r.stderr)
+            px_ms = json.loads(r.stdout.strip().splitlines()[-1])["ms"]
+            flags = ["--solver", solver, "--iters", str(args.check_iters), "--eps-abs", "0", "--eps-rel", "0",
+                     "--check-every", "100"]
+            proxc(args, prox, flags)  # compiles into the cache
+            ms = min(proxc(args, prox, flags)["seconds"]["iterate"] for _ in range(args.repeat)) / args.check_iters * 1e3
+            print(f"| {name} | {solver} | {px_ms:.2f} | {ms:.3f} | {px_ms / ms:.0f}× |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--proxc", default="build/release/tools/proxc/proxc")
@@ -205,6 +254,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default="")
     ap.add_argument("--write-only", action="store_true", help="write the problems and their data, and stop")
+    ap.add_argument("--per-iteration", action="store_true",
+                    help="only the table of ms per iteration against ProxImaL (needs --proximal-python)")
     args = ap.parse_args()
     args.proxc = os.path.abspath(args.proxc)
     folder = args.out or tempfile.mkdtemp(prefix="proxc_accuracy_")
@@ -212,6 +263,11 @@ def main():
     write_data(folder, args.size)
     if args.write_only:
         print(f"wrote {', '.join(n + '.prox' for n in PROBLEMS)} and their data in {folder}")
+        return
+    if args.per_iteration:
+        if not args.proximal_python:
+            sys.exit("--per-iteration needs --proximal-python PY")
+        per_iteration(args, folder)
         return
     print(f"# time to an accurate answer, {args.size}², data in {folder}\n")
     for name in args.problems.split(","):
