@@ -359,7 +359,8 @@ TEST(CliSafety, CommandLineMistakesAreNamedAsTyped) {
   struct Case {
     std::string args, message;
   } cases[] = {
-      {"foo", "unknown command 'foo' (one of: parse, opt, solve, batch, compile, montage, metrics and check)"},
+      {"foo",
+       "unknown command 'foo' (one of: parse, opt, solve, batch, compile, montage, metrics and check)"},
       // NaN is no setting left out; infinity no step size.
       {"solve " + p + " --iters 5 --tau nan", "--tau: must be a finite number, got 'nan'"},
       {"solve " + p + " --iters 5 --sigma inf", "--sigma: must be a finite number, got 'inf'"},

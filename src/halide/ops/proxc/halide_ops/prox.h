@@ -101,8 +101,9 @@ inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
   Halide::Expr beta_over_denom = beta / denom, inv_beta = 1.0f / beta;
   const std::vector<Halide::Expr>& ext = v.ext;
   // u = (rho·v − c)·beta/denom − b
-  Val u = define("u", ext,
-                 [&](const Coords& i) { return (rho * call(v, i) - at(t.c, i)) * beta_over_denom - at(t.b, i); });
+  Val u = define("u", ext, [&](const Coords& i) {
+    return (rho * call(v, i) - at(t.c, i)) * beta_over_denom - at(t.b, i);
+  });
   if ((t.kind == "group_norm1" || t.kind == "weighted_group_norm1") && !short_group(u, t.axes)) schedule_at_root(u);
   Val p = define("prox", ext, [&](const Coords& i) {
     Halide::Expr x = call(u, i);
