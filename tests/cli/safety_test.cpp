@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "io/array_io.h"
 #include "support/file_util.h"
 #include "test_util.h"
 
@@ -356,11 +357,19 @@ TEST(CliSafety, UnclearInputsGetClearAnswers) {
 // Mistakes on the command line are named as the user typed them.
 TEST(CliSafety, CommandLineMistakesAreNamedAsTyped) {
   const std::string p = example("inpaint.prox");
+  // A reference for PSNR and SSIM must be an image (2 or 3 axes), found before the solve.
+  const std::string dir = test::temp_dir();
+  test::write_text(dir + "/line.prox", "x = variable(16)\nminimize sum_squares(x - 1)\n");
+  io::save_array(dir + "/line.npy", Array(Shape{16}));
   struct Case {
     std::string args, message;
   } cases[] = {
       {"foo",
        "unknown command 'foo' (one of: parse, opt, solve, batch, compile, montage, metrics and check)"},
+      {"--max-memory 4G foo", "unknown command 'foo'"},
+      {"solve " + shell_quote(dir + "/line.prox") + " --reference " + shell_quote(dir + "/line.npy") + " -o " +
+           shell_quote(dir + "/x.npy"),
+       "line.npy: an image of 2 or 3 axes, got shape (16,)"},
       // NaN is no setting left out; infinity no step size.
       {"solve " + p + " --iters 5 --tau nan", "--tau: must be a finite number, got 'nan'"},
       {"solve " + p + " --iters 5 --sigma inf", "--sigma: must be a finite number, got 'inf'"},
@@ -368,6 +377,7 @@ TEST(CliSafety, CommandLineMistakesAreNamedAsTyped) {
       // compile checks --fuse as solve does, by the flag's name.
       {"compile " + p + " --fuse 0 --emit step", "--fuse: fuse must be in 1..64, got 0"},
       {"compile " + p + " --solver admm --fuse 2 --emit step", "--fuse: only pc and ladmm unroll iterations"},
+      {"compile " + p + " --target '' --emit step", "--target: target must not be empty"},
   };
   for (const Case& c : cases) {
     auto r = proxc(c.args);
@@ -375,6 +385,7 @@ TEST(CliSafety, CommandLineMistakesAreNamedAsTyped) {
     EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
     EXPECT_THAT(r.out, Not(HasSubstr("SolverOptions"))) << c.args;
   }
+  EXPECT_FALSE(fs::exists(dir + "/x.npy"));
 }
 
 TEST(CliSafety, DecodersRefuseDeclaredSizesBeforeAllocating) {

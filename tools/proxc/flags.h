@@ -31,7 +31,32 @@ inline const CLI::Validator kFinite(
       const double v = std::strtod(s.c_str(), nullptr);
       return std::isfinite(v) ? std::string() : "must be a finite number, got '" + s + "'";
     },
-    "NUMBER");
+    "");
+
+// compile()'s rules for its options, checked first so that the messages
+// name the flags (--fuse, --target), not the API's fields (SolverOptions.fuse).
+inline void check_compile_flags(const proxc::CompileOptions& o) {
+  proxc::SolverOptions s;
+  s.solver = o.solver;
+  s.fuse = o.fuse;
+  s.target = o.target;
+  s.schedule = o.schedule;
+  s.adaptive_steps = false;  // as compile() sets it
+  s.validate(proxc::OptionSpelling::CommandLine);
+}
+
+// After a failed parse with no command found: the first word of the command
+// line that is neither an option nor the value of a global option (`proxc
+// --max-memory 4G foo` → "foo"), or null.
+inline const char* unknown_command(CLI::App& app, int argc, char** argv) {
+  if (!app.get_subcommands().empty()) return nullptr;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.empty() || a[0] != '-') return argv[i];
+    if (a == "--max-memory" || a == "--allow-path" || a == "--plugin") ++i;  // its value follows
+  }
+  return nullptr;
+}
 
 template <typename Kind>
 CLI::IsMember one_of() {

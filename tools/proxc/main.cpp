@@ -356,13 +356,10 @@ struct CompileCommand {
     o.solver = parse_kind<proxc::SolverKind>("--solver", "solver", solver);
     o.program = parse_kind<proxc::ProgramKind>("--program", "program", program);
     o.fuse = fuse;
-    proxc::SolverOptions flags;  // the rules compile() checks, its messages naming the flags
-    flags.solver = o.solver;
-    flags.fuse = fuse;
-    flags.validate(proxc::OptionSpelling::CommandLine);
     o.target = halide.target;
     o.schedule = parse_kind<proxc::ScheduleKind>("--schedule", "schedule", halide.schedule);
     o.cache_dir = halide.cache_dir;
+    proxc_cli::check_compile_flags(o);
     proxc::Module m = proxc::compile(p, o);
     if (!aot_dir.empty()) {
       proxc::AotArtifacts a = m.compile_aot(aot_dir, aot_name);
@@ -715,8 +712,8 @@ int run_command(int argc, char** argv, const proxc_cli::Ranks& ranks, bool* esca
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {  // `proxc foo`: name it
-      std::fprintf(stderr, "proxc: unknown command '%s' (one of: %s)\n", argv[1], command_names(app).c_str());
+    if (const char* word = proxc_cli::unknown_command(app, argc, argv)) {  // `proxc foo`: name it
+      std::fprintf(stderr, "proxc: unknown command '%s' (one of: %s)\n", word, command_names(app).c_str());
       return kExitUserError;
     }
     int rc = app.exit(e);

@@ -56,6 +56,10 @@ proxc::Array load_reference(const std::string& path, const std::vector<proxc::Ex
     throw proxc::UserError("--reference " + path + ": it needs a problem with one variable, this one has " +
                            std::to_string(vars.size()));
   }
+  if (ref.shape().size() != 2 && ref.shape().size() != 3) {  // PSNR and SSIM: images, colour or not
+    throw proxc::UserError("--reference " + path + ": an image of 2 or 3 axes, got shape " +
+                           proxc::shape_to_string(ref.shape()));
+  }
   if (ref.shape() != vars[0].shape()) {
     throw proxc::UserError("--reference " + path + ": shape " + proxc::shape_to_string(ref.shape()) +
                            ", the variable " + proxc::shape_to_string(vars[0].shape()));
