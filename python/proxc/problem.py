@@ -285,7 +285,25 @@ def _hqs_levels(rho_0, rho_scale, rho_max):
     return n + 1
 
 
+# The step sizes by ProxImaL's names: a finite number, > 0 (theta >= 0,
+# rho_scale > 1), refused otherwise even where it would be ignored (tau
+# without sigma and theta) or clamped (ProxImaL's max(lmb, 1e-5)), and before
+# hqs counts its continuation levels (a rho_0 <= 0 or rho_scale <= 1 never
+# reaches rho_max).
+def _check_steps(kw):
+    for k in ("tau", "sigma", "theta", "lmb", "mu", "rho", "rho_0", "rho_scale", "rho_max"):
+        v = kw.get(k)
+        if v is None:
+            continue
+        f = float(v)
+        least = 1.0 if k == "rho_scale" else 0.0
+        if not math.isfinite(f) or f < least or (f == least and k != "theta"):
+            bound = ">= 0" if k == "theta" else f"> {least:g}"
+            raise ValueError(f"{k} must be a finite number {bound}, got {v!r}")
+
+
 def _options(problem, name, kw):
+    _check_steps(kw)
     o = _proxc.SolverOptions()
     o.solver = name
     o.absorb, o.merge, o.diagonalize = problem.absorb, problem.merge, problem.try_diagonalize
@@ -336,11 +354,15 @@ def _options(problem, name, kw):
         o.hqs_rho_scale = float(kw.get("rho_scale", 2.0 * math.sqrt(2.0)))
         o.hqs_rho_max = float(kw.get("rho_max", 2.0 ** 8))
         inner = int(kw.get("max_inner_iters", 100))
+        if inner < 1:
+            raise ValueError(f"max_inner_iters must be >= 1, got {kw['max_inner_iters']!r}")
         o.hqs_max_inner_iters = inner
         levels = _hqs_levels(o.hqs_rho_0, o.hqs_rho_scale, o.hqs_rho_max)
         # ProxImaL's max_iters counts continuation levels (its default -1 runs
         # none; here: every level), each at most max_inner_iters iterations.
         outer = int(kw.get("max_iters", -1))
+        if outer == 0 or outer < -1:
+            raise ValueError(f"max_iters must be >= 1, or -1 for every level, got {outer}")
         o.max_iters = inner * (levels if outer <= 0 else min(outer, levels))
         o.check_every = int(kw.get("conv_check", 1))
     x0 = kw.get("x0")
@@ -348,7 +370,11 @@ def _options(problem, name, kw):
     if x0 is None and any(v.initval is not None for v in variables):
         x0 = {v: v.initval for v in variables if v.initval is not None}
     if x0 is not None:
-        o.x0 = _x0(problem, x0)
+        starts = _x0(problem, x0)
+        for n, a in starts.items():
+            if not np.isfinite(a).all():
+                raise ValueError(f"x0: the start of {n} has non-finite entries (NaN or infinity)")
+        o.x0 = starts
     if kw.get("checkpoint"):
         o.checkpoint_path = str(kw["checkpoint"])
         o.checkpoint_every = int(kw.get("checkpoint_every", 0))

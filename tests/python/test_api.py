@@ -62,6 +62,29 @@ def test_user_errors_are_value_errors_with_shapes():
         proxc.load("no/such/problem.prox")
 
 
+def test_bad_step_sizes_and_starts_are_value_errors():
+    # Each was taken before: clamped (lmb), taken as left out (sigma=0, a
+    # NaN tau), or, for hqs's continuation, an endless loop counting levels.
+    b = np.random.default_rng(0).random((32, 32)).astype(np.float32)
+    x = Variable((32, 32))
+    prob = lambda: Problem(sum_squares(x - b) + 0.1 * norm1(grad(x)))
+    for kw, msg in [(dict(solver="hqs", rho_0=-1.0), "rho_0 must be a finite number > 0"),
+                    (dict(solver="hqs", rho_0=0.0), "rho_0"),
+                    (dict(solver="hqs", rho_scale=0.5), "rho_scale must be a finite number > 1"),
+                    (dict(solver="hqs", rho_scale=1.0), "rho_scale"),
+                    (dict(solver="ladmm", lmb=-1), "lmb"), (dict(solver="ladmm", lmb=0), "lmb"),
+                    (dict(sigma=0), "sigma"), (dict(tau=float("nan")), "tau"), (dict(tau=-1), "tau"),
+                    (dict(solver="hqs", max_inner_iters=-1), "max_inner_iters must be >= 1, got -1"),
+                    (dict(solver="hqs", max_iters=-5), "max_iters must be >= 1, or -1 for every level"),
+                    (dict(x0=np.full((32, 32), np.nan, np.float32)), "x0: the start of .* non-finite")]:
+        with pytest.raises(ValueError, match=msg):
+            prob().solve(**kw)
+    # The edges that are valid still run.
+    prob().solve(solver="hqs", max_iters=-1, max_inner_iters=5)
+    prob().solve(tau=1.0, sigma=1.0, theta=0.0, max_iters=5)
+    prob().solve(solver="ladmm", lmb=0.5, max_iters=5)
+
+
 def test_zero_copy_results_and_inputs():
     b = _data()
     x, prob = _tv(b)
