@@ -47,6 +47,11 @@ Array evaluate(const Expr& e, const std::vector<std::pair<Expr, Array>>& values)
   user_assert(e.defined()) << "evaluate: no expression";
   const internal::Expr& root = Access::node(e);
   const auto by_node = values_by_node({root}, values, "evaluate");
+  if (!root->has_variable) {  // a constant expression: one folded constant leaf (emulate/fold.h)
+    internal_assert(root->kind == internal::ExprKind::Constant) << "evaluate: an unfolded constant expression";
+    return Access::make_array(
+        internal::emulate::constant_tensor(root.get(), internal::emulate::own_constant_data).to_array());
+  }
   std::map<const internal::ExprNode*, internal::emulate::Tensor> tensors;
   std::map<const internal::ExprNode*, const internal::emulate::Tensor*> vars;
   for (const auto& [n, a] : by_node) {

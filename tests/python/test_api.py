@@ -85,6 +85,19 @@ def test_bad_step_sizes_and_starts_are_value_errors():
     prob().solve(solver="ladmm", lmb=0.5, max_iters=5)
 
 
+def test_value_of_a_constant_expression():
+    # ProxImaL's .value of an expression without a variable (an internal
+    # error before: the emulator met the folded constant in a linear order).
+    e = np.arange(64, dtype=np.float32).reshape(8, 8)
+    np.testing.assert_array_equal((proxc.Constant(e) - e).value, np.zeros((8, 8), np.float32))
+    g = grad(proxc.Constant(e)).value
+    assert g.shape == (8, 8, 2)
+    np.testing.assert_allclose(g[:7, :, 0], np.diff(e, axis=0))  # forward differences, zero at the far border
+    np.testing.assert_array_equal(g[7, :, 0], 0)
+    c = conv(np.ones((3, 3), np.float32), proxc.Constant(e)).value  # circular: every entry counted 9 times
+    assert c.shape == (8, 8) and abs(float(c.sum()) - 9 * float(e.sum())) < 1e-3 * float(e.sum())
+
+
 def test_zero_copy_results_and_inputs():
     b = _data()
     x, prob = _tv(b)
