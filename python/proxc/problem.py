@@ -82,6 +82,9 @@ class Problem:
             return
         if isinstance(prox_fns, ProxFn):
             prox_fns = [prox_fns]
+        if prox_fns is not None and not isinstance(prox_fns, (list, tuple)):
+            raise TypeError(f"Problem: expected proximal functions (sum_squares(...) + ...), got "
+                            f"{type(prox_fns).__name__}")
         prox_fns = list(prox_fns or [])
         for f in prox_fns:
             if not isinstance(f, ProxFn):

@@ -120,11 +120,17 @@ nonneg = _simple("nonneg", _proxc.nonneg, "the indicator of v >= 0")
 zero_prox = _simple("zero_prox", _proxc.zero_prox, "f = 0: its prox is the identity")
 
 
+def _axes(group_dims):
+    """The group axes as a list of ints; one int is one axis ([2] for 2)."""
+    return [int(group_dims)] if isinstance(group_dims, numbers.Integral) else [int(a) for a in group_dims]
+
+
 class group_norm1(ProxFn):  # noqa: N801 (ProxImaL's name)
     """sum over groups of sqrt(sum over group_dims of v^2): isotropic TV of grad(x) with [2]."""
 
     def __init__(self, lin_op, group_dims, **kw):
-        self.group_dims = [int(a) for a in group_dims]
+        group_dims = _axes(group_dims)
+        self.group_dims = group_dims
         super().__init__(lin_op, group_dims, **kw)
 
     def _make(self):
@@ -176,7 +182,8 @@ class masked_nonneg(_WithConstant):  # noqa: N801
 
 class weighted_group_norm1(ProxFn):  # noqa: N801
     def __init__(self, lin_op, group_dims, weight, **kw):
-        self.group_dims = [int(a) for a in group_dims]
+        group_dims = _axes(group_dims)
+        self.group_dims = group_dims
         super().__init__(lin_op, group_dims, weight, **kw)
 
     def _make(self):

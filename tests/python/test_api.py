@@ -79,6 +79,10 @@ def test_bad_step_sizes_and_starts_are_value_errors():
                     (dict(x0=np.full((32, 32), np.nan, np.float32)), "x0: the start of .* non-finite")]:
         with pytest.raises(ValueError, match=msg):
             prob().solve(**kw)
+    # A Problem of something that is no function, and group axes as one int.
+    with pytest.raises(TypeError, match="Problem: expected proximal functions .* got Variable"):
+        Problem(x)
+    assert group_norm1(grad(x), 2).group_dims == [2]
     # The edges that are valid still run.
     prob().solve(solver="hqs", max_iters=-1, max_inner_iters=5)
     prob().solve(tau=1.0, sigma=1.0, theta=0.0, max_iters=5)
