@@ -129,8 +129,7 @@ class group_norm1(ProxFn):  # noqa: N801 (ProxImaL's name)
     """sum over groups of sqrt(sum over group_dims of v^2): isotropic TV of grad(x) with [2]."""
 
     def __init__(self, lin_op, group_dims, **kw):
-        group_dims = _axes(group_dims)
-        self.group_dims = group_dims
+        self.group_dims = group_dims = _axes(group_dims)
         super().__init__(lin_op, group_dims, **kw)
 
     def _make(self):
@@ -182,8 +181,7 @@ class masked_nonneg(_WithConstant):  # noqa: N801
 
 class weighted_group_norm1(ProxFn):  # noqa: N801
     def __init__(self, lin_op, group_dims, weight, **kw):
-        group_dims = _axes(group_dims)
-        self.group_dims = group_dims
+        self.group_dims = group_dims = _axes(group_dims)
         super().__init__(lin_op, group_dims, weight, **kw)
 
     def _make(self):

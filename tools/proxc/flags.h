@@ -46,14 +46,15 @@ inline void check_compile_flags(const proxc::CompileOptions& o) {
 }
 
 // After a failed parse with no command found: the first word of the command
-// line that is neither an option nor the value of a global option (`proxc
-// --max-memory 4G foo` → "foo"), or null.
+// line that is neither an option nor the value of one of app's options that
+// take a value (`proxc --max-memory 4G foo` → "foo"), or null.
 inline const char* unknown_command(CLI::App& app, int argc, char** argv) {
   if (!app.get_subcommands().empty()) return nullptr;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.empty() || a[0] != '-') return argv[i];
-    if (a == "--max-memory" || a == "--allow-path" || a == "--plugin") ++i;  // its value follows
+    const CLI::Option* o = a.find('=') == std::string::npos ? app.get_option_no_throw(a) : nullptr;
+    if (o && o->get_type_size() > 0) ++i;  // its value follows
   }
   return nullptr;
 }

@@ -665,14 +665,14 @@ std::pair<CLI::App*, CLI::App*> add_image_commands(CLI::App& app, MontageCommand
   return {montage_cmd, metrics_cmd};
 }
 
-}  // namespace
-
 // "parse, opt, ...": the commands, for a message.
 std::string command_names(CLI::App& app) {
   std::vector<std::string> names;
   for (const CLI::App* c : app.get_subcommands({})) names.push_back(c->get_name());
   return proxc_cli::join_names(names);
 }
+
+}  // namespace
 
 // The command; an exception that escapes it is caught here, and on several
 // MPI ranks *escaped says so (the other ranks may wait in a collective).

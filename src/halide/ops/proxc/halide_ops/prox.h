@@ -105,6 +105,11 @@ inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
     return (rho * call(v, i) - at(t.c, i)) * beta_over_denom - at(t.b, i);
   });
   if ((t.kind == "group_norm1" || t.kind == "weighted_group_norm1") && !short_group(u, t.axes)) schedule_at_root(u);
+  // Soft thresholding, sign(x)·max(|x| − t, 0), as x − clamp(x, ±t): the
+  // same value (one subtraction either way), without the sign's selects.
+  auto soft_threshold = [](const Halide::Expr& x, const Halide::Expr& t) {
+    return x - Halide::clamp(x, -t, t);
+  };
   Val p = define("prox", ext, [&](const Coords& i) {
     Halide::Expr x = call(u, i);
     Halide::Expr out;
@@ -112,10 +117,7 @@ inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
     if (k == "sum_squares" || k == "least_squares") {
       out = Halide::select(alpha == 0.0f, x, x * (r / (r + 2.0f)));
     } else if (k == "norm1") {
-      // Soft thresholding, sign(x)·max(|x| − 1/r, 0), as x − clamp(x, ±1/r):
-      // the same value (one subtraction either way), without the sign's selects.
-      Halide::Expr threshold = 1.0f / r;
-      out = x - Halide::clamp(x, -threshold, threshold);
+      out = soft_threshold(x, 1.0f / r);
     } else if (k == "group_norm1") {
       Halide::Expr g = Halide::sqrt(group_sum_squares(u, t.axes, i));
       out = Halide::select(g == 0.0f, 0.0f, x * Halide::max(0.0f, 1.0f - 1.0f / (r * g)));
@@ -130,8 +132,7 @@ inline Val Graph::prox(const Term& t, const Val& v, const Val& rho_val) {
     } else if (k == "box") {
       out = Halide::min(Halide::max(x, at(t.lower, i)), at(t.upper, i));
     } else if (k == "weighted_norm1") {  // Σ|w·v|: threshold |w|/r
-      Halide::Expr threshold = Halide::abs(at(t.weight, i)) * (1.0f / r);
-      out = x - Halide::clamp(x, -threshold, threshold);
+      out = soft_threshold(x, Halide::abs(at(t.weight, i)) * (1.0f / r));
     } else if (k == "weighted_sum_squares") {  // Σ(w·v)²: r·v/(r + 2w²)
       Halide::Expr w = at(t.weight, i);
       out = Halide::select(alpha == 0.0f, x, r * x / (r + 2.0f * w * w));
