@@ -145,9 +145,16 @@ class Variable(LinOp):
     when set, is where solves start."""
 
     def __init__(self, shape, name=None):
-        if isinstance(shape, numbers.Integral):
+        if isinstance(shape, (numbers.Integral, np.integer)) and not isinstance(shape, bool):
             shape = (int(shape),)
-        shape = tuple(int(s) for s in shape)
+        try:
+            dims = list(shape)
+        except TypeError:
+            dims = None
+        if (dims is None or isinstance(shape, (str, bytes)) or
+                not all(isinstance(s, (numbers.Integral, np.integer)) and not isinstance(s, bool) for s in dims)):
+            raise TypeError(f"Variable: the shape must be an int or a tuple of ints, got {shape!r}")
+        shape = tuple(int(s) for s in dims)
         self._name = name or "x"
         super().__init__(_proxc.variable(list(shape), self._name))
         self._variables = [self]

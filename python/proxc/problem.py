@@ -1,6 +1,7 @@
 """ProxImaL's Problem over proxc's problem, solve and compiled programs."""
 import inspect
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -305,6 +306,17 @@ def _check_steps(kw):
             raise ValueError(f"{k} must be a finite number {bound}, got {v!r}")
 
 
+def _count(kw, key, default, value=None):
+    """kw[key] (or `value`, from a dict of kw) as a C int: an integer, not a float or a string
+    (ProxImaL's keywords are ints; 10.5 truncated or "10" parsed would hide a mistake)."""
+    v = kw.get(key, default) if value is None else value
+    if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)):
+        raise TypeError(f"{key} must be an integer, got {v!r}")
+    if not -2**31 <= int(v) < 2**31:
+        raise ValueError(f"{key} must be below 2**31, got {int(v)}")
+    return int(v)
+
+
 def _options(problem, name, kw):
     _check_steps(kw)
     o = _proxc.SolverOptions()
@@ -315,8 +327,8 @@ def _options(problem, name, kw):
     o.schedule = kw.get("schedule", "default")
     o.target = kw.get("target", "host")
     o.cache_dir = kw.get("cache_dir", "")
-    o.max_iters = int(kw.get("max_iters", 1000))
-    o.check_every = int(kw.get("conv_check", _CONV_CHECK[name]))
+    o.max_iters = _count(kw, "max_iters", 1000)
+    o.check_every = _count(kw, "conv_check", _CONV_CHECK[name])
     # Adaptive steps (pc, admm: proxc's, docs/solvers.md) go with proxc's rule;
     # left out, pc adapts under proxc's rule and keeps ProxImaL's steps under
     # ProxImaL's.
@@ -330,11 +342,12 @@ def _options(problem, name, kw):
     eps = 1e-3 if o.proximal_stopping else 3e-6
     o.eps_abs = float(kw.get("eps_abs", eps))
     o.eps_rel = float(kw.get("eps_rel", eps))
-    o.fuse = int(kw.get("fuse", 1))
+    o.fuse = _count(kw, "fuse", 1)
     o.time_limit_s = float(kw.get("time_limit", 0))
     opts = kw.get("lin_solver_options") or {}
     if "num_iters" in opts or "maxiter" in opts:
-        o.cg_max_iters = int(opts.get("num_iters", opts.get("maxiter")))
+        key = "num_iters" if "num_iters" in opts else "maxiter"
+        o.cg_max_iters = _count(opts, key, None)
     if "tol" in opts:
         o.cg_tol = float(opts["tol"])
     s = o.steps
@@ -356,18 +369,18 @@ def _options(problem, name, kw):
         o.hqs_rho_0 = float(kw.get("rho_0", 1.0))
         o.hqs_rho_scale = float(kw.get("rho_scale", 2.0 * math.sqrt(2.0)))
         o.hqs_rho_max = float(kw.get("rho_max", 2.0 ** 8))
-        inner = int(kw.get("max_inner_iters", 100))
+        inner = _count(kw, "max_inner_iters", 100)
         if inner < 1:
             raise ValueError(f"max_inner_iters must be >= 1, got {kw['max_inner_iters']!r}")
         o.hqs_max_inner_iters = inner
         levels = _hqs_levels(o.hqs_rho_0, o.hqs_rho_scale, o.hqs_rho_max)
         # ProxImaL's max_iters counts continuation levels (its default -1 runs
         # none; here: every level), each at most max_inner_iters iterations.
-        outer = int(kw.get("max_iters", -1))
+        outer = _count(kw, "max_iters", -1)
         if outer == 0 or outer < -1:
             raise ValueError(f"max_iters must be >= 1, or -1 for every level, got {outer}")
         o.max_iters = inner * (levels if outer <= 0 else min(outer, levels))
-        o.check_every = int(kw.get("conv_check", 1))
+        o.check_every = _count(kw, "conv_check", 1)
     x0 = kw.get("x0")
     variables = problem._variables
     if x0 is None and any(v.initval is not None for v in variables):

@@ -362,7 +362,14 @@ class HalideStep : public CompiledStep {
       : check_inputs_(p), check_outputs_(p.check_outputs()) {
     p.verify();
     CheckSplit split = split_check(p);
-    if (check_outputs_.empty() || recomputes_an_iteration(split.check)) {
+    if (!check_outputs_.empty() && recomputes_an_iteration(split.check)) {
+      // --fuse N: a checking run runs p; the others, its iterations without the check (whose
+      // reductions read an iteration before the last), blocked in time (Graph::temporal_blocking).
+      iteration_ = std::make_unique<Part>(std::move(split.iteration), fell_back, device);
+      checked_ = std::make_unique<Part>(p, fell_back, device);
+      return;
+    }
+    if (check_outputs_.empty()) {
       iteration_ = std::make_unique<Part>(p, fell_back, device);
       return;
     }
@@ -374,17 +381,22 @@ class HalideStep : public CompiledStep {
   std::vector<std::function<void()>> compile_jobs(const HalideOptions& o, const Halide::Target& t) {
     std::vector<std::function<void()>> jobs = {[this, &o, &t] { iteration_->compile(o, t); }};
     if (check_) jobs.push_back([this, &o, &t] { check_->compile(o, t); });
+    if (checked_) jobs.push_back([this, &o, &t] { checked_->compile(o, t); });
     return jobs;
   }
   // The schedule its parts used (after the compiles).
   std::string schedule_used() const {
     const std::string& a = iteration_->schedule_used();
-    return !check_ || a == check_->schedule_used() ? a : "default";
+    for (const Part* other : {check_.get(), checked_.get()}) {
+      if (other && other->schedule_used() != a) return "default";
+    }
+    return a;
   }
   // Its parts' fft_stages.
   std::set<int> fft_stages() const {
     std::set<int> s = {iteration_->fft_stages()};
     if (check_) s.insert(check_->fft_stages());
+    if (checked_) s.insert(checked_->fft_stages());
     return s;
   }
 
@@ -401,6 +413,10 @@ class HalideStep : public CompiledStep {
  private:
   void run_parts(const StepInputs& in, StepOutputs* out) {
     check_inputs_(in);
+    if (checked_ && run_checks(in.params)) {
+      checked_->run(in, {}, out);
+      return;
+    }
     iteration_->run(in, {}, out);
     if (!run_checks(in.params)) {
       // Outputs a run without a check did not compute are absent (as in the emulator).
@@ -414,7 +430,7 @@ class HalideStep : public CompiledStep {
 
   // Whether a check program computes a prox or a solve: it then recomputes
   // iterations the program does not output (those --fuse N unrolls before
-  // its last one), and is better left gated in the iteration's pipeline.
+  // its last one), and is better left gated in the whole program's pipeline.
   static bool recomputes_an_iteration(const StepProgram& check) {
     for (const Step& n : check.nodes()) {
       if (n->kind == StepKind::Prox || n->kind == StepKind::CirculantSolve) return true;
@@ -425,6 +441,7 @@ class HalideStep : public CompiledStep {
   StepInputCheck check_inputs_;
   std::set<std::string> check_outputs_;
   std::unique_ptr<Part> iteration_, check_;
+  std::unique_ptr<Part> checked_;  ///< --fuse N: the whole program, for checking runs
   std::map<std::string, std::string> next_inputs_;
 };
 

@@ -76,6 +76,12 @@ class Lowerer {
     }
     out_.schedule = schedule;
     out_.device_fft = gpu ? device_fft : 0;
+    // $PROXC_TEMPORAL_BLOCKING=0: --fuse N's iterations each through memory, to measure what it buys.
+    const char* temporal = std::getenv("PROXC_TEMPORAL_BLOCKING");
+    if (schedule == halide_ops::Schedule::Default && p_.unrolled > 1 &&
+        !(temporal && std::string(temporal) == "0") && blocks_in_time(p_)) {
+      graph_->temporal_blocking(p_.unrolled);
+    }
   }
 
   Lowered run() {
@@ -141,6 +147,7 @@ class Lowerer {
     fuse_loops(nodes, index);
     out_.graph = graph_;
     out_.pipeline = graph_->pipeline();
+    out_.blocked_in_time = graph_->blocked_in_time();
     out_.key = record_.str();
     return std::move(out_);
   }
@@ -224,6 +231,42 @@ class Lowerer {
     group(reductions, [&](int a, int b) {
       return graph_->fuse_reductions(vals_.at(nodes[static_cast<size_t>(a)].get()), vals_.at(nodes[static_cast<size_t>(b)].get()));
     });
+  }
+
+  // Whether the program's iterations can run per strip of rows (Graph::temporal_blocking): no
+  // reductions and no FFT solves (each a pass of its own), and operators that read each element's
+  // own rows and their neighbours': no transpose, reshape, stack, warp, gather, FFT convolution or
+  // black box, whose strips would need whole arrays.
+  static bool blocks_in_time(const StepProgram& p) {
+    for (const Step& n : p.nodes()) {
+      const bool linear = n->kind == StepKind::Forward || n->kind == StepKind::Adjoint;
+      if (is_reduction(n->kind) || n->kind == StepKind::CirculantSolve || n->kind == StepKind::Value ||
+          (linear && !local_rows(n->expr))) {
+        return false;
+      }
+    }
+    return true;
+  }
+  static bool local_rows(const IrExpr& k) {
+    for (const ExprNode* n : linear_order(k)) {
+      switch (n->kind) {
+        case ExprKind::Variable: case ExprKind::Constant: case ExprKind::Grad: case ExprKind::MulElemwise:
+        case ExprKind::Scale: case ExprKind::Add: case ExprKind::Sub: case ExprKind::Neg: case ExprKind::Crop:
+        case ExprKind::MulColor: case ExprKind::Subsample:
+          break;
+        case ExprKind::Conv: {  // an FFT stage where operator_taps says so
+          const Shape& ks = n->args[0]->shape;
+          if (num_elements(Shape(ks.begin(), ks.begin() + static_cast<long>(n->ints[0]))) >= kFftConvTaps &&
+              is_circular_conv(*n)) {
+            return false;
+          }
+          break;
+        }
+        default:
+          return false;
+      }
+    }
+    return true;
   }
 
   static bool is_pointwise(StepKind k) {

@@ -37,6 +37,7 @@ struct Lowered {
   std::string key;   ///< the recorded op calls: the pipeline's structure
   std::shared_ptr<halide_ops::Graph> graph;
   Halide::Pipeline pipeline;
+  bool blocked_in_time = false;  ///< Graph::temporal_blocking took effect (--fuse N)
   std::vector<LoweredOutput> outputs;
   /// This program's values for the graph's slots, by slot index.
   std::vector<const ExprNode*> data_nodes;

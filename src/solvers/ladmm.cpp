@@ -21,6 +21,7 @@ class LinearizedAdmm : public Algorithm {
     Builder b(l);
     StepProgram prog;
     prog.name = std::string(name()) + "_iteration";
+    prog.unrolled = fuse;
     std::vector<Step> x, z, u;
     for (size_t v = 0; v < l.vars.size(); ++v) x.push_back(step_input(l.name(v), l.vars[v]->shape));
     for (size_t i = 0; i < l.psi.size(); ++i) {

@@ -56,6 +56,7 @@ class PockChambolle : public Algorithm {
     Builder b(l);
     StepProgram prog;
     prog.name = std::string(name()) + "_iteration";
+    prog.unrolled = fuse;
     std::vector<Step> x, xbar, y;
     for (size_t v = 0; v < l.vars.size(); ++v) {
       x.push_back(step_input(l.name(v), l.vars[v]->shape));

@@ -276,6 +276,7 @@ Step with_args(const Step& n, Replace replace) {
 CheckSplit split_check(const StepProgram& p) {
   CheckSplit s;
   s.iteration.name = p.name;
+  s.iteration.unrolled = s.check.unrolled = p.unrolled;
   s.check.name = (p.name.empty() ? std::string("step") : p.name) + "_check";
   const std::set<std::string> checks = p.check_outputs();
   std::set<std::string> taken;
@@ -387,6 +388,7 @@ StepProgram eliminate_common_subexpressions(const StepProgram& p) {
   }
   StepProgram out;
   out.name = p.name;
+  out.unrolled = p.unrolled;
   for (const auto& [name, st] : p.outputs) out.outputs.push_back({name, rep.at(st.get())});
   return out;
 }
@@ -395,6 +397,7 @@ HoistSplit hoist_invariants(const StepProgram& p) {
   HoistSplit h;
   h.setup.name = (p.name.empty() ? std::string("step") : p.name) + "_setup";
   h.rest.name = p.name;
+  h.rest.unrolled = p.unrolled;
   const std::vector<Step> nodes = p.nodes();
   // Invariant: no input or param below. Costly: invariant work more than
   // reading its result (a pass over an array to a scalar, a prox or solve,

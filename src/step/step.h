@@ -130,6 +130,8 @@ std::vector<Expr> linop_variables(const Expr& k);
 /// params, constants and data.
 struct StepProgram {
   std::string name;
+  /// Solver iterations the program computes in one run (`--fuse N`), for backends to schedule by.
+  int unrolled = 1;
   std::vector<std::pair<std::string, Step>> outputs;
 
   /// Every node once, operands first.

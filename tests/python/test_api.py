@@ -83,7 +83,23 @@ def test_bad_step_sizes_and_starts_are_value_errors():
     with pytest.raises(TypeError, match="Problem: expected proximal functions .* got Variable"):
         Problem(x)
     assert group_norm1(grad(x), 2).group_dims == [2]
+    # Counts are integers (10.5 was truncated, "10" parsed, 2**40 a raw binding error), and
+    # shapes too (Variable("abc") was a shape of three letters' error, (3.5, 4) truncated).
+    for kw, msg in [(dict(max_iters=10.5), "max_iters must be an integer, got 10.5"),
+                    (dict(max_iters="10"), "max_iters must be an integer, got '10'"),
+                    (dict(conv_check=True), "conv_check must be an integer"),
+                    (dict(solver="hqs", max_inner_iters=2.0), "max_inner_iters must be an integer"),
+                    (dict(solver="admm", lin_solver_options={"maxiter": 5.5}), "maxiter must be an integer")]:
+        with pytest.raises(TypeError, match=msg):
+            prob().solve(**kw)
+    with pytest.raises(ValueError, match=r"max_iters must be below 2\*\*31, got 1099511627776"):
+        prob().solve(max_iters=2**40)
+    for shape in ["abc", (3.5, 4), None, (True, 2)]:
+        with pytest.raises(TypeError, match="Variable: the shape must be an int or a tuple of ints"):
+            Variable(shape)
+    assert Variable(np.int64(5)).shape == (5,) and Variable([np.int32(3), 4]).shape == (3, 4)
     # The edges that are valid still run.
+    prob().solve(max_iters=np.int64(5))
     prob().solve(solver="hqs", max_iters=-1, max_inner_iters=5)
     prob().solve(tau=1.0, sigma=1.0, theta=0.0, max_iters=5)
     prob().solve(solver="ladmm", lmb=0.5, max_iters=5)

@@ -4,7 +4,7 @@
 ///
 /// This header is the whole of it (its parts are in proxc/halide_ops/: graph,
 /// recording, pointwise, linear operators, prox, reductions, the default
-/// schedule in schedule and strips, and float_kernels, the lowering pass of
+/// schedule in schedule, strips and temporal, and float_kernels, the lowering pass of
 /// GPU kernels without doubles), and it needs nothing but Halide.h (and
 /// the C header proxc/black_box.h). proxc's
 /// JIT lowering (src/halide/lower.cpp) builds its pipelines only through a
@@ -36,3 +36,4 @@
 #include "proxc/halide_ops/float_kernels.h"
 #include "proxc/halide_ops/schedule.h"
 #include "proxc/halide_ops/strips.h"
+#include "proxc/halide_ops/temporal.h"

@@ -115,6 +115,8 @@ class Graph {
   /// GPU schedules: convolutions of at least n taps (kStagedTaps by default; 0: none) read their operand from a
   /// tile staged in each block's shared memory (conv, schedule_gpu). Call it before the first convolution.
   void staged_taps(int n);
+  void temporal_blocking(int n);  ///< for n unrolled iterations (--fuse n, temporal.h). Call it first.
+  bool blocked_in_time() const { return strip_rows_ != kRowsPerTask; }  ///< after pipeline(): it took effect
 
   // ---- Slots and buffers ----
 
@@ -550,6 +552,7 @@ class Graph {
   /// ADMM's Kx − z + u, which div reads, is such a value. Called by
   /// pipeline(), when every output and fusion is known.
   void place_strip_candidates();
+  bool place_temporal();  // temporal_blocking's placement, if the pipeline allows it (temporal.h)
   // The row sums fuse_reductions fused (reduction_partner_) in one loop:
   // along each row too where they have one domain (each element's terms of
   // both sums computed in one place: the loads and differences they share
@@ -650,8 +653,8 @@ class Graph {
   int device_fft_ = 0;                 ///< see device_fft
   int64_t staged_taps_ = kStagedTaps;  ///< see staged_taps
   bool strips_split_ = false;  ///< split_row_strips ran (pipeline() was called)
-  std::vector<std::pair<Halide::Func, Halide::Expr>>
-      row_splits_;  ///< see split_row_strips: Funcs, their rows' extent
+  std::vector<std::pair<Halide::Func, Halide::Expr>> row_splits_;  ///< see split_row_strips
+  int strip_rows_ = kRowsPerTask;  ///< rows per strip of the outputs (temporal_blocking: more)
   std::pair<std::string, std::string> autoscheduler_;
   int counter_ = 0;
   int ids_ = 0;
@@ -667,8 +670,7 @@ class Graph {
   std::map<std::string, RowSums> partials_;       ///< row-parallel reductions, by Val id
   std::vector<std::string> partial_order_;        ///< their Val ids in the order reduce made them
   std::set<std::string> split_partials_;          ///< row sums whose rows run in strips (split_partial_rows)
-  std::set<std::string>
-      cheap_roots_;  ///< at root, pointwise of at most 2 arrays (see fuse_partials_into_outputs)
+  std::set<std::string> cheap_roots_;  ///< at root, pointwise of <= 2 arrays (fuse_partials_into_outputs)
   std::map<std::string, std::string> group_lead_;         ///< an output fused into another's loop: that one
   std::map<std::string, std::string> reduction_partner_;  ///< row sums fused with others (fuse_reductions)
   std::vector<std::pair<Halide::Region, Halide::RDom>> domains_;  ///< see shared_domain

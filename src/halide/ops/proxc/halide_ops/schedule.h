@@ -18,7 +18,7 @@ inline Halide::Func Graph::output(const std::string& name, const Val& v, const E
   // A value computed at root anyway is the output itself (its users read
   // the output buffer): no copy.
   if ((schedule_ == Schedule::Default || gpu()) && !v.is_buffer && !v.vars.empty() &&
-      materialized_.count(v.f.name()) &&
+      materialized_.count(v.f.name()) && strip_rows_ == kRowsPerTask &&
       output_funcs_.insert(v.f.name()).second) {
     outputs_.push_back(v.f);
     output_ext_.push_back(ext);
@@ -40,7 +40,7 @@ inline Halide::Func Graph::output(const std::string& name, const Val& v, const E
 inline bool Graph::fuse_outputs(int a, int b) {
   // Outputs are rows-first: px_0 is the outermost loop of every output at root.
   if (record_) *record_ << "  g.fuse_outputs(" << args(a, b) << ");\n";
-  if (schedule_ != Schedule::Default) return false;
+  if (schedule_ != Schedule::Default || strip_rows_ != kRowsPerTask) return false;
   const size_t ia = static_cast<size_t>(a), ib = static_cast<size_t>(b);
   if (ia >= outputs_.size() || ib >= outputs_.size() || ia == ib)
     fail("fuse_outputs: no such pair of outputs");
@@ -104,7 +104,7 @@ inline bool Graph::calls_through_inlined(const Halide::Expr& e, const std::strin
 
 inline bool Graph::pair_outputs(int a, int b) {
   if (record_) *record_ << "  g.pair_outputs(" << args(a, b) << ");\n";
-  if (schedule_ != Schedule::Default) return false;
+  if (schedule_ != Schedule::Default || strip_rows_ != kRowsPerTask) return false;
   const size_t ia = static_cast<size_t>(a), ib = static_cast<size_t>(b);
   if (ib != ia + 1 || ib >= outputs_.size() || merged_.count(a) || merged_.count(b)) return false;
   Halide::Func fa = outputs_[ia], fb = outputs_[ib];
@@ -239,6 +239,7 @@ inline void Graph::staged_taps(int n) {
 }
 
 inline Halide::Pipeline Graph::pipeline() {
+  if (!place_temporal()) strip_rows_ = kRowsPerTask;
   place_strip_candidates();
   fuse_partials_into_outputs();
   split_partial_rows();

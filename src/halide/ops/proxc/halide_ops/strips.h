@@ -71,7 +71,7 @@ inline void Graph::split_row_strips() {
     Halide::Func f = f0;
     Halide::Var rows(row_tasks_.at(f.name()));
     Halide::Var row(rows.name() + "_in_strip");
-    f.split(rows, rows, row, kRowsPerTask, Halide::TailStrategy::GuardWithIf).parallel(rows);
+    f.split(rows, rows, row, strip_rows_, Halide::TailStrategy::GuardWithIf).parallel(rows);
   }
   row_splits_.clear();
   strips_split_ = true;
