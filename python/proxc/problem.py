@@ -306,10 +306,12 @@ def _check_steps(kw):
             raise ValueError(f"{k} must be a finite number {bound}, got {v!r}")
 
 
-def _count(kw, key, default, value=None):
-    """kw[key] (or `value`, from a dict of kw) as a C int: an integer, not a float or a string
-    (ProxImaL's keywords are ints; 10.5 truncated or "10" parsed would hide a mistake)."""
-    v = kw.get(key, default) if value is None else value
+def _count(kw, key, default):
+    """kw[key] as a C int: an integer or a float without a fraction (ProxImaL's conv_check works
+    with 100.0), not 10.5 truncated or "10" parsed, which would hide a mistake."""
+    v = kw.get(key, default)
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        v = int(v)
     if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)):
         raise TypeError(f"{key} must be an integer, got {v!r}")
     if not -2**31 <= int(v) < 2**31:

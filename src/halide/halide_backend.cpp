@@ -357,19 +357,21 @@ class HalideStep : public CompiledStep {
  public:
   // The parts, not compiled yet: compile_jobs() lists their compiles, which
   // HalideBackend runs at once with other steps' (compile_many).
+  // `default_cpu`: the default schedule on a CPU target (the one that blocks in time).
   HalideStep(const StepProgram& p, const std::shared_ptr<std::atomic<bool>>& fell_back,
-             const std::shared_ptr<DeviceArrays>& device)
+             const std::shared_ptr<DeviceArrays>& device, bool default_cpu)
       : check_inputs_(p), check_outputs_(p.check_outputs()) {
     p.verify();
     CheckSplit split = split_check(p);
-    if (!check_outputs_.empty() && recomputes_an_iteration(split.check)) {
+    if (!check_outputs_.empty() && recomputes_an_iteration(split.check) && default_cpu &&
+        hl::blocks_in_time(split.iteration)) {
       // --fuse N: a checking run runs p; the others, its iterations without the check (whose
       // reductions read an iteration before the last), blocked in time (Graph::temporal_blocking).
       iteration_ = std::make_unique<Part>(std::move(split.iteration), fell_back, device);
       checked_ = std::make_unique<Part>(p, fell_back, device);
       return;
     }
-    if (check_outputs_.empty()) {
+    if (check_outputs_.empty() || recomputes_an_iteration(split.check)) {
       iteration_ = std::make_unique<Part>(p, fell_back, device);
       return;
     }
@@ -509,8 +511,10 @@ class HalideBackend : public Backend {
     compiles_ = 0;
     std::vector<std::unique_ptr<HalideStep>> steps;
     std::vector<std::function<void()>> jobs;
+    const bool default_cpu =
+        options_.schedule == "default" && schedule_for(target_) == halide_ops::Schedule::Default;
     for (const StepProgram* p : programs) {
-      steps.push_back(std::make_unique<HalideStep>(*p, fell_back_, device_));
+      steps.push_back(std::make_unique<HalideStep>(*p, fell_back_, device_, default_cpu));
       for (auto& j : steps.back()->compile_jobs(options_, target_)) jobs.push_back(std::move(j));
     }
     if (std::isfinite(address_space_left())) {

@@ -54,6 +54,60 @@ const char* function_name(FunctionKind k) { return to_string(k); }  // the table
 
 std::vector<int> ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
 
+// Operators whose value at a row reads the rows near it only (their bounds per strip of rows are
+// the strip and a few rows of halo): not transpose, reshape, stack, warp, gather, black box or an
+// FFT convolution, and not the boundaries that wrap or fold to the far edge (circular or
+// replicate conv, grad with a boundary): Halide bounds those by both edges.
+bool local_rows(const IrExpr& k) {
+  for (const ExprNode* n : linear_order(k)) {
+    switch (n->kind) {
+      case ExprKind::Variable: case ExprKind::Constant: case ExprKind::MulElemwise:
+      case ExprKind::Scale: case ExprKind::Add: case ExprKind::Sub: case ExprKind::Neg:
+      case ExprKind::Crop: case ExprKind::MulColor: case ExprKind::Subsample:
+        break;
+      case ExprKind::Grad:
+        if (!n->str.empty()) return false;
+        break;
+      case ExprKind::Conv:
+        if (n->str != "zero") return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool blocks_in_time(const StepProgram& p) {
+  // $PROXC_TEMPORAL_BLOCKING=0: fused programs as before, each iterate at root (to measure it).
+  const char* env = std::getenv("PROXC_TEMPORAL_BLOCKING");
+  if (p.unrolled < 2 || p.unrolled > kMaxBlockedIterations || (env && std::string(env) == "0")) return false;
+  int64_t rows = -1;
+  for (const auto& [name, s] : p.outputs) {
+    if (s->shape.empty()) continue;
+    if (s->shape.size() < 2 || (rows >= 0 && s->shape[0] != rows)) return false;
+    rows = s->shape[0];
+  }
+  for (const Step& n : p.nodes()) {
+    const bool linear = n->kind == StepKind::Forward || n->kind == StepKind::Adjoint;
+    if (is_reduction(n->kind) || n->kind == StepKind::CirculantSolve || n->kind == StepKind::Value ||
+        (linear && !local_rows(n->expr))) {
+      return false;
+    }
+    if (n->kind == StepKind::Prox && n->term) {
+      const std::vector<int64_t>& axes = n->term->axes;
+      if (n->term->kind == FunctionKind::UserProx || std::count(axes.begin(), axes.end(), 0) > 0) {
+        return false;  // an extern stage; a group along the rows
+      }
+    }
+  }
+  return rows > 0;
+}
+
+namespace {
+
 /// Walks the step program and its problem expressions and makes the Graph's
 /// calls; keeps, for each slot the calls use, this program's value.
 class Lowerer {
@@ -76,10 +130,7 @@ class Lowerer {
     }
     out_.schedule = schedule;
     out_.device_fft = gpu ? device_fft : 0;
-    // $PROXC_TEMPORAL_BLOCKING=0: --fuse N's iterations each through memory, to measure what it buys.
-    const char* temporal = std::getenv("PROXC_TEMPORAL_BLOCKING");
-    if (schedule == halide_ops::Schedule::Default && p_.unrolled > 1 &&
-        !(temporal && std::string(temporal) == "0") && blocks_in_time(p_)) {
+    if (schedule == halide_ops::Schedule::Default && blocks_in_time(p_)) {
       graph_->temporal_blocking(p_.unrolled);
     }
   }
@@ -231,42 +282,6 @@ class Lowerer {
     group(reductions, [&](int a, int b) {
       return graph_->fuse_reductions(vals_.at(nodes[static_cast<size_t>(a)].get()), vals_.at(nodes[static_cast<size_t>(b)].get()));
     });
-  }
-
-  // Whether the program's iterations can run per strip of rows (Graph::temporal_blocking): no
-  // reductions and no FFT solves (each a pass of its own), and operators that read each element's
-  // own rows and their neighbours': no transpose, reshape, stack, warp, gather, FFT convolution or
-  // black box, whose strips would need whole arrays.
-  static bool blocks_in_time(const StepProgram& p) {
-    for (const Step& n : p.nodes()) {
-      const bool linear = n->kind == StepKind::Forward || n->kind == StepKind::Adjoint;
-      if (is_reduction(n->kind) || n->kind == StepKind::CirculantSolve || n->kind == StepKind::Value ||
-          (linear && !local_rows(n->expr))) {
-        return false;
-      }
-    }
-    return true;
-  }
-  static bool local_rows(const IrExpr& k) {
-    for (const ExprNode* n : linear_order(k)) {
-      switch (n->kind) {
-        case ExprKind::Variable: case ExprKind::Constant: case ExprKind::Grad: case ExprKind::MulElemwise:
-        case ExprKind::Scale: case ExprKind::Add: case ExprKind::Sub: case ExprKind::Neg: case ExprKind::Crop:
-        case ExprKind::MulColor: case ExprKind::Subsample:
-          break;
-        case ExprKind::Conv: {  // an FFT stage where operator_taps says so
-          const Shape& ks = n->args[0]->shape;
-          if (num_elements(Shape(ks.begin(), ks.begin() + static_cast<long>(n->ints[0]))) >= kFftConvTaps &&
-              is_circular_conv(*n)) {
-            return false;
-          }
-          break;
-        }
-        default:
-          return false;
-      }
-    }
-    return true;
   }
 
   static bool is_pointwise(StepKind k) {

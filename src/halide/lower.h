@@ -53,6 +53,13 @@ struct Lowered {
 /// stage) instead of directly.
 constexpr int64_t kFftConvTaps = 100;
 
+/// Whether the default CPU schedule runs `p` blocked in time (Graph::temporal_blocking): it unrolls
+/// 2 to kMaxBlockedIterations iterations, its array outputs have as many rows and two axes or more,
+/// it has no reduction, FFT solve, user prox or group of rows, and its operators read rows near
+/// their own only; and $PROXC_TEMPORAL_BLOCKING is not 0.
+constexpr int kMaxBlockedIterations = 8;
+bool blocks_in_time(const StepProgram& p);
+
 /// Lowers `p`. Schedule::None leaves every Func unscheduled (for an autoscheduler).
 /// device_fft: Graph::device_fft's api for a GPU schedule's FFT stages (0: FFTW on the host).
 Lowered lower(const StepProgram& p, halide_ops::Schedule schedule = halide_ops::Schedule::Default,

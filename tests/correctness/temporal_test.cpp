@@ -64,10 +64,22 @@ const char* const kTv =
 const char* const kInpaint =
     "b = load(\"masked.npy\")\nm = load(\"mask.npy\")\nx = variable(shape(b))\n"
     "minimize sum_squares(mul_elemwise(m, x) - b) + 0.05 * group_norm1(grad(x), [2])\n";
-// conv in K as a stencil of nine taps (--no-diagonalize), under a prox of its own.
+// conv in K as a stencil of nine taps, zero outside the image, under a prox of its own.
 const char* const kDeconvStencil =
     "b = load(\"noisy.npy\")\nk = load(\"k.npy\")\nx = variable(shape(b))\n"
-    "minimize sum_squares(conv(k, x) - b) + 0.01 * group_norm1(grad(x), [2]) + nonneg(x)\n";
+    "minimize sum_squares(conv(k, x, boundary=\"zero\") - b) + 0.01 * group_norm1(grad(x), [2])"
+    " + nonneg(x)\n";
+// The circular convolution (--no-diagonalize) and grad's circular boundary read the far edge.
+const char* const kCircularStencil =
+    "b = load(\"noisy.npy\")\nk = load(\"k.npy\")\nx = variable(shape(b))\n"
+    "minimize sum_squares(conv(k, x) - b) + 0.01 * norm1(grad(x)) + nonneg(x)\n";
+const char* const kCircularGrad =
+    "b = load(\"noisy.npy\")\nx = variable(shape(b))\n"
+    "minimize sum_squares(x - b) + 0.1 * norm1(grad(x, boundary=\"circular\"))\n";
+// A group along the rows: each group's norm reads its whole column.
+const char* const kRowGroups =
+    "b = load(\"noisy.npy\")\nx = variable(shape(b))\n"
+    "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [0])\n";
 
 double worst_difference(const Array& a, const Array& b) {
   EXPECT_EQ(a.shape, b.shape);
@@ -94,12 +106,18 @@ TEST(TemporalBlocking, TakesEffectWhereTheIterationsAreLocal) {
     SCOPED_TRACE(solver);
     EXPECT_TRUE(unchecked_iteration(kTv, solver, 4, true).blocked_in_time);
     EXPECT_TRUE(unchecked_iteration(kInpaint, solver, 2, true).blocked_in_time);
-    EXPECT_TRUE(unchecked_iteration(kDeconvStencil, solver, 3, false).blocked_in_time);
-    // One iteration: its passes as before (fuse 1 is the default).
+    EXPECT_TRUE(unchecked_iteration(kDeconvStencil, solver, 3, true).blocked_in_time);
+    // One iteration: its passes as before (fuse 1 is the default); more than 8: halos of 16 rows
+    // and more on strips of 64.
     EXPECT_FALSE(unchecked_iteration(kTv, solver, 1, true).blocked_in_time);
+    EXPECT_FALSE(unchecked_iteration(kTv, solver, 9, true).blocked_in_time);
+    // Operators or groups that read far rows: each strip would compute every row.
+    EXPECT_FALSE(unchecked_iteration(kCircularStencil, solver, 2, false).blocked_in_time);
+    EXPECT_FALSE(unchecked_iteration(kCircularGrad, solver, 2, true).blocked_in_time);
+    EXPECT_FALSE(unchecked_iteration(kRowGroups, solver, 2, true).blocked_in_time);
   }
   // An FFT solve (the absorbed deconvolution) reads and writes whole arrays: each iterate at root.
-  EXPECT_FALSE(unchecked_iteration(kDeconvStencil, "pc", 4, true).blocked_in_time);
+  EXPECT_FALSE(unchecked_iteration(kCircularStencil, "pc", 4, true).blocked_in_time);
   // $PROXC_TEMPORAL_BLOCKING=0 leaves it out (to measure what it buys).
   ::setenv("PROXC_TEMPORAL_BLOCKING", "0", 1);
   const bool off = unchecked_iteration(kTv, "pc", 4, true).blocked_in_time;
@@ -120,7 +138,7 @@ TEST(TemporalBlocking, FusedRunsGiveTheIterateOfSingleIterations) {
   // (Each fused case compiles two pipelines of N iterations: a few cases, not every combination.)
   for (const Case& c : {Case{"tv", kTv, true, "pc", 4}, Case{"tv", kTv, true, "ladmm", 3},
                         Case{"inpaint", kInpaint, true, "pc", 2},
-                        Case{"deconv_stencil", kDeconvStencil, false, "ladmm", 2}}) {
+                        Case{"deconv_stencil", kDeconvStencil, true, "ladmm", 2}}) {
     SCOPED_TRACE(std::string(c.name) + " " + c.solver + " fuse " + std::to_string(c.fuse));
     PassManagerOptions po;
     po.pass.solver = c.solver;

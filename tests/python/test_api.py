@@ -88,7 +88,7 @@ def test_bad_step_sizes_and_starts_are_value_errors():
     for kw, msg in [(dict(max_iters=10.5), "max_iters must be an integer, got 10.5"),
                     (dict(max_iters="10"), "max_iters must be an integer, got '10'"),
                     (dict(conv_check=True), "conv_check must be an integer"),
-                    (dict(solver="hqs", max_inner_iters=2.0), "max_inner_iters must be an integer"),
+                    (dict(solver="hqs", max_inner_iters=2.5), "max_inner_iters must be an integer"),
                     (dict(solver="admm", lin_solver_options={"maxiter": 5.5}), "maxiter must be an integer")]:
         with pytest.raises(TypeError, match=msg):
             prob().solve(**kw)
@@ -100,6 +100,7 @@ def test_bad_step_sizes_and_starts_are_value_errors():
     assert Variable(np.int64(5)).shape == (5,) and Variable([np.int32(3), 4]).shape == (3, 4)
     # The edges that are valid still run.
     prob().solve(max_iters=np.int64(5))
+    prob().solve(max_iters=5, conv_check=100.0)
     prob().solve(solver="hqs", max_iters=-1, max_inner_iters=5)
     prob().solve(tau=1.0, sigma=1.0, theta=0.0, max_iters=5)
     prob().solve(solver="ladmm", lmb=0.5, max_iters=5)

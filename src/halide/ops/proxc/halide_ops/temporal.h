@@ -71,25 +71,22 @@ inline bool Graph::place_temporal() {
     f.compute_at(lead, strip);
     moved.insert(f.name());
     row_tasks_.erase(f.name());
-    // An array of a few values per pixel (gradient components: the first, innermost Halide
-    // dimension, bounded and unrolled by schedule_vectors) is stored a plane per value in its strip
-    // buffer: its vectors load and store without the shuffles of interleaved values.
-    const std::vector<std::string> args = f.function().args();
-    if (args.size() >= 3) {
-      for (const Halide::Internal::Bound& b : f.function().schedule().bounds()) {
-        if (b.var != args[0] || !const_int(b.extent)) continue;
-        std::vector<Halide::Var> order;
-        for (size_t i = 1; i < args.size(); ++i) order.push_back(Halide::Var(args[i]));
-        order.push_back(Halide::Var(args[0]));
-        f.reorder_storage(order);
-        break;
-      }
-    }
     auto c = strip_candidates_.find(f.name());
     if (c != strip_candidates_.end()) {
       const Val& v = c->second;
       schedule_vectors(f, v.vars, v.ext, v.small_inner, v.unroll_from, v.lanes > 0 ? v.lanes : kVectorLanes);
       strip_candidates_.erase(c);
+    }
+    // An array of a few values per pixel (gradient components: the innermost Halide dimension,
+    // bounded and unrolled by schedule_vectors) is stored a plane per value in its strip buffer:
+    // its vectors load and store without the shuffles of interleaved values.
+    const std::vector<std::string> args = f.function().args();
+    if (args.size() == 3) {
+      for (const Halide::Internal::Bound& b : f.function().schedule().bounds()) {
+        if (b.var != args[0] || !const_int(b.extent)) continue;
+        f.reorder_storage({Halide::Var(args[1]), Halide::Var(args[2]), Halide::Var(args[0])});
+        break;
+      }
     }
   }
   // Only the outputs run in parallel strips; the values at a strip are computed in it.
