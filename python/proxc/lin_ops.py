@@ -139,20 +139,24 @@ def _lin(value, what):
     raise TypeError(f"{what}: expected an expression, an array or a number, got {type(value).__name__}")
 
 
+def _is_int(v):
+    """Whether v is an integer (Python's or numpy's), not a bool."""
+    return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, bool)
+
+
 class Variable(LinOp):
     """An unknown of 1 to 4 dimensions: ``Variable((H, W))``. ``value`` is
     None until a solve sets it (a float32 array of the shape); ``initval``,
     when set, is where solves start."""
 
     def __init__(self, shape, name=None):
-        if isinstance(shape, (numbers.Integral, np.integer)) and not isinstance(shape, bool):
+        if _is_int(shape):
             shape = (int(shape),)
         try:
             dims = list(shape)
         except TypeError:
             dims = None
-        if (dims is None or isinstance(shape, (str, bytes)) or
-                not all(isinstance(s, (numbers.Integral, np.integer)) and not isinstance(s, bool) for s in dims)):
+        if dims is None or isinstance(shape, (str, bytes)) or not all(_is_int(s) for s in dims):
             raise TypeError(f"Variable: the shape must be an int or a tuple of ints, got {shape!r}")
         shape = tuple(int(s) for s in dims)
         self._name = name or "x"

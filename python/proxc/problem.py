@@ -1,13 +1,12 @@
 """ProxImaL's Problem over proxc's problem, solve and compiled programs."""
 import inspect
 import math
-import numbers
 import warnings
 
 import numpy as np
 
 from . import _proxc
-from .lin_ops import Constant, Variable
+from .lin_ops import Constant, Variable, _is_int
 from .prox_fns import ProxFn
 
 __all__ = ["Problem", "load", "parse", "SOLVER_NAMES"]
@@ -312,7 +311,7 @@ def _count(kw, key, default):
     v = kw.get(key, default)
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
         v = int(v)
-    if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)):
+    if not _is_int(v):
         raise TypeError(f"{key} must be an integer, got {v!r}")
     if not -2**31 <= int(v) < 2**31:
         raise ValueError(f"{key} must be below 2**31, got {int(v)}")

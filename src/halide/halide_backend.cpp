@@ -363,15 +363,15 @@ class HalideStep : public CompiledStep {
       : check_inputs_(p), check_outputs_(p.check_outputs()) {
     p.verify();
     CheckSplit split = split_check(p);
-    if (!check_outputs_.empty() && recomputes_an_iteration(split.check) && default_cpu &&
-        hl::blocks_in_time(split.iteration)) {
+    const bool unrolled_check = !check_outputs_.empty() && recomputes_an_iteration(split.check);
+    if (unrolled_check && default_cpu && hl::blocks_in_time(split.iteration)) {
       // --fuse N: a checking run runs p; the others, its iterations without the check (whose
       // reductions read an iteration before the last), blocked in time (Graph::temporal_blocking).
       iteration_ = std::make_unique<Part>(std::move(split.iteration), fell_back, device);
       checked_ = std::make_unique<Part>(p, fell_back, device);
       return;
     }
-    if (check_outputs_.empty() || recomputes_an_iteration(split.check)) {
+    if (check_outputs_.empty() || unrolled_check) {
       iteration_ = std::make_unique<Part>(p, fell_back, device);
       return;
     }
