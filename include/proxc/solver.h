@@ -235,6 +235,12 @@ struct SolverSummary {
   /// (the problem has none), "FFTW (host)", or on a GPU target the device
   /// library ("clFFT 2.12.2 (device)", "cuFFT 11.0.1 (device)").
   std::string target_fft = "none";
+  /// Iterations per run of the iteration program (SolverOptions::fuse), and
+  /// whether its runs without a check ran them blocked in time: a strip of
+  /// rows through all of them before the next strip (the default CPU
+  /// schedule, where the program allows; see docs/performance.md).
+  int fuse = 1;
+  bool fuse_blocked_in_time = false;
   /// Pipelines this solve JIT-compiled, and loaded from the on-disk cache
   /// (0 and 0 when every one was already compiled in this process: a solve
   /// of the same problem with other data).

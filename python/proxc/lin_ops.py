@@ -239,7 +239,14 @@ def _axes(steps, n, what):
 
 
 def conv(kernel, arg, dims=None, implem=None):
-    """Circular convolution of arg with kernel (origin at its centre, kh//2)."""
+    """Circular convolution of arg with kernel (origin at its centre, kh//2).
+
+    A kernel with fewer axes than arg convolves along arg's first kernel.ndim
+    axes, each slice along the others on its own: a 1-D kernel on an (H, W)
+    image filters each column, a 2-D kernel on (H, W, C) each channel.
+    ProxImaL asks for a kernel of arg's rank. With dims=d < kernel.ndim the
+    kernel holds one kernel per slice along its axes past d (docs/semantics.md).
+    """
     k, kc = _const_expr(kernel, "conv's kernel")
     x = _lin(arg, "conv")
     e = _proxc.conv(k, x._expr, "circular", -1 if dims is None else int(dims))

@@ -523,6 +523,8 @@ void bind_solving(nb::module_& m) {
       .def_ro("target_requested", &proxc::SolverSummary::target_requested)
       .def_ro("target_used", &proxc::SolverSummary::target_used)
       .def_ro("target_fft", &proxc::SolverSummary::target_fft)
+      .def_ro("fuse", &proxc::SolverSummary::fuse)
+      .def_ro("fuse_blocked_in_time", &proxc::SolverSummary::fuse_blocked_in_time)
       .def_ro("knorm", &proxc::SolverSummary::knorm)
       .def_ro("cg_steps", &proxc::SolverSummary::cg_steps)
       .def_ro("adapted_steps", &proxc::SolverSummary::adapted_steps)

@@ -63,6 +63,10 @@ std::string SolverSummary::full_report() const {
     if (target_fft.find("(device") != std::string::npos) out << ", FFTs by " << target_fft;
     out << "\n";
   }
+  if (fuse > 1) {
+    out << "fuse              " << fuse << " iterations per run"
+        << (fuse_blocked_in_time ? ", blocked in time" : ", one pipeline (not blocked in time)") << "\n";
+  }
   out << "termination       " << to_string(termination) << "\n";
   out << "iterations        " << iterations << "\n";
   std::snprintf(buf, sizeof buf, "residuals         r %.3e (eps %.3e), s %.3e (eps %.3e)\n", last.r,
@@ -133,6 +137,7 @@ std::string SolverSummary::to_json() const {
   j["backend"] = {{"requested", to_string(backend_requested)}, {"used", to_string(backend_used)}};
   j["schedule"] = {{"requested", to_string(schedule_requested)}, {"used", to_string(schedule_used)}};
   j["target"] = {{"requested", target_requested}, {"used", target_used}, {"fft", target_fft}};
+  j["fuse"] = {{"iterations", fuse}, {"blocked_in_time", fuse_blocked_in_time}};
   j["knorm"] = knorm;
   j["cg_steps"] = cg_steps;
   if (!adapted_steps.empty()) {

@@ -82,6 +82,9 @@ class Backend {
   /// Where the FFT stages of the programs compiled so far ran
   /// (SolverSummary::target_fft): "none" when they had none.
   virtual std::string fft_used() const { return "none"; }
+  /// Whether one of the last compile_many's programs runs its iterations
+  /// blocked in time (SolverSummary::fuse_blocked_in_time).
+  virtual bool blocked_in_time() const { return false; }
   /// Whether runs with StepInputs::resident keep their arrays on a device
   /// (a GPU target in use).
   virtual bool keeps_arrays_on_device() const { return false; }

@@ -477,6 +477,28 @@ def test_value_of_expressions_and_functions():
         -1 * norm1(x)
 
 
+def test_a_kernel_of_fewer_axes_filters_each_slice():
+    # A 1-D kernel on an image: each column convolved circularly along axis 0, origin k[1].
+    x0 = _data((12, 9))
+    k = np.array([0.2, 0.5, 0.3], np.float32)
+    x = Variable(x0.shape)
+    x.value = x0
+    want = sum(k[i] * np.roll(x0.astype(np.float64), i - 1, axis=0) for i in range(3))
+    np.testing.assert_allclose(conv(k, x).value, want, atol=1e-6)
+    # A 2-D kernel on (H, W, C): each channel alone.
+    c0 = _data((8, 7, 3))
+    k2 = _data((3, 3))
+    c = Variable(c0.shape)
+    c.value = c0
+    got = conv(k2, c).value
+    for ch in range(3):
+        v = Variable((8, 7))
+        v.value = c0[..., ch]
+        np.testing.assert_allclose(got[..., ch], conv(k2, v).value, atol=1e-6)
+    with pytest.raises(ValueError, match="kernel shape"):
+        conv(_data((3, 3, 3, 3)), x)
+
+
 def test_result_memory_is_proxcs_and_aot_and_parse_errors(tmp_path):
     b = _data()
     x, prob = _tv(b)
