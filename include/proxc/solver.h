@@ -236,9 +236,11 @@ struct SolverSummary {
   /// library ("clFFT 2.12.2 (device)", "cuFFT 11.0.1 (device)").
   std::string target_fft = "none";
   /// Iterations per run of the iteration program (SolverOptions::fuse), and
-  /// whether its runs without a check ran them blocked in time: a strip of
-  /// rows through all of them before the next strip (the default CPU
-  /// schedule, where the program allows; see docs/performance.md).
+  /// whether runs without a check ran and ran them blocked in time: a strip
+  /// of rows through all of them before the next strip (the default CPU
+  /// schedule, where the program allows; see docs/performance.md). Checking
+  /// runs run the whole program unblocked, so a solve whose every run checks
+  /// (check_every <= fuse, max_iters <= fuse) says false.
   int fuse = 1;
   bool fuse_blocked_in_time = false;
   /// Pipelines this solve JIT-compiled, and loaded from the on-disk cache

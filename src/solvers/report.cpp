@@ -65,7 +65,7 @@ std::string SolverSummary::full_report() const {
   }
   if (fuse > 1) {
     out << "fuse              " << fuse << " iterations per run"
-        << (fuse_blocked_in_time ? ", blocked in time" : ", one pipeline (not blocked in time)") << "\n";
+        << (fuse_blocked_in_time ? ", blocked in time" : ", not blocked in time") << "\n";
   }
   out << "termination       " << to_string(termination) << "\n";
   out << "iterations        " << iterations << "\n";

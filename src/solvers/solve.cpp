@@ -112,7 +112,7 @@ class HostLoop {
     programs.insert(programs.end(), objective_hooks_.programs.begin(), objective_hooks_.programs.end());
     compiled_ = compile_hoisted(backend_, programs);
     sum_.fuse = o_.fuse;
-    sum_.fuse_blocked_in_time = backend_.blocked_in_time();
+    blocked_ = backend_.blocked_in_time();
     for (size_t i = 0; i < 1 + cg.size(); ++i) compiled_[i]->profile_into(&sum_.programs);
     for (size_t i = 1 + cg.size(); i < compiled_.size(); ++i) objective_runs_.push_back(compiled_[i].get());
     if (!cg.empty())
@@ -312,6 +312,8 @@ class HostLoop {
       compiled_[0]->run_into(in, &out_);  // into the arrays of two iterations ago
       ran_ += o_.fuse;
       if (!check) {
+        // (Runs without a check are the ones blocked in time: SolverSummary::fuse_blocked_in_time.)
+        sum_.fuse_blocked_in_time = blocked_;
         adopt_run();
         it_ = done;
         snapshot();
@@ -539,6 +541,7 @@ class HostLoop {
   std::string signature_;
   int it_ = 0;   // iterations done (HQS skips the rest of a level once it converges there)
   int ran_ = 0;  // iterations run
+  bool blocked_ = false;  // whether the iteration program's runs without a check are blocked in time
   int it0_ = 0;  // the iteration the solve started from (a checkpoint's)
   int last_checkpoint_ = 0;
   Clock::time_point start_;

@@ -156,6 +156,9 @@ TEST(TemporalBlocking, FusedRunsGiveTheIterateOfSingleIterations) {
     // Through HalideStep: its runs without a check ran the blocked pipeline.
     EXPECT_TRUE(fused.summary.fuse_blocked_in_time);
     EXPECT_FALSE(one.summary.fuse_blocked_in_time);
+    // Every run checks: each runs the whole program, unblocked, and the summary says so.
+    o.check_every = c.fuse;
+    EXPECT_FALSE(solve(p, o, halide()).summary.fuse_blocked_in_time);
     // (Values about 1: 1e-5 is a few float roundings per iteration, far below what a wrong halo
     // or strip gives.)
     EXPECT_LE(worst_difference(one.x.at("x"), fused.x.at("x")), 1e-5);
