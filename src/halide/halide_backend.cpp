@@ -396,8 +396,8 @@ class HalideStep : public CompiledStep {
     }
     return a;
   }
-  // Whether its runs without a check run blocked in time (--fuse N).
-  bool blocked_in_time() const { return checked_ && iteration_->blocked_in_time(); }
+  // Its runs without a check run iteration_.
+  bool blocked_in_time() const override { return iteration_->blocked_in_time(); }
   // Its parts' fft_stages.
   std::set<int> fft_stages() const {
     std::set<int> s = {iteration_->fft_stages()};
@@ -513,7 +513,6 @@ class HalideBackend : public Backend {
       const std::vector<const StepProgram*>& programs) override {
     fell_back_ = std::make_shared<std::atomic<bool>>(false);
     compiles_ = 0;
-    blocked_in_time_ = false;
     std::vector<std::unique_ptr<HalideStep>> steps;
     std::vector<std::function<void()>> jobs;
     const bool default_cpu =
@@ -536,7 +535,6 @@ class HalideBackend : public Backend {
       for (int k : s->fft_stages()) {
         if (k != 0) fft_stages_.insert(k);
       }
-      blocked_in_time_ = blocked_in_time_ || s->blocked_in_time();
       out.push_back(std::move(s));
     }
     return out;
@@ -546,7 +544,6 @@ class HalideBackend : public Backend {
   std::string target_used() const override { return target_.to_string(); }
   std::string fft_used() const override { return fft_report(fft_stages_); }
   bool keeps_arrays_on_device() const override { return target_.has_gpu_feature(); }
-  bool blocked_in_time() const override { return blocked_in_time_; }
   void to_host() override {
     halide_boundary([&] { device_->to_host(); });
   }
@@ -570,7 +567,6 @@ class HalideBackend : public Backend {
   int compiles_ = 0;
   std::string schedule_used_ = "default";
   std::set<int> fft_stages_;  // of every pipeline compiled (Part::fft_stages, less the 0s)
-  bool blocked_in_time_ = false;  // of any of the last compile_many's programs (HalideStep::blocked_in_time)
 };
 
 }  // namespace

@@ -27,6 +27,7 @@ class InvariantStep {
       : step_(std::move(step)), setup_(std::move(setup)), name_(std::move(name)) {}
   // Where run times go: the summary's profile (null: not timed).
   void profile_into(std::vector<SolverSummary::ProgramTime>* profile) { profile_ = profile; }
+  bool blocked_in_time() const { return step_->blocked_in_time(); }
   StepOutputs run(StepInputs in) {
     bind(&in);
     const auto t = std::chrono::steady_clock::now();

@@ -112,7 +112,7 @@ class HostLoop {
     programs.insert(programs.end(), objective_hooks_.programs.begin(), objective_hooks_.programs.end());
     compiled_ = compile_hoisted(backend_, programs);
     sum_.fuse = o_.fuse;
-    blocked_ = backend_.blocked_in_time();
+    blocked_ = compiled_[0]->blocked_in_time();
     for (size_t i = 0; i < 1 + cg.size(); ++i) compiled_[i]->profile_into(&sum_.programs);
     for (size_t i = 1 + cg.size(); i < compiled_.size(); ++i) objective_runs_.push_back(compiled_[i].get());
     if (!cg.empty())

@@ -51,6 +51,9 @@ class CompiledStep {
   /// shape are reused instead of allocated (a solver's loop passes back the
   /// previous iteration's state). No array of *out may be an input.
   virtual void run_into(const StepInputs& inputs, StepOutputs* out) { *out = run(inputs); }
+  /// Whether runs without a check compute the program's iterations blocked in
+  /// time, strip by strip (SolverSummary::fuse_blocked_in_time).
+  virtual bool blocked_in_time() const { return false; }
 };
 
 /// A way to compile step programs.
@@ -82,9 +85,6 @@ class Backend {
   /// Where the FFT stages of the programs compiled so far ran
   /// (SolverSummary::target_fft): "none" when they had none.
   virtual std::string fft_used() const { return "none"; }
-  /// Whether one of the last compile_many's programs runs its iterations
-  /// blocked in time (SolverSummary::fuse_blocked_in_time).
-  virtual bool blocked_in_time() const { return false; }
   /// Whether runs with StepInputs::resident keep their arrays on a device
   /// (a GPU target in use).
   virtual bool keeps_arrays_on_device() const { return false; }
