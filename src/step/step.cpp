@@ -1,6 +1,8 @@
 #include "step/step.h"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -274,43 +276,75 @@ Step with_args(const Step& n, Replace replace) {
 }  // namespace
 
 CheckSplit split_check(const StepProgram& p) {
-  CheckSplit s;
-  s.iteration.name = p.name;
-  s.iteration.unrolled = s.check.unrolled = p.unrolled;
-  s.check.name = (p.name.empty() ? std::string("step") : p.name) + "_check";
   const std::set<std::string> checks = p.check_outputs();
-  std::set<std::string> taken;
-  for (const Step& n : p.inputs()) taken.insert(n->name);
-  // What each node of p is in the check program: the iteration's array
-  // outputs become inputs; nodes reading a replaced node are copied.
-  std::unordered_map<const StepNode*, Step> map;
-  for (const auto& [name, st] : p.outputs) {
-    if (checks.count(name)) continue;
-    s.iteration.outputs.push_back({name, st});
-    if (st->shape.empty() || map.count(st.get())) continue;
-    std::string in = "next_" + name;
-    while (taken.count(in)) in = "next_" + in;
-    taken.insert(in);
-    s.next_inputs[name] = in;
-    map[st.get()] = step_input(in, st->shape);
-  }
-  if (checks.empty()) return s;
-  for (const Step& n : p.nodes()) {
-    if (map.count(n.get())) continue;
-    if (is_gated(*n)) {
-      // The check program runs only in checking runs: its reductions are
-      // not gated (a gate that is never off would leave the backend
-      // scheduling for the empty regions of a run that does not happen).
-      map[n.get()] = step_reduce(n->kind, map.at(n->args[0].get()),
-                                 n->kind == StepKind::Dot ? map.at(n->args[1].get()) : Step());
-      continue;
+  // The split with the array outputs in `recompute` computed by the check
+  // from their operands instead of read from the iteration's outputs.
+  auto split = [&](const std::set<const StepNode*>& recompute) {
+    CheckSplit s;
+    s.iteration.name = p.name;
+    s.iteration.unrolled = s.check.unrolled = p.unrolled;
+    s.check.name = (p.name.empty() ? std::string("step") : p.name) + "_check";
+    std::set<std::string> taken;
+    for (const Step& n : p.inputs()) taken.insert(n->name);
+    // What each node of p is in the check program: the iteration's array
+    // outputs become inputs; nodes reading a replaced node are copied.
+    std::unordered_map<const StepNode*, Step> map;
+    for (const auto& [name, st] : p.outputs) {
+      if (checks.count(name)) continue;
+      s.iteration.outputs.push_back({name, st});
+      if (st->shape.empty() || map.count(st.get()) || recompute.count(st.get())) continue;
+      std::string in = "next_" + name;
+      while (taken.count(in)) in = "next_" + in;
+      taken.insert(in);
+      s.next_inputs[name] = in;
+      map[st.get()] = step_input(in, st->shape);
     }
-    map[n.get()] = with_args(n, [&](const Step& a) { return map.at(a.get()); });
-  }
+    if (checks.empty()) return s;
+    for (const Step& n : p.nodes()) {
+      if (map.count(n.get())) continue;
+      if (is_gated(*n)) {
+        // The check program runs only in checking runs: its reductions are
+        // not gated (a gate that is never off would leave the backend
+        // scheduling for the empty regions of a run that does not happen).
+        map[n.get()] = step_reduce(n->kind, map.at(n->args[0].get()),
+                                   n->kind == StepKind::Dot ? map.at(n->args[1].get()) : Step());
+        continue;
+      }
+      map[n.get()] = with_args(n, [&](const Step& a) { return map.at(a.get()); });
+    }
+    for (const auto& [name, st] : p.outputs) {
+      if (checks.count(name)) s.check.outputs.push_back({name, map.at(st.get())});
+    }
+    return s;
+  };
+  CheckSplit s = split({});
+  // An output that is elementwise arithmetic of arrays the check reads anyway
+  // (pc's x̄⁺ = 2x⁺ − x, whose norm tells whether it is finite) costs the
+  // check a pass over one more array read, and a few flops recomputed.
+  std::set<std::string> inputs;  // the check's inputs
+  for (const Step& n : s.check.inputs()) inputs.insert(n->name);
+  std::unordered_map<const StepNode*, std::string> next;  // p's array outputs → the check's input
   for (const auto& [name, st] : p.outputs) {
-    if (checks.count(name)) s.check.outputs.push_back({name, map.at(st.get())});
+    if (s.next_inputs.count(name)) next[st.get()] = s.next_inputs.at(name);
   }
-  return s;
+  std::set<const StepNode*> recompute;
+  for (const auto& [out, in] : next) {
+    const bool elementwise = out->kind == StepKind::Axpby || out->kind == StepKind::Add ||
+                             out->kind == StepKind::Sub || out->kind == StepKind::Mul;
+    if (elementwise && inputs.count(in)) recompute.insert(out);
+  }
+  // Each operand a constant, a param, or an array the check reads itself: an input of p, or an
+  // output of the iteration read and not recomputed.
+  auto read_anyway = [&](const Step& a) {
+    if (a->shape.empty()) return a->kind == StepKind::Constant || a->kind == StepKind::Param;
+    if (a->kind == StepKind::Input) return inputs.count(a->name) > 0;
+    return next.count(a.get()) > 0 && inputs.count(next.at(a.get())) > 0 && !recompute.count(a.get());
+  };
+  for (auto it = recompute.begin(); it != recompute.end();) {
+    it = std::all_of((*it)->args.begin(), (*it)->args.end(), read_anyway) ? std::next(it)
+                                                                          : recompute.erase(it);
+  }
+  return recompute.empty() ? s : split(recompute);
 }
 
 namespace {
@@ -364,27 +398,50 @@ bool reads_neighbours(const ExprNode& e) {
   return false;
 }
 
+// Whether n applies c·I to its one operand (a forward or adjoint of a
+// variable scaled, negated or neither), and that c.
+bool scaled_identity(const StepNode& n, double* c) {
+  if ((n.kind != StepKind::Forward && n.kind != StepKind::Adjoint) || n.args.size() != 1 ||
+      (n.kind == StepKind::Forward && n.index != 0) || n.shape != n.args[0]->shape) {
+    return false;
+  }
+  double f = 1;
+  const ExprNode* e = n.expr.get();
+  while (e && (e->kind == ExprKind::Scale || e->kind == ExprKind::Neg)) {
+    f *= e->kind == ExprKind::Scale ? e->scalar : -1;
+    e = e->args[0].get();
+  }
+  if (!e || !e->is_variable()) return false;
+  *c = f;
+  return true;
+}
+
 }  // namespace
 
 StepProgram eliminate_common_subexpressions(const StepProgram& p) {
   // Each node's representative, operands first; candidates by kind and first operand.
   std::unordered_map<const StepNode*, Step> rep;
   std::map<std::pair<int, const StepNode*>, std::vector<Step>> seen;
+  auto intern = [&](const Step& node) {
+    auto& bucket = seen[{static_cast<int>(node->kind), node->args.empty() ? nullptr : node->args[0].get()}];
+    for (const Step& c : bucket) {
+      if (same_node(*c, *node)) return c;
+    }
+    bucket.push_back(node);
+    return node;
+  };
   for (const Step& n : p.nodes()) {
     Step node = with_args(n, [&](const Step& a) { return rep.at(a.get()); });
-    auto& bucket = seen[{static_cast<int>(node->kind), node->args.empty() ? nullptr : node->args[0].get()}];
-    Step found;
-    for (const Step& c : bucket) {
-      if (same_node(*c, *node)) {
-        found = c;
-        break;
-      }
+    // ‖c·v‖² = c²·‖v‖²: the norm of a scaled identity's result is its operand's norm, which a
+    // check often takes already (pc's ‖K x⁺‖² of nonneg(x) applied to x/3, and ‖x⁺‖²): one
+    // reduction fewer, and no pass over c·v.
+    double c = 1;
+    if (node->kind == StepKind::SumSquares && scaled_identity(*node->args[0], &c)) {
+      const Step when = is_gated(*node) ? node->args.back() : Step();
+      const Step norm = intern(step_reduce(StepKind::SumSquares, node->args[0]->args[0], Step(), when));
+      node = step_binary(StepKind::Mul, intern(step_constant(c * c)), norm);
     }
-    if (!found) {
-      bucket.push_back(node);
-      found = node;
-    }
-    rep[n.get()] = found;
+    rep[n.get()] = intern(node);
   }
   StepProgram out;
   out.name = p.name;

@@ -1035,27 +1035,32 @@ TEST(HalideSplit, TheCheckReadsTheIterationsResults) {
                            step_adjoint(make_grad(xv), 0, step_forward(make_grad(xv), {y})));
   Step x_bar = step_axpby(step_constant(2), x_new, step_constant(-1), x);
   Step dx = step_binary(StepKind::Sub, x_new, x);
+  Step w = step_input("w", s), z = step_binary(StepKind::Sub, x_new, w);
   StepProgram p;
   p.name = "split";
   p.outputs = {{"x", x_new},
                {"xbar", x_bar},
+               {"z", z},
                {"objective", step_reduce(StepKind::Sum, x)},  // not gated: the iteration's
                {"r", step_reduce(StepKind::SumSquares, step_forward(make_grad(xv), {dx}), nullptr, check)},
-               {"d", step_reduce(StepKind::Dot, x_bar, y, check)}};
+               {"d", step_reduce(StepKind::Dot, x_bar, y, check)},
+               {"e", step_reduce(StepKind::SumSquares, z, nullptr, check)}};
   CheckSplit split = split_check(p);
-  ASSERT_EQ(split.iteration.outputs.size(), 3u);
-  ASSERT_EQ(split.check.outputs.size(), 2u);
+  ASSERT_EQ(split.iteration.outputs.size(), 4u);
+  ASSERT_EQ(split.check.outputs.size(), 3u);
   // For checking runs only: its reductions are not gated.
   EXPECT_TRUE(split.check.check_outputs().empty());
   for (const Step& n : split.check.nodes()) EXPECT_FALSE(is_gated(*n)) << to_string(n->kind);
-  EXPECT_EQ(split.next_inputs, (std::map<std::string, std::string>{{"x", "next_next_x"}, {"xbar", "next_xbar"}}));
+  // x̄ = 2x⁺ − x is recomputed from arrays the check reads anyway (x, and x⁺ for r) instead of
+  // read; z = x⁺ − w is read: recomputing it would read w instead.
+  EXPECT_EQ(split.next_inputs, (std::map<std::string, std::string>{{"x", "next_next_x"}, {"z", "next_z"}}));
   std::set<std::string> check_inputs;
   for (const Step& n : split.check.inputs()) check_inputs.insert(n->name);
-  EXPECT_EQ(check_inputs, (std::set<std::string>{"x", "next_x", "next_next_x", "next_xbar"}));
+  EXPECT_EQ(check_inputs, (std::set<std::string>{"x", "next_x", "next_next_x", "next_z"}));
 
-  Array x0 = random_array(s, &rng), y0 = random_array(s, &rng);
+  Array x0 = random_array(s, &rng), y0 = random_array(s, &rng), w0 = random_array(s, &rng);
   StepInputs in;
-  in.buffers = {{"x", &x0}, {"next_x", &y0}};
+  in.buffers = {{"x", &x0}, {"next_x", &y0}, {"w", &w0}};
   in.params = {{kCheckParam, 1}};
   StepOutputs whole = emulator().compile(p)->run(in);
   // The emulator runs the two parts as halide does: the same values (the
@@ -1065,7 +1070,10 @@ TEST(HalideSplit, TheCheckReadsTheIterationsResults) {
   StepInputs in2 = in;
   for (const auto& [output, input] : split.next_inputs) in2.buffers[input] = &first.arrays.at(output);
   StepOutputs second = emulator().compile(split.check)->run(in2);
-  for (const char* name : {"r", "d"}) EXPECT_NEAR(second.scalars.at(name), whole.scalars.at(name), 1e-6 * (1 + std::fabs(whole.scalars.at(name)))) << name;
+  for (const char* name : {"r", "d", "e"})
+    EXPECT_NEAR(second.scalars.at(name), whole.scalars.at(name),
+                1e-6 * (1 + std::fabs(whole.scalars.at(name))))
+        << name;
   EXPECT_EQ(first.arrays.at("x").data, whole.arrays.at("x").data);
   // Halide, checking and not.
   auto step = halide().compile(p);
@@ -1074,7 +1082,8 @@ TEST(HalideSplit, TheCheckReadsTheIterationsResults) {
   for (const auto& [name, arr] : whole.arrays) expect_close(h.arrays.at(name), arr, 16 * kEps32 * std::max(1.0, max_abs(arr)), name);
   in.params[kCheckParam] = 0;
   step->run_into(in, &h);
-  EXPECT_EQ(h.scalars.count("r") + h.scalars.count("d"), 0u) << "a run without a check leaves the check's outputs out";
+  EXPECT_EQ(h.scalars.count("r") + h.scalars.count("d") + h.scalars.count("e"), 0u)
+      << "a run without a check leaves the check's outputs out";
   EXPECT_EQ(h.scalars.count("objective"), 1u);
 }
 

@@ -741,6 +741,39 @@ TEST(CommonSubexpressions, ATermUsedTwiceIsAppliedOnce) {
   for (const auto& [name, a] : before.arrays) EXPECT_EQ(after.arrays.at(name).data, a.data) << name;
 }
 
+// ‖c·v‖² is c²·‖v‖²: the norm of a scaled identity's result (pc's ‖K x⁺‖²
+// for nonneg(x), K = x/3) is the norm of its operand the program takes
+// already; a norm of an operator that is not a scaled identity stays.
+TEST(CommonSubexpressions, ANormOfAScaledIdentityIsItsOperandsNorm) {
+  Expr x = make_variable({6, 5}, "x");
+  Step in = step_input("in", {6, 5}), check = step_param(kCheckParam);
+  auto norm = [&](const Step& v) { return step_reduce(StepKind::SumSquares, v, nullptr, check); };
+  StepProgram p;
+  p.outputs = {{"v", norm(in)},
+               {"third", norm(step_forward(make_scale(1.0 / 3, x), {in}))},
+               {"neg", norm(step_adjoint(make_neg(make_scale(0.5, x)), 0, in))},
+               {"grad", norm(step_forward(make_scale(0.5, make_grad(x)), {in}))}};
+  StepProgram q = eliminate_common_subexpressions(p);
+  std::map<std::string, Step> out(q.outputs.begin(), q.outputs.end());
+  for (const char* name : {"third", "neg"}) {
+    ASSERT_EQ(out.at(name)->kind, StepKind::Mul) << name;
+    EXPECT_EQ(out.at(name)->args[1], out.at("v")) << name << ": the operand's norm, taken once";
+    EXPECT_TRUE(is_gated(*out.at(name)->args[1])) << "the gate is kept";
+  }
+  EXPECT_EQ(out.at("grad")->kind, StepKind::SumSquares);
+  size_t reductions = 0;
+  for (const Step& n : q.nodes()) reductions += is_reduction(n->kind);
+  EXPECT_EQ(reductions, 2u);
+  Array v(Shape{6, 5});
+  for (size_t i = 0; i < v.data.size(); ++i) v.data[i] = static_cast<float>(i % 7) - 2.5f;
+  StepInputs si;
+  si.buffers["in"] = &v;
+  si.params[kCheckParam] = 1;
+  StepOutputs before = emulator().compile(p)->run(si), after = emulator().compile(q)->run(si);
+  for (const auto& [name, a] : before.scalars) EXPECT_NEAR(after.scalars.at(name), a, 1e-12 * a) << name;
+  EXPECT_NEAR(after.scalars.at("third"), after.scalars.at("v") / 9, 1e-12 * after.scalars.at("v"));
+}
+
 // A problem whose iterates overflow to inf and NaN within a few iterations
 // (data 3e38 weighted by 1e30), its data in the test's folder.
 Problem diverging_problem(int64_t rows, int64_t cols) {

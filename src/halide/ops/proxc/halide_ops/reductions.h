@@ -254,7 +254,9 @@ inline Val Graph::parallel_reduce(const std::string& kind, const Val& a, Element
   // With every extent at least kLanes (assume_min_extent), a row's last,
   // partial group of lanes is taken in the vector loop: that group starts
   // kLanes before the row's end and counts only its lanes past the whole
-  // groups. Otherwise a scalar tail loop takes them.
+  // groups (its start marked likely to be the whole groups': Halide then
+  // partitions the loop, and the whole groups' loop has neither the min nor
+  // the mask). Otherwise a scalar tail loop takes them.
   const bool shifted = !chunked && min_extent_ >= kLanes;
   Halide::Expr groups = chunked   ? Halide::Expr(kChunk / kLanes)
                         : shifted ? (n + kLanes - 1) / kLanes
@@ -291,7 +293,7 @@ inline Val Graph::parallel_reduce(const std::string& kind, const Val& a, Element
   middle_ranges(&main_ranges);
   Halide::RDom r = shared_domain(main_ranges);
   Halide::Expr pos = chunked   ? row * kChunk + r[0] * kLanes + lane
-                     : shifted ? Halide::min(r[0] * kLanes, n - kLanes) + lane
+                     : shifted ? Halide::min(Halide::likely(r[0] * kLanes), n - kLanes) + lane
                                : r[0] * kLanes + lane;
   Halide::Expr value = value_at(middle(r, 1), pos);
   // A float element (see reduce) is summed in float along a row's lane,
