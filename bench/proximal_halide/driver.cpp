@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
       std::swap(u0, u01);
       std::swap(u1, u11);
     }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (ms / calls < best) best = ms / calls;
   }
   std::printf("%d %.4f\n", w, best);
