@@ -130,13 +130,15 @@ struct SolverOptions {
   int hqs_max_inner_iters = 0;
   /// The algorithms' step sizes (see StepSizes).
   StepSizes steps;
-  /// Adapt the step sizes at the scheduled checks (--adaptive; pc and admm,
-  /// docs/solvers.md): pc balances its primal and dual residuals by
+  /// Adapt the step sizes at the scheduled checks (--adaptive; pc, ladmm and
+  /// admm, docs/solvers.md): pc balances its primal and dual residuals by
   /// scaling τ up and σ down (or the reverse) with τσ kept, by a factor
   /// 1/(1 − α) whose α starts at 0.5 and shrinks by 0.95 with each change
   /// (Goldstein, Li and Yuan, 2015), so the steps settle; admm doubles ρ
   /// when r > 10 s and halves it when s > 10 r, rescaling its scaled dual,
-  /// at most 16 times (residual balancing: Boyd et al., 2011, §3.4.1).
+  /// at most 16 times (residual balancing: Boyd et al., 2011, §3.4.1);
+  /// ladmm does the same with its penalty 1/λ, μ moving with λ (μ/λ kept,
+  /// so μ ≤ λ/‖K‖² holds).
   /// steps gives the starting values; the summary reports the last ones.
   /// Unset (the default): pc adapts under proxc's own stopping rule (it
   /// needs 2.5–5× fewer iterations to 1e-4 of the optimum on the canonical

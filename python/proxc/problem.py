@@ -330,7 +330,7 @@ def _options(problem, name, kw):
     o.cache_dir = kw.get("cache_dir", "")
     o.max_iters = _count(kw, "max_iters", 1000)
     o.check_every = _count(kw, "conv_check", _CONV_CHECK[name])
-    # Adaptive steps (pc, admm: proxc's, docs/solvers.md) go with proxc's rule;
+    # Adaptive steps (pc, ladmm, admm: proxc's, docs/solvers.md) go with proxc's rule;
     # left out, pc adapts under proxc's rule and keeps ProxImaL's steps under
     # ProxImaL's.
     if kw.get("adaptive") is not None:

@@ -2,6 +2,7 @@
 // step sizes lambda and mu (SolverOptions::steps; 1 and 1 by default, valid
 // since ||K|| <= 1 after the scale pass):
 //   x⁺ = prox_{μg}(x − (μ/λ) Kᵀ(K x − z + u)),  z⁺ = prox_{λf}(K x⁺ + u),  u⁺ = u + K x⁺ − z⁺.
+// With adaptive steps λ is the run-time parameter "ladmm_lambda" and μ moves with it (μ/λ fixed).
 #include "solvers/algorithm.h"
 
 namespace proxc::internal {
@@ -28,8 +29,11 @@ class LinearizedAdmm : public Algorithm {
       z.push_back(step_input(state_names::z(i), l.psi[i]->arg->shape));
       u.push_back(step_input(state_names::u(i), l.psi[i]->arg->shape));
     }
-    // The prox weights 1/mu (the x-update) and 1/lambda (the z-update and the residuals).
-    const Step x_rho = scalar(1 / mu), z_rho = scalar(1 / lambda);
+    // The prox weights 1/mu (the x-update) and 1/lambda (the z-update and the residuals); with
+    // adaptive steps 1/lambda is computed per run from the parameter, and 1/mu = (lambda/mu)/lambda.
+    const Step z_rho = o.adaptive_steps ? step_binary(StepKind::Div, scalar(1), step_param(kLambda))
+                                        : scalar(1 / lambda);
+    const Step x_rho = o.adaptive_steps ? times(lambda / mu, z_rho) : scalar(1 / mu);
     for (int f = 0; f < fuse; ++f) {
       std::vector<Step> v_i, x1, kx1, z1, u1;
       for (size_t i = 0; i < l.psi.size(); ++i) {
@@ -58,6 +62,38 @@ class LinearizedAdmm : public Algorithm {
 
   void init_state(const Layout& l, std::map<std::string, Array>* state) const override {
     init_split_state(l, state);
+  }
+
+  // Residual balancing (Boyd et al., 2011, §3.4.1), as admm's, of the penalty 1/λ: λ halves when
+  // r > 10 s and doubles when s > 10 r, μ with it (so μ ≤ λ/‖K‖² still holds), and the scaled
+  // dual u = λy with it (y is kept). At checks only, at most kMaxChanges times.
+  static constexpr double kMaxChanges = 16;
+  static constexpr const char* kLambda = "ladmm_lambda";
+  std::map<std::string, double> adaptive_params(const SolverOptions& o) const override {
+    if (!o.adaptive_steps) return {};
+    return {{kLambda, o.steps.ladmm_lambda}, {"_ladmm_changes", 0}};
+  }
+  // The factor lambda changes by after a check with `info` (1: it stays).
+  static double lambda_factor(const IterationInfo& info, const std::map<std::string, double>& params) {
+    constexpr double kMu = 10, kFactor = 2;
+    if (params.at("_ladmm_changes") >= kMaxChanges) return 1;
+    if (info.r > kMu * info.s) return 1 / kFactor;
+    if (info.s > kMu * info.r) return kFactor;
+    return 1;
+  }
+  bool adapt_rescales_state(const IterationInfo& info, const std::map<std::string, double>& params) const override {
+    return lambda_factor(info, params) != 1;
+  }
+  bool adapt(const Layout& l, const IterationInfo& info, std::map<std::string, double>* params,
+             std::map<std::string, Array>* state) const override {
+    const double f = lambda_factor(info, *params);
+    if (f == 1) return false;
+    params->at("_ladmm_changes") += 1;
+    params->at(kLambda) *= f;
+    for (size_t i = 0; i < l.psi.size(); ++i) {
+      for (float& v : state->at(state_names::u(i)).data) v = static_cast<float>(v * f);
+    }
+    return true;
   }
 
   void tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o,

@@ -95,9 +95,10 @@ void check_solver_options(const Options& o, SolverKind solver, OptionSpelling sp
   user_assert(o.hqs_max_inner_iters >= 0)
       << name("hqs_max_inner_iters", "--max-inner-iters") << " must be >= 0, got " << o.hqs_max_inner_iters;
   check_step_sizes(o.steps, name);
-  user_assert(!asks_adaptive(o.adaptive_steps) || solver == SolverKind::PockChambolle || solver == SolverKind::ADMM)
-      << (cli ? "--adaptive" : "SolverOptions.adaptive_steps") << ": pc and admm adapt their step sizes, not "
-      << to_string(solver);
+  user_assert(!asks_adaptive(o.adaptive_steps) || solver != SolverKind::HQS)
+      << (cli ? "--adaptive" : "SolverOptions.adaptive_steps")
+      << ": pc, ladmm and admm adapt their step sizes, not hqs (its penalty follows its continuation: --rho-0, "
+         "--rho-scale, --rho-max)";
   user_assert(!asks_adaptive(o.adaptive_steps) || !o.proximal_stopping)
       << (cli ? "--adaptive" : "SolverOptions.adaptive_steps")
       << ": ProxImaL's stopping rule reads fixed step sizes (proximal_stopping)";

@@ -64,7 +64,7 @@ struct SolverOptions {
   int hqs_max_inner_iters = 0;
   /// The algorithms' step sizes and their rules (proxc/solver.h).
   StepSizes steps;
-  /// Adapt them at every check: pc and admm (proxc/solver.h).
+  /// Adapt them at every check: pc, ladmm and admm (proxc/solver.h).
   bool adaptive_steps = false;
   /// Start from these values (by variable name, user units); zeros otherwise.
   std::map<std::string, Array> x0;

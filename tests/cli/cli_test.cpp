@@ -1012,11 +1012,11 @@ TEST(CliSolve, PassSwitches) {
   EXPECT_EQ(proxc(base + "--norm fast").exit_code, 2);
 }
 
-// --adaptive: pc and admm adapt their steps (the summary reports the last
-// ones and how many checks changed them, --full too); other solvers refuse it.
+// --adaptive: pc, ladmm and admm adapt their steps (the summary reports the
+// last ones and how many checks changed them, --full too); hqs refuses it.
 TEST(CliSolve, AdaptiveSteps) {
   const std::string base = "solve " + example("denoise_tv_iso.prox") + " --iters 200 --adaptive ";
-  for (const char* solver : {"pc", "admm"}) {
+  for (const char* solver : {"pc", "admm", "ladmm"}) {
     auto r = proxc(base + "--json --solver " + solver);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
@@ -1024,9 +1024,9 @@ TEST(CliSolve, AdaptiveSteps) {
     EXPECT_GT(j["step_changes"].get<int>(), 0) << r.out;
   }
   EXPECT_THAT(proxc(base + "--full").out, HasSubstr("adapted steps"));
-  auto wrong = proxc(base + "--solver ladmm");
+  auto wrong = proxc(base + "--solver hqs");
   EXPECT_EQ(wrong.exit_code, 2);
-  EXPECT_THAT(wrong.out, HasSubstr("--adaptive: pc and admm adapt their step sizes, not ladmm"));
+  EXPECT_THAT(wrong.out, HasSubstr("--adaptive: pc, ladmm and admm adapt their step sizes, not hqs"));
   // pc adapts without the flag; --fixed-steps keeps ProxImaL's steps, and
   // needs more iterations to the default tolerances here.
   const std::string plain = "solve " + example("denoise_tv_iso.prox") + " --json ";

@@ -1124,14 +1124,15 @@ TEST(Checkpoint, ResumingGivesTheUninterruptedResult) {
 
 // Adaptive step sizes (SolverOptions::adaptive_steps; pc: Goldstein, Li and
 // Yuan's residual balancing of tau and sigma with their product kept; admm:
-// Boyd et al.'s residual balancing of rho) reach the reference optimum of
-// TV denoising, TV deconvolution and inpainting, changing the steps on the
-// way; the summary reports the last ones.
+// Boyd et al.'s residual balancing of rho; ladmm: the same of 1/lambda, mu
+// with lambda) reach the reference optimum of TV denoising, TV deconvolution
+// and inpainting, changing the steps on the way; the summary reports the
+// last ones.
 TEST(Adaptive, StepsReachTheReferenceOptimum) {
   for (int k : {1, 2, 3}) {
     const Problem p = problem(kProblems[k]);
     const double opt = reference_optimum(p);
-    for (const char* solver : {"pc", "admm"}) {
+    for (const char* solver : {"pc", "admm", "ladmm"}) {
       SCOPED_TRACE(std::string(kProblems[k].name) + " " + solver);
       SolverOptions o;
       o.solver = solver;
@@ -1149,8 +1150,8 @@ TEST(Adaptive, StepsReachTheReferenceOptimum) {
         EXPECT_NEAR(tau * sigma, 1.0, 1e-12);  // tau * sigma * ||K||^2 <= 1 is kept
       } else {
         ASSERT_EQ(r.summary.adapted_steps.size(), 1u);
-        const double rho = r.summary.adapted_steps.at("admm_rho");
-        EXPECT_EQ(std::exp2(std::round(std::log2(rho))), rho);  // doubled and halved from 1
+        const double step = r.summary.adapted_steps.at(std::string(solver) == "admm" ? "admm_rho" : "ladmm_lambda");
+        EXPECT_EQ(std::exp2(std::round(std::log2(step))), step);  // doubled and halved from 1
       }
       EXPECT_THAT(r.summary.to_json(), ::testing::HasSubstr("\"adapted_steps\""));
       // The solve without adaptive steps reports none.
@@ -1170,13 +1171,14 @@ TEST(Adaptive, HalideFollowsAndCheckpointsKeepTheSteps) {
   // (deconv: pc's omega prox is the FFT solve, whose scalars now depend on
   // the parameter tau: the extern stage takes them inlined.)
   for (int k : {2, 3}) {
-    for (const char* solver : {"pc", "admm"}) {
+    for (const char* solver : {"pc", "admm", "ladmm"}) {
       SCOPED_TRACE(std::string(kProblems[k].name) + " " + solver);
       const Problem p = problem(kProblems[k]);
       SolverOptions o;
       o.solver = solver;
       o.adaptive_steps = true;
       o.steps.admm_rho = 1.0 / 64;  // far from balanced: rho changes within 40 iterations
+      o.steps.ladmm_lambda = o.steps.ladmm_mu = 64;  // and lambda
       o.max_iters = 40;
       o.eps_abs = o.eps_rel = 0;
       const SolveResult full = solve(p, o, emulator());
@@ -1248,10 +1250,12 @@ TEST(Options, ValidateNamesTheField) {
   o.fuse = 0;
   EXPECT_THAT(test::user_error_of([&] { o.validate(); }), ::testing::HasSubstr("fuse"));
   o = SolverOptions();
-  o.solver = "ladmm";
+  o.solver = "hqs";
   o.adaptive_steps = true;
   EXPECT_THAT(test::user_error_of([&] { o.validate(); }),
-              ::testing::HasSubstr("SolverOptions.adaptive_steps: pc and admm adapt their step sizes, not ladmm"));
+              ::testing::HasSubstr("SolverOptions.adaptive_steps: pc, ladmm and admm adapt their step sizes, not hqs"));
+  o.solver = "ladmm";
+  o.validate();
   o.solver = "pc";
   o.validate();
   o.proximal_stopping = true;

@@ -179,19 +179,20 @@ def test_solve_batch_solves_each_data_set_as_alone():
 
 
 def test_adaptive_steps_reach_the_fixed_steps_optimum():
-    """adaptive=True (pc, admm) goes with proxc's own rule and its defaults,
-    reports the steps it ended with, and reaches the optimum a long
-    fixed-step solve reaches; other solvers refuse it."""
+    """adaptive=True (pc, ladmm, admm) goes with proxc's own rule and its
+    defaults, reports the steps it ended with, and reaches the optimum a long
+    fixed-step solve reaches; hqs refuses it."""
     b = _data()
     x, prob = _tv(b)
     optimum = prob.solve(max_iters=4000, eps_abs=0, eps_rel=0)
-    for solver in ("pc", "admm"):
+    steps = {"pc": {"pc_tau", "pc_sigma"}, "admm": {"admm_rho"}, "ladmm": {"ladmm_lambda"}}
+    for solver in ("pc", "admm", "ladmm"):
         value = prob.solve(solver=solver, adaptive=True, max_iters=3000, eps_abs=1e-7, eps_rel=1e-7)
         assert value == pytest.approx(optimum, rel=1e-4), solver
         assert prob.summary.step_changes > 0
-        assert set(prob.summary.adapted_steps) == ({"pc_tau", "pc_sigma"} if solver == "pc" else {"admm_rho"})
-    with pytest.raises(ValueError, match="pc and admm adapt their step sizes, not ladmm"):
-        prob.solve(solver="ladmm", adaptive=True)
+        assert set(prob.summary.adapted_steps) == steps[solver]
+    with pytest.raises(ValueError, match="pc, ladmm and admm adapt their step sizes, not hqs"):
+        prob.solve(solver="hqs", adaptive=True)
     # Left out: pc adapts under proxc's rule, keeps ProxImaL's steps under ProxImaL's.
     prob.solve(proximal_stopping=False)
     assert set(prob.summary.adapted_steps) == {"pc_tau", "pc_sigma"}
