@@ -140,11 +140,11 @@ struct SolverOptions {
   /// ladmm does the same with its penalty 1/λ, μ moving with λ (μ/λ kept,
   /// so μ ≤ λ/‖K‖² holds).
   /// steps gives the starting values; the summary reports the last ones.
-  /// Unset (the default): pc adapts under proxc's own stopping rule (it
-  /// needs 2.5–5× fewer iterations to 1e-4 of the optimum on the canonical
-  /// problems, docs/performance.md), and every other solver, and pc under
-  /// ProxImaL's rule, keeps its fixed steps (ProxImaL's). true / false
-  /// (--adaptive / --fixed-steps) ask for either.
+  /// Unset (the default): pc and ladmm adapt under proxc's own stopping rule
+  /// (they need 2.5–5× and 1.7–1.8× or more fewer iterations to 1e-4 of the optimum on
+  /// the canonical problems, docs/performance.md), and admm and hqs, and pc
+  /// and ladmm under ProxImaL's rule, keep their fixed steps (ProxImaL's).
+  /// true / false (--adaptive / --fixed-steps) ask for either.
   std::optional<bool> adaptive_steps;
   /// ProxImaL's Problem switches (--no-absorb, --no-merge,
   /// --no-diagonalize, --norm): whether the absorb and merge passes run
@@ -255,7 +255,7 @@ struct SolverSummary {
   /// x-update is not direct); 0 otherwise.
   int cg_steps = 0;
   /// An adaptive solve's step sizes at its end (SolverOptions::adaptive_steps;
-  /// the scaled problem's: pc "pc_tau", "pc_sigma"; admm "admm_rho") and how
+  /// the scaled problem's: pc "pc_tau", "pc_sigma"; ladmm "ladmm_lambda"; admm "admm_rho") and how
   /// many of this process's checks changed them; empty and 0 otherwise.
   std::map<std::string, double> adapted_steps;
   int step_changes = 0;

@@ -331,7 +331,7 @@ def _options(problem, name, kw):
     o.max_iters = _count(kw, "max_iters", 1000)
     o.check_every = _count(kw, "conv_check", _CONV_CHECK[name])
     # Adaptive steps (pc, ladmm, admm: proxc's, docs/solvers.md) go with proxc's rule;
-    # left out, pc adapts under proxc's rule and keeps ProxImaL's steps under
+    # left out, pc and ladmm adapt under proxc's rule and keep ProxImaL's steps under
     # ProxImaL's.
     if kw.get("adaptive") is not None:
         o.adaptive_steps = bool(kw["adaptive"])

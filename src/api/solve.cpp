@@ -49,7 +49,10 @@ SolverOptions solver_options(const proxc::SolverOptions& o) {
   s.hqs_rho_max = o.hqs_rho_max;
   s.hqs_max_inner_iters = o.hqs_max_inner_iters;
   s.steps = o.steps;
-  s.adaptive_steps = o.adaptive_steps.value_or(o.solver == SolverKind::PockChambolle && !o.proximal_stopping);
+  // Left out: adaptive where the steps never lost on the canonical problems (pc, ladmm; docs/solvers.md).
+  s.adaptive_steps = o.adaptive_steps.value_or(
+      (o.solver == SolverKind::PockChambolle || o.solver == SolverKind::LinearizedADMM) &&
+      !o.proximal_stopping);
   s.absorb = o.absorb;
   s.merge = o.merge;
   s.diagonalize = o.diagonalize;

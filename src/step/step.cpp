@@ -327,22 +327,21 @@ CheckSplit split_check(const StepProgram& p) {
   for (const auto& [name, st] : p.outputs) {
     if (s.next_inputs.count(name)) next[st.get()] = s.next_inputs.at(name);
   }
+  // Decided operands first (p's nodes in order), so that the choice does not depend on where
+  // nodes lie in memory: an output is recomputed when each operand is a constant, a param, or an
+  // array the check reads itself (an input of p, or an output read and not recomputed).
   std::set<const StepNode*> recompute;
-  for (const auto& [out, in] : next) {
-    const bool elementwise = out->kind == StepKind::Axpby || out->kind == StepKind::Add ||
-                             out->kind == StepKind::Sub || out->kind == StepKind::Mul;
-    if (elementwise && inputs.count(in)) recompute.insert(out);
-  }
-  // Each operand a constant, a param, or an array the check reads itself: an input of p, or an
-  // output of the iteration read and not recomputed.
   auto read_anyway = [&](const Step& a) {
     if (a->shape.empty()) return a->kind == StepKind::Constant || a->kind == StepKind::Param;
     if (a->kind == StepKind::Input) return inputs.count(a->name) > 0;
     return next.count(a.get()) > 0 && inputs.count(next.at(a.get())) > 0 && !recompute.count(a.get());
   };
-  for (auto it = recompute.begin(); it != recompute.end();) {
-    it = std::all_of((*it)->args.begin(), (*it)->args.end(), read_anyway) ? std::next(it)
-                                                                          : recompute.erase(it);
+  for (const Step& n : p.nodes()) {
+    const auto in = next.find(n.get());
+    const bool elementwise = n->kind == StepKind::Axpby || n->kind == StepKind::Add ||
+                             n->kind == StepKind::Sub || n->kind == StepKind::Mul;
+    if (in == next.end() || !elementwise || !inputs.count(in->second)) continue;
+    if (std::all_of(n->args.begin(), n->args.end(), read_anyway)) recompute.insert(n.get());
   }
   return recompute.empty() ? s : split(recompute);
 }

@@ -416,10 +416,10 @@ TEST(ApiSolve, IterateCallbackObjectivePerCheckAndCompileCounts) {
   EXPECT_EQ(at20.to_vector(), p.value(x).to_vector());
 }
 
-// adaptive_steps unset: pc adapts under proxc's own rule (and reaches the
-// default tolerances sooner), keeps fixed steps under ProxImaL's rule, and
+// adaptive_steps unset: pc and ladmm adapt under proxc's own rule (pc reaches
+// the default tolerances sooner), keep fixed steps under ProxImaL's rule, and
 // the other solvers keep theirs; set, it is what it says.
-TEST(ApiSolve, PcAdaptsItsStepsByDefaultUnderItsOwnRule) {
+TEST(ApiSolve, PcAndLadmmAdaptTheirStepsByDefaultUnderTheirOwnRule) {
   proxc::Array b = proxc::load_array(example("data/noisy.npy"));
   proxc::Expr x;
   proxc::Problem p = denoise_problem(b, &x);
@@ -439,7 +439,11 @@ TEST(ApiSolve, PcAdaptsItsStepsByDefaultUnderItsOwnRule) {
   EXPECT_EQ(by_default.termination, proxc::Termination::Converged);
   EXPECT_LT(by_default.iterations, fixed.iterations);
   EXPECT_TRUE(run(proxc::SolverKind::PockChambolle, std::nullopt, true).adapted_steps.empty());
-  EXPECT_TRUE(run(proxc::SolverKind::LinearizedADMM, std::nullopt, false).adapted_steps.empty());
+  // ladmm too (its residual balancing never lost on the canonical problems); not under ProxImaL's rule.
+  EXPECT_EQ(run(proxc::SolverKind::LinearizedADMM, std::nullopt, false).adapted_steps.count("ladmm_lambda"),
+            1u);
+  EXPECT_TRUE(run(proxc::SolverKind::LinearizedADMM, false, false).adapted_steps.empty());
+  EXPECT_TRUE(run(proxc::SolverKind::LinearizedADMM, std::nullopt, true).adapted_steps.empty());
   EXPECT_TRUE(run(proxc::SolverKind::ADMM, std::nullopt, false).adapted_steps.empty());
   EXPECT_EQ(run(proxc::SolverKind::ADMM, true, false).adapted_steps.count("admm_rho"), 1u);
 }

@@ -247,7 +247,7 @@ TEST(StoppingRule, TheExamplesStopWhereTheyDidAtTheDefaults) {
 // step sizes"). pc: r > 1.5 s scales τ by 1/(1 − α) and σ by (1 − α), the
 // reverse when s > 1.5 r, then α ← 0.95 α; balanced residuals change
 // nothing. admm: r > 10 s doubles ρ and halves u (so ρu, the unscaled dual,
-// is kept), s > 10 r the reverse.
+// is kept), s > 10 r the reverse; ladmm: likewise for its penalty 1/λ.
 TEST(AdaptiveRules, TheyBalanceTheResiduals) {
   PassManagerOptions po;
   po.pass.solver = "admm";
@@ -311,12 +311,32 @@ TEST(AdaptiveRules, TheyBalanceTheResiduals) {
   EXPECT_FALSE(admm->adapt(l, far_dual, &q, &state));
   EXPECT_FALSE(admm->adapt(l, far_primal, &q, &state));
   EXPECT_EQ(q.at(state_names::kRho), std::exp2(-14));
-  // Without adaptive steps, or for ladmm and hqs, there are none.
+  // ladmm: the same balance of its penalty 1/λ: r > 10 s halves λ and u (u = λy, so y is kept),
+  // s > 10 r doubles them; the iteration's μ moves with λ (the program takes λ alone).
+  std::unique_ptr<Algorithm> ladmm = Algorithm::create("ladmm");
+  o.steps.ladmm_lambda = 4;
+  std::map<std::string, double> w = ladmm->adaptive_params(o);
+  EXPECT_EQ(w, (std::map<std::string, double>{{"ladmm_lambda", 4}, {"_ladmm_changes", 0}}));
+  std::map<std::string, Array> lstate = start;
+  EXPECT_FALSE(ladmm->adapt(l, primal_behind, &w, &lstate));  // within a factor 10: kept
+  EXPECT_TRUE(ladmm->adapt(l, far_primal, &w, &lstate));
+  EXPECT_EQ(w.at("ladmm_lambda"), 2);
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    const Array &u = lstate.at(state_names::u(i)), &u0 = start.at(state_names::u(i));
+    for (size_t k = 0; k < u.data.size(); ++k) EXPECT_EQ(2 * u.data[k], u0.data[k]);
+  }
+  EXPECT_TRUE(ladmm->adapt(l, far_dual, &w, &lstate));
+  EXPECT_TRUE(ladmm->adapt(l, far_dual, &w, &lstate));
+  EXPECT_EQ(w.at("ladmm_lambda"), 8);
+  for (int k = 4; k <= 16; ++k) EXPECT_TRUE(ladmm->adapt(l, far_dual, &w, &lstate));
+  EXPECT_FALSE(ladmm->adapt(l, far_dual, &w, &lstate));  // 16 changes: λ stays
+  EXPECT_EQ(w.at("ladmm_lambda"), 4 * std::exp2(14));
+  // Without adaptive steps there are none; hqs has none.
   o.adaptive_steps = false;
   EXPECT_TRUE(pc->adaptive_params(o).empty());
   EXPECT_TRUE(admm->adaptive_params(o).empty());
+  EXPECT_TRUE(ladmm->adaptive_params(o).empty());
   o.adaptive_steps = true;
-  EXPECT_TRUE(Algorithm::create("ladmm")->adaptive_params(o).empty());
   EXPECT_TRUE(Algorithm::create("hqs")->adaptive_params(o).empty());
 }
 

@@ -495,10 +495,12 @@ void add_solver_settings(CLI::App* cmd, SolverFlags* f, proxc::SolverOptions* o)
   group("--lmb", "ladmm: lambda (default 1)", &f->lmb);
   group("--mu", "ladmm: mu, at most lambda (default lambda)", &f->mu);
   group("--rho", "admm: penalty (default 1)", &f->rho);
-  cmd->add_flag("--adaptive", f->adaptive, "pc, ladmm, admm: adapt the step sizes at the checks (pc's default; docs/solvers.md)")
+  cmd->add_flag(
+         "--adaptive", f->adaptive,
+         "pc, ladmm, admm: adapt the step sizes at the checks (pc's and ladmm's default; docs/solvers.md)")
       ->group("Solver settings")
       ->disable_flag_override();
-  cmd->add_flag("--fixed-steps", f->fixed_steps, "pc: keep the step sizes fixed (ProxImaL's)")
+  cmd->add_flag("--fixed-steps", f->fixed_steps, "pc, ladmm: keep the step sizes fixed (ProxImaL's)")
       ->group("Solver settings")
       ->disable_flag_override();
   group("--rho-0", "hqs: first penalty of the continuation (default 1)", &f->rho_0);
