@@ -91,15 +91,15 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
   user_assert(h["solver"].get<std::string>() == solver)
       << path << ": the checkpoint is of the solver '" << h["solver"].get<std::string>() << "', not '"
       << solver << "'";
-  // Adaptive steps (pc's default) record their scalars: say which kind the
-  // checkpoint has when it differs from this run's.
+  // Adaptive steps (pc's and ladmm's default) record their scalars: say which
+  // kind the checkpoint has when it differs from this run's.
   const bool saved_adaptive = h.contains("scalars") && h["scalars"].is_object() && !h["scalars"].empty();
   const bool run_adaptive = scalars && !scalars->empty();
   const std::string steps_hint =
       saved_adaptive == run_adaptive ? ""
       : saved_adaptive
-          ? " (it was saved with adaptive steps, pc's default: resume without --fixed-steps / adaptive_steps = "
-            "false, with its --check-every)"
+          ? " (it was saved with adaptive steps, pc's and ladmm's default: resume without --fixed-steps / "
+            "adaptive_steps = false, with its --check-every)"
           : " (it was saved with fixed steps: resume with --fixed-steps / adaptive_steps = false)";
   user_assert(h["signature"].get<std::string>() == signature)
       << path

@@ -340,5 +340,54 @@ TEST(AdaptiveRules, TheyBalanceTheResiduals) {
   EXPECT_TRUE(Algorithm::create("hqs")->adaptive_params(o).empty());
 }
 
+// ladmm's adaptive program takes λ as a run-time parameter and moves μ with it
+// (μ/λ kept): run with ladmm_lambda = 4 from λ = 2, μ = 0.5, it computes what
+// the fixed-step program with λ = 4, μ = 1 computes.
+TEST(AdaptiveRules, LadmmsProgramMovesMuWithLambda) {
+  PassManagerOptions po;
+  po.pass.solver = "ladmm";
+  const Problem split = run_passes(example("inpaint.prox"), po);  // the layout points into it
+  const Layout l = layout_of(split);
+  SolverOptions a;
+  a.solver = "ladmm";
+  a.adaptive_steps = true;
+  a.steps.ladmm_lambda = 2;
+  a.steps.ladmm_mu = 0.5;
+  SolverOptions f = a;
+  f.adaptive_steps = false;
+  f.steps.ladmm_lambda = 4;
+  f.steps.ladmm_mu = 1;
+  std::unique_ptr<Algorithm> alg = Algorithm::create("ladmm");
+  std::unique_ptr<CompiledStep> adaptive = emulator().compile(alg->iteration(l, a)),
+                                fixed = emulator().compile(alg->iteration(l, f));
+  std::mt19937 rng(7);
+  std::normal_distribution<float> g(0, 1);
+  std::map<std::string, Array> state;
+  auto random = [&](const std::string& name, const Shape& s) {
+    Array v(s);
+    for (float& e : v.data) e = g(rng);
+    state[name] = std::move(v);
+  };
+  random("x0", l.vars[0]->shape);
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    random(state_names::z(i), l.psi[i]->arg->shape);
+    random(state_names::u(i), l.psi[i]->arg->shape);
+  }
+  StepInputs in;
+  for (const auto& [name, v] : state) in.buffers[name] = &v;
+  in.params[kCheckParam] = 1;
+  const StepOutputs want = fixed->run(in);
+  in.params["ladmm_lambda"] = 4;
+  const StepOutputs got = adaptive->run(in);
+  ASSERT_EQ(got.arrays.size(), want.arrays.size());
+  for (const auto& [name, v] : want.arrays) {
+    const Array& w = got.arrays.at(name);
+    for (size_t k = 0; k < v.data.size(); ++k)
+      ASSERT_NEAR(w.data[k], v.data[k], 1e-6 * (1 + std::fabs(v.data[k]))) << name;
+  }
+  for (const auto& [name, v] : want.scalars)
+    EXPECT_NEAR(got.scalars.at(name), v, 1e-9 * (1 + std::fabs(v))) << name;
+}
+
 }  // namespace
 }  // namespace proxc::internal

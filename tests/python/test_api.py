@@ -193,7 +193,11 @@ def test_adaptive_steps_reach_the_fixed_steps_optimum():
         assert set(prob.summary.adapted_steps) == steps[solver]
     with pytest.raises(ValueError, match="pc, ladmm and admm adapt their step sizes, not hqs"):
         prob.solve(solver="hqs", adaptive=True)
-    # Left out: pc adapts under proxc's rule, keeps ProxImaL's steps under ProxImaL's.
+    # Left out: pc and ladmm adapt under proxc's rule, keep ProxImaL's steps under ProxImaL's.
+    prob.solve(solver="ladmm", proximal_stopping=False)
+    assert set(prob.summary.adapted_steps) == {"ladmm_lambda"}
+    prob.solve(solver="ladmm")
+    assert not prob.summary.adapted_steps
     prob.solve(proximal_stopping=False)
     assert set(prob.summary.adapted_steps) == {"pc_tau", "pc_sigma"}
     adaptive_iterations = prob.summary.iterations
