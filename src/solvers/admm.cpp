@@ -80,36 +80,23 @@ class Admm : public Algorithm {
   bool takes_rho() const override { return true; }
   std::vector<double> rho_levels(const SolverOptions& o) const override { return {o.steps.admm_rho}; }
 
-  // Residual balancing (Boyd et al., 2011, §3.4.1, with their μ = 10 and
-  // τ = 2): ρ doubles when r > 10 s and halves when s > 10 r; the scaled
-  // dual u = y/ρ is rescaled so that y is kept. At checks only, and at most
-  // kMaxChanges times: their convergence argument needs ρ fixed after
-  // finitely many changes (ρ stays within 2^±kMaxChanges of its start).
-  static constexpr double kMaxChanges = 16;
+  // Residual balancing of ρ (penalty_factor): the scaled dual u = y/ρ is
+  // rescaled so that y is kept. At checks only; ρ stays within
+  // 2^±kMaxPenaltyChanges of its start.
   std::map<std::string, double> adaptive_params(const SolverOptions& o) const override {
     if (!o.adaptive_steps) return {};
     return {{kRho, o.steps.admm_rho}, {"_admm_changes", 0}};
   }
-  // The factor rho changes by after a check with `info` (1: it stays).
-  static double rho_factor(const IterationInfo& info, const std::map<std::string, double>& params) {
-    constexpr double kMu = 10, kFactor = 2;
-    if (params.at("_admm_changes") >= kMaxChanges) return 1;
-    if (info.r > kMu * info.s) return kFactor;
-    if (info.s > kMu * info.r) return 1 / kFactor;
-    return 1;
-  }
   bool adapt_rescales_state(const IterationInfo& info, const std::map<std::string, double>& params) const override {
-    return rho_factor(info, params) != 1;
+    return penalty_factor(info, params.at("_admm_changes")) != 1;
   }
   bool adapt(const Layout& l, const IterationInfo& info, std::map<std::string, double>* params,
              std::map<std::string, Array>* state) const override {
-    const double f = rho_factor(info, *params);
+    const double f = penalty_factor(info, params->at("_admm_changes"));
     if (f == 1) return false;
     params->at("_admm_changes") += 1;
     params->at(kRho) *= f;
-    for (size_t i = 0; i < l.psi.size(); ++i) {
-      for (float& v : state->at(state_names::u(i)).data) v = static_cast<float>(v / f);
-    }
+    scale_duals(l, 1 / f, state);
     return true;
   }
 

@@ -37,6 +37,20 @@ void admm_tolerances(const StepOutputs& out, double m, double n, const SolverOpt
   info->eps_dual = std::sqrt(n) * o.eps_abs + o.eps_rel * std::sqrt(out.scalars.at("ktu2"));
 }
 
+double penalty_factor(const IterationInfo& info, double changes) {
+  constexpr double kMu = 10, kFactor = 2;
+  if (changes >= kMaxPenaltyChanges) return 1;
+  if (info.r > kMu * info.s) return kFactor;
+  if (info.s > kMu * info.r) return 1 / kFactor;
+  return 1;
+}
+
+void scale_duals(const Layout& l, double s, std::map<std::string, Array>* state) {
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    for (float& v : state->at(state_names::u(i)).data) v = static_cast<float>(v * s);
+  }
+}
+
 void init_split_state(const Layout& l, std::map<std::string, Array>* state) {
   for (size_t i = 0; i < l.psi.size(); ++i) {
     const Shape& s = l.psi[i]->arg->shape;

@@ -89,6 +89,17 @@ class Algorithm {
                           IterationInfo* info) const = 0;
 };
 
+/// Residual balancing of a penalty (Boyd et al., 2011, §3.4.1, with their
+/// μ = 10 and τ = 2): the factor the penalty changes by after a check with
+/// `info`: 2 when r > 10 s, 1/2 when s > 10 r, 1 when they are within a
+/// factor 10 or after `changes` reached kMaxPenaltyChanges (their
+/// convergence argument needs the penalty fixed after finitely many changes).
+inline constexpr double kMaxPenaltyChanges = 16;
+double penalty_factor(const IterationInfo& info, double changes);
+/// Multiplies every psi term's scaled dual u by s (a penalty's change
+/// rescales it so that the unscaled dual is kept).
+void scale_duals(const Layout& l, double s, std::map<std::string, Array>* state);
+
 /// The tolerances of the ADMM-type algorithms (ladmm, admm, hqs), from the
 /// outputs admm_residuals adds.
 void admm_tolerances(const StepOutputs& out, double m, double n, const SolverOptions& o, IterationInfo* info);

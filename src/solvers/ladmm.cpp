@@ -64,35 +64,23 @@ class LinearizedAdmm : public Algorithm {
     init_split_state(l, state);
   }
 
-  // Residual balancing (Boyd et al., 2011, §3.4.1), as admm's, of the penalty 1/λ: λ halves when
-  // r > 10 s and doubles when s > 10 r, μ with it (so μ ≤ λ/‖K‖² still holds), and the scaled
-  // dual u = λy with it (y is kept). At checks only, at most kMaxChanges times.
-  static constexpr double kMaxChanges = 16;
+  // Residual balancing of the penalty 1/λ (penalty_factor, as admm's ρ): λ and μ (so μ ≤ λ/‖K‖²
+  // still holds) and the scaled dual u = λy (so y is kept) are divided by the penalty's factor.
   static constexpr const char* kLambda = "ladmm_lambda";
   std::map<std::string, double> adaptive_params(const SolverOptions& o) const override {
     if (!o.adaptive_steps) return {};
     return {{kLambda, o.steps.ladmm_lambda}, {"_ladmm_changes", 0}};
   }
-  // The factor lambda changes by after a check with `info` (1: it stays).
-  static double lambda_factor(const IterationInfo& info, const std::map<std::string, double>& params) {
-    constexpr double kMu = 10, kFactor = 2;
-    if (params.at("_ladmm_changes") >= kMaxChanges) return 1;
-    if (info.r > kMu * info.s) return 1 / kFactor;
-    if (info.s > kMu * info.r) return kFactor;
-    return 1;
-  }
   bool adapt_rescales_state(const IterationInfo& info, const std::map<std::string, double>& params) const override {
-    return lambda_factor(info, params) != 1;
+    return penalty_factor(info, params.at("_ladmm_changes")) != 1;
   }
   bool adapt(const Layout& l, const IterationInfo& info, std::map<std::string, double>* params,
              std::map<std::string, Array>* state) const override {
-    const double f = lambda_factor(info, *params);
+    const double f = penalty_factor(info, params->at("_ladmm_changes"));
     if (f == 1) return false;
     params->at("_ladmm_changes") += 1;
-    params->at(kLambda) *= f;
-    for (size_t i = 0; i < l.psi.size(); ++i) {
-      for (float& v : state->at(state_names::u(i)).data) v = static_cast<float>(v * f);
-    }
+    params->at(kLambda) /= f;
+    scale_duals(l, 1 / f, state);
     return true;
   }
 
