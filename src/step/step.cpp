@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <iterator>
 #include <set>
 #include <sstream>
 #include <unordered_map>

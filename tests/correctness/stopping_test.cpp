@@ -108,6 +108,25 @@ Tensor KT(const Layout& l, const std::vector<Tensor>& y) {
   return sum;
 }
 
+// A state of every solver's arrays (x0, xbar0, and y, z, u per psi term), standard normal, seeded.
+std::map<std::string, Array> random_state(const Layout& l, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> g(0, 1);
+  std::map<std::string, Array> state;
+  auto random = [&](const std::string& name, const Shape& s) {
+    Array a(s);
+    for (float& v : a.data) v = g(rng);
+    state[name] = std::move(a);
+  };
+  random("x0", l.vars[0]->shape);
+  random("xbar0", l.vars[0]->shape);
+  for (size_t i = 0; i < l.psi.size(); ++i) {
+    for (const std::string& n : {state_names::y(i), state_names::z(i), state_names::u(i)})
+      random(n, l.psi[i]->arg->shape);
+  }
+  return state;
+}
+
 std::vector<Tensor> diff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   std::vector<Tensor> r;
   for (size_t i = 0; i < a.size(); ++i) r.push_back(axpy(a[i], -1, b[i]));
@@ -145,20 +164,7 @@ TEST(StoppingRule, ResidualsAndTolerancesFollowTheirFormulas) {
       const StepProgram prog = alg->iteration(l, o);
       std::unique_ptr<CompiledStep> run = emulator().compile(prog);
 
-      std::mt19937 rng(5);
-      std::normal_distribution<float> g(0, 1);
-      std::map<std::string, Array> state;
-      auto random = [&](const std::string& name, const Shape& s) {
-        Array a(s);
-        for (float& v : a.data) v = g(rng);
-        state[name] = std::move(a);
-      };
-      random("x0", l.vars[0]->shape);
-      random("xbar0", l.vars[0]->shape);
-      for (size_t i = 0; i < l.psi.size(); ++i) {
-        for (const std::string& n : {state_names::y(i), state_names::z(i), state_names::u(i)})
-          random(n, l.psi[i]->arg->shape);
-      }
+      const std::map<std::string, Array> state = random_state(l, 5);
       StepInputs in;
       for (const auto& [name, a] : state) in.buffers[name] = &a;
       in.params[kCheckParam] = 1;
@@ -360,19 +366,7 @@ TEST(AdaptiveRules, LadmmsProgramMovesMuWithLambda) {
   std::unique_ptr<Algorithm> alg = Algorithm::create("ladmm");
   std::unique_ptr<CompiledStep> adaptive = emulator().compile(alg->iteration(l, a)),
                                 fixed = emulator().compile(alg->iteration(l, f));
-  std::mt19937 rng(7);
-  std::normal_distribution<float> g(0, 1);
-  std::map<std::string, Array> state;
-  auto random = [&](const std::string& name, const Shape& s) {
-    Array v(s);
-    for (float& e : v.data) e = g(rng);
-    state[name] = std::move(v);
-  };
-  random("x0", l.vars[0]->shape);
-  for (size_t i = 0; i < l.psi.size(); ++i) {
-    random(state_names::z(i), l.psi[i]->arg->shape);
-    random(state_names::u(i), l.psi[i]->arg->shape);
-  }
+  const std::map<std::string, Array> state = random_state(l, 7);
   StepInputs in;
   for (const auto& [name, v] : state) in.buffers[name] = &v;
   in.params[kCheckParam] = 1;
