@@ -124,7 +124,8 @@ Expr crop(const Expr& x, const std::vector<int64_t>& begin, const Shape& extent)
 Expr mul_color(const Expr& x, const Expr& matrix);
 /// A named colour transform: "yuv" or "opp".
 Expr mul_color(const Expr& x, const std::string& named_matrix);
-/// Bilinear resampling through the 3×3 homography H.
+/// Bilinear resampling through the 3×3 homography H: output pixel (i, j) samples x at
+/// the row and column H·(i, j, 1), dehomogenised (ProxImaL's convention), 0 outside.
 Expr warp(const Expr& x, const Expr& homography);
 /// warp onto a target of target_shape = {h, w} pixels; a homography of shape
 /// (3, 3, K) gives K warps, stacked on a new last axis (ProxImaL's warp).
@@ -289,6 +290,10 @@ class Problem {
   /// The values of the constant the printed problem names `name`; a
   /// UserError when there is none.
   Array constant(const std::string& name) const;
+  /// The files the problem's constants were read from (load("...") and
+  /// set_constant's paths, as resolved when read), each once, in printing
+  /// order. The proxc command refuses an output path among them.
+  std::vector<std::string> data_files() const;
 
   /// The problem printed in `format` (text parses back to an equal problem,
   /// JSON loads back and continues where the passes stopped).

@@ -152,9 +152,9 @@ struct SolverOptions {
   /// diagonal or circulant Gram matrix a direct solve (try_diagonalize=);
   /// how the scale pass gets ||K|| (try_fast_norm=True: Bound, False:
   /// Power). The split and scale passes always run: proxc's solvers iterate
-  /// on the split problem scaled to ||K|| <= 1. Without absorb, a constant
-  /// offset left in a function's operand (`sum_squares(x - b)`; write
-  /// `sum_squares(x, b=b)` instead) is an error of the scale pass.
+  /// on the split problem scaled to ||K|| <= 1. Without absorb, offsets still
+  /// move into the functions' b (`sum_squares(x - b)` as `sum_squares(x, b=b)`),
+  /// as ProxImaL's absorb=False does; operators stay in K.
   bool absorb = true;
   bool merge = true;
   bool diagonalize = true;

@@ -343,7 +343,8 @@ def mul_color(arg, mode, implem=None):
 
 
 def warp(arg, H, target_shape=None, implem=None):
-    """Bilinear resampling through the homography H (3, 3) or (3, 3, K)."""
+    """Bilinear resampling through the homography H (3, 3) or (3, 3, K): output pixel
+    (i, j) samples arg at the row and column H @ (i, j, 1), dehomogenised, as ProxImaL."""
     x = _lin(arg, "warp")
     h, hc = _const_expr(H, "warp's homography")
     t = [] if target_shape is None else [int(s) for s in target_shape]

@@ -186,12 +186,27 @@ std::pair<std::map<std::string, proxc::Array>, std::map<std::string, double>> ru
 // A linear operator written in Python (ProxImaL's LinOpFactory), registered
 // as a black box: its callbacks take the GIL and call forward(x, out) or
 // adjoint(y, out) on NumPy arrays of their own (copies of proxc's buffers).
-// The registry keeps operators for the life of the process, and so does this.
+// The registry keeps operators for the life of the process, and so does this;
+// their Python callbacks are dropped when the interpreter exits (release_python_black_boxes),
+// before nanobind's check for objects still alive, which would report them as leaks.
 struct PyBlackBox {
   std::string name;
   proxc::Shape in_shape, out_shape;
   nb::object forward, adjoint;
 };
+
+std::vector<PyBlackBox*>& python_black_boxes() {
+  static std::vector<PyBlackBox*> all;
+  return all;
+}
+
+// Python's atexit: no callback runs after it (the interpreter is finishing).
+void release_python_black_boxes() {
+  for (PyBlackBox* bb : python_black_boxes()) {
+    bb->forward = nb::object();
+    bb->adjoint = nb::object();
+  }
+}
 
 int call_py_black_box(void* user, bool adjoint, const float* in, const int64_t* in_shape, int in_rank, float* out,
                       const int64_t* out_shape, int out_rank) {
@@ -205,7 +220,9 @@ int call_py_black_box(void* user, bool adjoint, const float* in, const int64_t* 
     const float* result = ya.size() > 0 ? ya.data() : nullptr;
     const size_t n = static_cast<size_t>(ya.size());
     nb::object x = nb::cast(std::move(xa)), y = nb::cast(std::move(ya));
-    (adjoint ? bb->adjoint : bb->forward)(x, y);
+    const nb::object& f = adjoint ? bb->adjoint : bb->forward;
+    if (!f.is_valid()) throw std::runtime_error("called after the interpreter began to exit");
+    f(x, y);
     if (n > 0) std::memcpy(out, result, n * sizeof(float));
     return 0;
   } catch (const std::exception& e) {
@@ -250,7 +267,7 @@ void register_python_black_box(const std::string& name, const proxc::Shape& in_s
   if (rc != 0)
     throw proxc::UserError("LinOpFactory: cannot register '" + name + "' (" +
                            (rc == 3 ? "the name is taken" : "a bad name") + ")");
-  bb.release();  // the registry holds it from here on
+  python_black_boxes().push_back(bb.release());  // the registry holds it from here on
 }
 
 // Arrays and files.
@@ -654,4 +671,5 @@ NB_MODULE(_proxc, m) {
   bind_solving(m);
   bind_checks(m);
   bind_modules(m);
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function(&release_python_black_boxes));
 }

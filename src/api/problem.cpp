@@ -505,6 +505,19 @@ std::vector<std::string> Problem::constant_names() const {
   return names;
 }
 
+std::vector<std::string> Problem::data_files() const {
+  ir::PrintPlan plan(ir::unfold_constants(impl().problem));
+  std::vector<std::string> files;
+  for (const ir::Expr& e : plan.order()) {
+    if (!e->is_constant() || !e->constant || e->constant->source.type != ir::ConstantSource::Type::File)
+      continue;
+    const ir::ConstantSource& src = e->constant->source;
+    const std::string& f = src.resolved_path.empty() ? src.path : src.resolved_path;
+    if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
+  }
+  return files;
+}
+
 Array Problem::constant(const std::string& name) const {
   ir::Expr e = named_constant(impl().problem, name, "constant");
   return Access::make_array(e->constant->array, e->constant->source);

@@ -246,9 +246,10 @@ Tensor color_apply(const Tensor& x, const double m[9], bool adjoint) {
   return y;
 }
 
-// ---- warp: bilinear sampling at H·(col, row, 1) ----
+// ---- warp: bilinear sampling at H·(row, col, 1) ----
 // x (H, W[, C]) → y (h, w[, C][, K]): output pixel (i, j) of slice k samples
-// x at H_k·(j, i, 1); the adjoint scatters with the same weights.
+// x at row and column H_k·(i, j, 1) (ProxImaL's: OpenCV's inverse map of the
+// transposed image); the adjoint scatters with the same weights.
 Tensor warp_apply(const Tensor& in, const Array& h, bool adjoint, const Shape& xs, const Shape& ys) {
   const int64_t rows = xs[0], cols = xs[1], orows = ys[0], ocols = ys[1];
   const int64_t ch = xs.size() > 2 ? xs[2] : 1;
@@ -258,11 +259,11 @@ Tensor warp_apply(const Tensor& in, const Array& h, bool adjoint, const Shape& x
     auto H = [&](int e) { return static_cast<double>(h.data[static_cast<size_t>(e * K + k)]); };
     for (int64_t i = 0; i < orows; ++i) {
       for (int64_t j = 0; j < ocols; ++j) {
-        double u = H(0) * j + H(1) * i + H(2);
-        double v = H(3) * j + H(4) * i + H(5);
-        double w = H(6) * j + H(7) * i + H(8);
+        double u = H(0) * i + H(1) * j + H(2);
+        double v = H(3) * i + H(4) * j + H(5);
+        double w = H(6) * i + H(7) * j + H(8);
         if (w == 0 || !std::isfinite(u / w) || !std::isfinite(v / w)) continue;
-        double sx = u / w, sy = v / w;
+        double sy = u / w, sx = v / w;  // the source's row and column
         if (sx < -1 || sy < -1 || sx > static_cast<double>(cols) || sy > static_cast<double>(rows)) continue;
         int64_t x0 = static_cast<int64_t>(std::floor(sx)), y0 = static_cast<int64_t>(std::floor(sy));
         double fx = sx - static_cast<double>(x0), fy = sy - static_cast<double>(y0);

@@ -210,6 +210,12 @@ Problem absorb_pass(const Problem& p, const PassOptions& o) {
   for (FunctionTerm& t : out.terms) {
     // Least-squares terms already carry their operator; leave them be.
     if (t.kind == FunctionKind::LeastSquares) continue;
+    if (!o.absorb_operators) {  // offsets only
+      while (absorb_offset(&t)) {
+      }
+      t = make_term(t);
+      continue;
+    }
     while (absorb_once(&t)) {
     }
     if (o.diagonalize && t.kind == FunctionKind::SumSquares && t.c.is_scalar(0) && t.gamma == 0 &&

@@ -21,6 +21,10 @@ struct PassOptions {
   /// ProxImaL's est_CompGraph_norm with scipy's eigs; the name is the
   /// option's since the first release).
   std::string norm = "bound";
+  /// absorb: fold operators into the parameters too (scalar scales, positive
+  /// weights, direct least squares), not only offsets. False is ProxImaL's
+  /// absorb=False, which still absorbs every offset (its absorb_offset).
+  bool absorb_operators = true;
   /// absorb: mark data terms whose operator has a diagonal or circulant Gram
   /// matrix as least squares, for a direct solve (ProxImaL's try_diagonalize).
   bool diagonalize = true;

@@ -3,6 +3,8 @@
 #include "passes/pass_manager.h"
 
 #include <chrono>
+#include <cmath>
+#include <string>
 
 #include "ir/printer.h"
 #include "support/error.h"
@@ -41,26 +43,44 @@ std::vector<std::string> default_pipeline() {
   };
 }
 
-void verify_passes_invariants(const Problem& p) {
-  verify(p);
-  bool split = false;
-  for (const std::string& s : p.passes_run) split = split || s == "split";
+std::string passes_record_violation(const Problem& p) {
+  bool split = false, scaled = false;
+  for (const std::string& s : p.passes_run) {
+    split = split || s == "split";
+    scaled = scaled || s == "scale";
+  }
   int omega = 0;
-  for (const FunctionTerm& t : p.terms) {
-    make_term(t);
-    internal_assert(split == (t.role != TermRole::Unassigned))
-        << "term " << to_string(t.kind) << " has role " << to_string(t.role) << (split ? " after" : " before")
-        << " the split pass";
+  for (size_t i = 0; i < p.terms.size(); ++i) {
+    const FunctionTerm& t = p.terms[i];
+    const std::string term = "term " + std::to_string(i + 1) + " (" + to_string(t.kind) + ")";
+    if (split != (t.role != TermRole::Unassigned)) {
+      return term + " has role " + to_string(t.role) + (split ? " after" : " before") + " the split pass";
+    }
     if (t.role == TermRole::Omega) {
       ++omega;
-      internal_assert(t.kind == FunctionKind::LeastSquares) << "an omega term must be least_squares";
+      if (t.kind != FunctionKind::LeastSquares)
+        return term + " is omega, which only a least_squares term can be";
+    }
+    // The scale pass wraps each psi operand in (1/knorm)·K_i; the iterate's units hang on knorm.
+    if (scaled && p.knorm > 0 && t.role == TermRole::Psi) {
+      const double want = 1 / p.knorm;
+      if (t.arg->kind != ExprKind::Scale || !(std::abs(t.arg->scalar - want) <= 1e-12 * want)) {
+        return term + "'s operand is not scaled by 1/knorm = " + std::to_string(want) +
+               " as the scale pass scales it";
+      }
     }
   }
-  internal_assert(omega <= 1) << omega << " omega terms";
-  internal_assert(split == !p.solver.empty()) << "a solver is recorded exactly when the problem is split";
-  bool scaled = false;
-  for (const std::string& s : p.passes_run) scaled = scaled || s == "scale";
-  internal_assert(scaled == (p.knorm > 0)) << "knorm is recorded exactly when the problem is scaled";
+  if (omega > 1) return std::to_string(omega) + " omega terms (at most one)";
+  if (split != !p.solver.empty()) return "a solver is recorded exactly when the problem is split";
+  if (scaled != (p.knorm > 0)) return "knorm is recorded exactly when the problem is scaled";
+  return "";
+}
+
+void verify_passes_invariants(const Problem& p) {
+  verify(p);
+  for (const FunctionTerm& t : p.terms) make_term(t);
+  const std::string violation = passes_record_violation(p);
+  internal_assert(violation.empty()) << violation;
 }
 
 Problem run_pipeline(const Problem& p, const std::vector<std::string>& pipeline_in,

@@ -55,8 +55,15 @@ Problem run_pipeline(const Problem& p, const std::vector<std::string>& pipeline,
                      const std::vector<PassInstrumentation*>& instrumentations = {},
                      std::vector<PassRecord>* records = nullptr);
 
-/// The IR verifier: well-formed terms, roles consistent with the recorded
-/// passes (after split every term has one; omega terms are least_squares).
+/// What breaks the record of passes, "" when nothing: roles consistent with
+/// the recorded passes (after split every term has one; omega terms are
+/// least_squares, one at most), a solver recorded exactly when split, knorm
+/// exactly when scaled and every psi operand scaled by 1/knorm. Words for a
+/// user who edited a dump (the terms counted from 1).
+std::string passes_record_violation(const Problem& p);
+
+/// The IR verifier: well-formed terms and passes_record_violation's checks,
+/// a violation an InternalError (the passes made it).
 void verify_passes_invariants(const Problem& p);
 
 }  // namespace proxc::internal

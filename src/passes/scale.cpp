@@ -68,10 +68,11 @@ Problem scale_pass(const Problem& p, const PassOptions& o) {
   }
   const double root = std::sqrt(knorm);
   for (FunctionTerm& t : out.terms) {
-    user_assert(!has_offset(t.arg))
-        << "scale: the operand of " << to_string(t.kind) << " keeps a constant offset that absorb could not move into "
-        << "its parameters (" << print_expression(t.arg) << "): run the absorb pass first (a solve runs it unless "
-        << "--no-absorb / SolverOptions::absorb = false), or write the offset as the function's b";
+    user_assert(!has_offset(t.arg)) << "scale: the operand of " << to_string(t.kind)
+                                    << " keeps a constant offset that absorb could not move into "
+                                    << "its parameters (" << print_expression(t.arg)
+                                    << "): run the absorb pass first (a solve always runs it "
+                                    << "for offsets), or write the offset as the function's b";
     const bool psi_term = t.role == TermRole::Psi;
     if (psi_term) t.arg = make_scale(1.0 / knorm, t.arg);
     t.beta = psi_term ? t.beta * root : t.beta / root;

@@ -2,10 +2,13 @@
 //
 // Guarantees afterwards: every term has a role and the problem records the
 // solver (ProxImaL's rules, docs/passes.md):
-// - pc, ladmm, hqs: in a problem with one variable, the first least_squares term
-//   is omega (its prox with respect to x is a direct solve: elementwise for an
-//   identity or mul_elemwise operator, in the Fourier domain for conv); every
-//   other term is psi, and other least_squares terms become sum_squares;
+// - pc, ladmm, hqs: in a problem with one variable and two terms or more, the
+//   first least_squares term is omega (its prox with respect to x is a direct
+//   solve: elementwise for an identity or mul_elemwise operator, in the Fourier
+//   domain for conv); every other term is psi, and other least_squares terms
+//   become sum_squares. A lone term is psi, as in ProxImaL (which partitions
+//   only problems of several functions): K is never empty, which would leave
+//   ladmm's residuals zero from the first iteration;
 // - admm: every term is psi (the x-update solves the least-squares problem over
 //   all psi operators stacked), least_squares terms become sum_squares.
 // The objective is unchanged (least_squares and sum_squares have the same value).
@@ -32,7 +35,7 @@ void check_solver_name(const std::string& s) {
 Problem split_pass(const Problem& p, const PassOptions& o) {
   check_solver_name(o.solver);
   Problem out = p;
-  const bool may_have_omega = o.solver != "admm" && out.variables().size() == 1;
+  const bool may_have_omega = o.solver != "admm" && out.variables().size() == 1 && out.terms.size() > 1;
   bool have_omega = false;
   for (FunctionTerm& t : out.terms) {
     if (t.kind == FunctionKind::LeastSquares && may_have_omega && !have_omega) {

@@ -23,16 +23,20 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   po.pass.diagonalize = options.diagonalize;
   po.pass.circulant = !options.communicator;
   if (!options.absorb || !options.merge) {
-    // The default pipeline without the passes switched off.
-    if (options.absorb) po.pipeline.push_back("absorb");
+    // The default pipeline without the passes switched off. absorb off keeps
+    // moving offsets into the parameters, as ProxImaL's absorb=False does.
+    po.pipeline.push_back("absorb");
+    po.pass.absorb_operators = options.absorb;
     if (options.merge) po.pipeline.push_back("merge");
     po.pipeline.insert(po.pipeline.end(), {"split", "scale"});
   }
   const Problem p = run_passes(problem, po);
+  // A hand-edited or corrupt dump, not a bug of the passes that made it.
+  const std::string violation = passes_record_violation(p);
+  user_assert(violation.empty()) << "the problem's record of passes is inconsistent: " << violation;
   try {
     verify_passes_invariants(p);
   } catch (const InternalError& e) {
-    // A hand-edited or corrupt dump, not a bug of the passes that made it.
     user_error << "the problem's record of passes is inconsistent (" << e.what() << ")";
   }
   const double passes_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

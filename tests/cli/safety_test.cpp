@@ -117,6 +117,58 @@ TEST(CliSafety, BadOutputsAreFoundBeforeIterating) {
   EXPECT_FALSE(fs::exists(dir + "/x.npy"));
 }
 
+// An output on the path of another output or of an input is refused before the
+// solve, naming both (they overwrote each other, exit 0); every file stays as
+// it was. A checkpoint may continue the file it resumed from.
+TEST(CliSafety, OutputsNeverShareAFileWithEachOtherOrAnInput) {
+  std::string dir = test::temp_dir();
+  test::write_text(dir + "/p.prox", "x = variable(4, 5)\nb = load(\"b.npy\")\nminimize sum_squares(x - b)\n");
+  auto filled = [](float v) {
+    Array a(Shape{4, 5});
+    std::fill(a.data.begin(), a.data.end(), v);
+    return a;
+  };
+  io::save_array(dir + "/b.npy", filled(0.5f));
+  io::save_array(dir + "/x0.npy", filled(0.25f));
+  test::write_text(dir + "/r.npy", "what was here");
+  const std::string solve = "solve " + shell_quote(dir + "/p.prox") + " --iters 20 ";
+  auto at = [&](const char* f) { return shell_quote(dir + "/" + f); };
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"-o " + at("r.npy") + " --log " + at("r.npy"), "one output would overwrite the other"},
+      {"-o " + at("r.npy") + " --checkpoint " + at("./r.npy"), "one output would overwrite the other"},
+      {"--log " + at("p.prox"), "the output would overwrite an input"},
+      {"-o " + at("b.npy"), "the output would overwrite an input"},
+      {"--x0 " + at("x0.npy") + " --log " + at("x0.npy"), "--x0"},
+      {"-o " + at("s.npy") + " --save-every 10 --log " + at("s_iter0010.npy"), "snapshot of"},
+  };
+  for (const Case& c : cases) {
+    auto r = proxc(solve + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
+    if (c.message != "snapshot of") EXPECT_THAT(r.out, HasSubstr("are one file")) << c.args;
+  }
+  EXPECT_EQ(read_file(dir + "/r.npy"), "what was here");
+  EXPECT_EQ(io::load_array(dir + "/b.npy").data[0], 0.5f);
+  EXPECT_THAT(read_file(dir + "/p.prox"), HasSubstr("minimize"));
+  EXPECT_FALSE(fs::exists(dir + "/s.npy"));
+  // --resume and --checkpoint on one file: a run continuing its own checkpoint.
+  auto first = proxc(solve + "--checkpoint " + at("ck.bin"));
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  auto again = proxc("solve " + shell_quote(dir + "/p.prox") + " --iters 40 --resume " + at("ck.bin") +
+                     " --checkpoint " + at("ck.bin"));
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  // batch: results written over the frames they come from.
+  fs::create_directories(dir + "/frames");
+  io::save_array(dir + "/frames/a.npy", filled(0.5f));
+  auto batch = proxc("batch " + shell_quote(dir + "/p.prox") + " --set " +
+                     shell_quote("b=" + dir + "/frames/*.npy") + " -o " + at("frames") + " --iters 5");
+  EXPECT_EQ(batch.exit_code, 2) << batch.out;
+  EXPECT_THAT(batch.out, HasSubstr("the output would overwrite an input"));
+  EXPECT_EQ(io::load_array(dir + "/frames/a.npy").data[0], 0.5f);
+}
+
 TEST(CliSafety, TwoProcessesWritingOneOutputBothSucceed) {
   // Four processes that finish together, each writing 4 MB to one path: with one
   // fixed temporary name they truncate and rename each other's file.
@@ -183,6 +235,23 @@ TEST(CliSafety, DumpsWithImpossibleRecordsAreRefused) {
   auto r = proxc("solve " + shell_quote(dir + "/unscaled.prox") + " --iters 5");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("knorm is recorded but the scale pass has not run"));
+  // A knorm that is not the one the psi operands were scaled by: the result's
+  // units hang on it (it solved and wrote a result off by sqrt(knorm)).
+  std::string edited = text.substr(0, at) + "knorm = 1" + text.substr(end);
+  test::write_text(dir + "/edited.prox", edited);
+  r = proxc("solve " + shell_quote(dir + "/edited.prox") + " --iters 5 -o " + shell_quote(dir + "/x.npy"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("is not scaled by 1/knorm"));
+  EXPECT_FALSE(fs::exists(dir + "/x.npy"));
+  // Roles no split pass gives: the user's words, not a bug report.
+  std::string omega = text;
+  for (size_t p = omega.find("psi("); p != std::string::npos; p = omega.find("psi(", p))
+    omega.replace(p, 4, "omega(");
+  test::write_text(dir + "/omega.prox", omega);
+  r = proxc("solve " + shell_quote(dir + "/omega.prox") + " --iters 5");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("is omega, which only a least_squares term can be"));
+  EXPECT_THAT(r.out, Not(HasSubstr("internal error")));
 }
 
 TEST(CliSafety, ATinySigmaGaussianIsAnImpulseNotNaN) {
@@ -197,16 +266,20 @@ TEST(CliSafety, ATinySigmaGaussianIsAnImpulseNotNaN) {
   EXPECT_THAT(r.out, Not(HasSubstr("nan")));
 }
 
-// Starts a long solve, sends `sig` once it iterates, and returns its exit code.
+// Starts a long solve, sends `sig` once it has checked (its second snapshot is
+// written: a signal before the first check stops the command at once), and
+// returns its exit code.
 int solve_and_signal(const std::string& dir, const char* sig, const std::string& out) {
   test::write_text(dir + "/long.prox",
                    "x = variable(256, 256)\nb = gaussian(256, 30)\n"
                    "minimize sum_squares(x - b) + 0.01 * norm1(grad(x))\n");
-  std::string cmd = shell_quote(test::proxc_binary()) + " solve " + shell_quote(dir + "/long.prox") +
-                    " --backend emulate --iters 1000000 --eps-abs 0 --eps-rel 0 --check-every 1 -o " +
-                    shell_quote(out) + " > " + shell_quote(dir + "/out.txt") + " 2>&1";
-  auto r =
-      test::run_command("(" + cmd + ") & pid=$!; sleep 2; kill -" + sig + " $pid; wait $pid; echo rc=$?");
+  std::string cmd =
+      shell_quote(test::proxc_binary()) + " solve " + shell_quote(dir + "/long.prox") +
+      " --backend emulate --iters 1000000 --eps-abs 0 --eps-rel 0 --check-every 1 --save-every 1 -o " +
+      shell_quote(out) + " > " + shell_quote(dir + "/out.txt") + " 2>&1";
+  const std::string second = out.substr(0, out.size() - 4) + "_iter0000002.npy";  // 7 digits: --iters 1000000
+  auto r = test::run_command("(" + cmd + ") & pid=$!; for i in $(seq 1200); do [ -e " + shell_quote(second) +
+                             " ] && break; sleep 0.05; done; kill -" + sig + " $pid; wait $pid; echo rc=$?");
   size_t at = r.out.rfind("rc=");
   return at == std::string::npos ? -1 : std::stoi(r.out.substr(at + 3));
 }
@@ -220,6 +293,26 @@ TEST(CliSafety, SignalsStopASolveWithItsIterateWritten) {
     EXPECT_TRUE(fs::exists(out)) << sig;
     EXPECT_THAT(read_file(dir + "/out.txt"), HasSubstr("interrupted")) << sig;
   }
+}
+
+// A signal before the first check (here while compiling a problem of many terms,
+// which takes minutes) stops the command at once: exit 128 + the signal, no
+// summary, the output left as it was. It used to wait for the first check.
+TEST(CliSafety, ASignalWhileCompilingStopsAtOnce) {
+  std::string dir = test::temp_dir();
+  std::string text = "x = variable(3, 3)\nminimize sum_squares(x, b=1)";
+  for (int i = 0; i < 2000; ++i) text += " + norm1(x, b=" + std::to_string(i) + ")";
+  test::write_text(dir + "/many.prox", text + "\n");
+  test::write_text(dir + "/x.npy", "what was here");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = test::run_command("cd " + shell_quote(dir) + " && (" + shell_quote(test::proxc_binary()) +
+                             " solve many.prox --iters 5 --cache-dir off -o x.npy > out.txt 2>&1 & pid=$!; "
+                             "sleep 1; kill -TERM $pid; wait $pid; echo rc=$?)");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_THAT(r.out, HasSubstr("rc=143"));
+  EXPECT_LT(seconds, 30) << r.out;
+  EXPECT_EQ(read_file(dir + "/x.npy"), "what was here");
+  EXPECT_THAT(read_file(dir + "/out.txt"), Not(HasSubstr("interrupted")));
 }
 
 // The objective a brief report prints ("..., objective 0.123, ...").

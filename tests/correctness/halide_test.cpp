@@ -344,11 +344,12 @@ TEST(HalideParity, GradientsWithABoundary) {
 // warp with H of shape (3, 3, K)): hand values of shifts onto a smaller
 // target, then the dot test on both backends and parity, grey and colour.
 TEST(HalideParity, WarpOntoATargetWithSeveralHomographies) {
-  // Homography 0 the identity, 1 a shift by one column (samples x at col + 1),
-  // stored (3, 3, 2) in C order: entry (r, c, k) at (3r + c)·2 + k.
+  // Homography 0 the identity, 1 a shift by one row (samples x at row + 1:
+  // H·(row, col, 1), ProxImaL's convention), stored (3, 3, 2) in C order:
+  // entry (r, c, k) at (3r + c)·2 + k.
   std::vector<float> hv(18, 0.0f);
   for (int d = 0; d < 3; ++d) hv[static_cast<size_t>((4 * d) * 2)] = hv[static_cast<size_t>((4 * d) * 2 + 1)] = 1;
-  hv[(0 * 3 + 2) * 2 + 1] = 1;  // H_1[0][2] = 1: u = col + 1
+  hv[(0 * 3 + 2) * 2 + 1] = 1;  // H_1[0][2] = 1: the sampled row is row + 1
   const Expr h = constant({3, 3, 2}, hv, "h");
   const Expr x = make_variable({3, 4}, "x");
   const Expr w = make_warp(x, h, {2, 3});
@@ -357,7 +358,7 @@ TEST(HalideParity, WarpOntoATargetWithSeveralHomographies) {
   for (size_t i = 0; i < t.size(); ++i) t.data[i] = static_cast<double>(i);
   const emulate::Tensor y = emulate::forward(w, {{x.get(), &t}}, false);
   EXPECT_EQ(std::vector<double>(y.data.begin(), y.data.end()),
-            (std::vector<double>{0, 1, 1, 2, 2, 3, 4, 5, 5, 6, 6, 7}));
+            (std::vector<double>{0, 4, 1, 5, 2, 6, 4, 8, 5, 9, 6, 10}));
   std::mt19937_64 rng(12);
   std::vector<float> rot(18);
   for (int k = 0; k < 2; ++k) {  // small rotations and shifts

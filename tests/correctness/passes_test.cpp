@@ -221,6 +221,32 @@ TEST(Passes, AbsorbMovesOffsetsScalesAndWeights) {
   EXPECT_LE(objective_difference(p, q), kObjectiveTolerance);
 }
 
+// ProxImaL's absorb=False absorbs no operator but every offset (its Problem.solve
+// runs absorb_offset on each function whatever absorb says): the offsets move
+// into b, the scalings, weights and direct least squares stay.
+TEST(Passes, AbsorbOfOffsetsOnlyLeavesTheOperators) {
+  std::string dir = test::temp_dir();
+  Problem p = parse_program(
+                  "b = array([2, 2], [1, 2, 3, 4])\nw = array([2, 2], [1, 2, 0.5, 3])\nx = variable(2, 2)\n"
+                  "minimize sum_squares(x - b) + norm1(2 * grad(x) - 0.5) + nonneg(mul_elemwise(w, x))\n"
+                  "  + sum_squares(-2 * x - b)\n",
+                  "p.prox", dir)
+                  .problem;
+  PassOptions offsets;
+  offsets.absorb_operators = false;
+  Problem q = absorb_pass(p, offsets);
+  EXPECT_EQ(print_text(q),
+            "passes_run = [\"absorb\"]\n"
+            "x = variable(2, 2)\n"
+            "b = array([2, 2], [1, 2, 3, 4])\n"
+            "w = array([2, 2], [1, 2, 0.5, 3])\n"
+            "minimize sum_squares(x, b=b)\n"
+            "    + norm1(2 * grad(x), b=0.5)\n"
+            "    + nonneg(mul_elemwise(w, x))\n"
+            "    + sum_squares(-2 * x, b=b)\n");
+  EXPECT_LE(objective_difference(p, q), kObjectiveTolerance);
+}
+
 TEST(Passes, AbsorbNormalisesEveryAffineResidual) {
   // Offsets in any position and sign, under scalings and linear operators,
   // end in b (and c, d) as constant expressions of the data, printed as such.
@@ -258,6 +284,30 @@ TEST(Passes, MergeFoldsAPlainQuadratic) {
             "x = variable(3)\n"
             "minimize nonneg(x, c=-4, gamma=2, d=6)\n");
   EXPECT_LE(objective_difference(p, q), kObjectiveTolerance);
+}
+
+// A lone least-squares term is psi for every solver (ProxImaL partitions only
+// problems of several functions), so K is never empty; beside another term it
+// is omega for pc, ladmm and hqs.
+TEST(Passes, SplitKeepsALoneTermInPsi) {
+  const std::string dir = test::temp_dir();
+  Problem lone = absorb_pass(
+      parse_program(
+          "w = array([3], [2, 2, 2])\nx = variable(3)\nminimize sum_squares(mul_elemwise(w, x) - 1)\n",
+          "p.prox", dir)
+          .problem,
+      {});
+  Problem two = absorb_pass(
+      parse_program("x = variable(3)\nminimize sum_squares(x - 1) + norm1(x)\n", "q.prox", dir).problem, {});
+  ASSERT_EQ(lone.terms[0].kind, FunctionKind::LeastSquares);
+  for (const char* solver : {"pc", "ladmm", "hqs", "admm"}) {
+    PassOptions o;
+    o.solver = solver;
+    EXPECT_EQ(split_pass(lone, o).terms[0].role, TermRole::Psi) << solver;
+    EXPECT_EQ(split_pass(two, o).terms[0].role,
+              std::string(solver) == "admm" ? TermRole::Psi : TermRole::Omega)
+        << solver;
+  }
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ import pytest
 
 import proxc
 from proxc import (Constant, Problem, Variable, conv, grad, group_norm1, mul_elemwise, nonneg, norm1,
-                   sum_squares, vstack)
+                   sum_squares, vstack, warp)
 
 
 def _data(shape=(40, 48), seed=0):
@@ -331,6 +331,54 @@ def test_solvers_and_their_keywords():
     assert prob.summary.solver == "admm"
 
 
+def test_absorb_false_still_absorbs_offsets():
+    # ProxImaL's Problem.solve absorbs every offset whatever absorb says (absorb_offset),
+    # so sum_squares(x - b) and sum_squares(-2 * x - b) solve with absorb=False too.
+    b = _data((16, 12))
+    for absorb in (True, False):
+        x = Variable(b.shape)
+        prob = Problem([sum_squares(x - b), 0.1 * norm1(grad(x))], absorb=absorb)
+        prob.solve(solver="pc", max_iters=2000, eps_abs=1e-7, eps_rel=1e-7)
+        assert prob.summary.objective == pytest.approx(_tv_objective_reference(b), rel=1e-4), absorb
+        y = Variable(b.shape)
+        prob = Problem(sum_squares(-2 * y - b))
+        prob.set_absorb(absorb)
+        prob.solve(solver="ladmm", max_iters=2000, eps_abs=1e-7, eps_rel=1e-7)
+        np.testing.assert_allclose(y.value, -b / 2, atol=1e-4)
+
+
+def test_a_lone_function_is_minimised_by_every_solver():
+    # One function: its operand is K (ProxImaL solves a lone function as psi_fns), so
+    # ladmm's residuals see its iterates; before, ladmm stopped after one iteration at
+    # a prox step, "converged". ProxImaL's test_lin_admm_single_prox_fn, through Problem.
+    B = np.reshape(np.arange(50), (10, 5)).astype(np.float32)
+    for solver in ("pc", "ladmm", "admm", "hqs"):
+        x = Variable(5)
+        prob = Problem(sum_squares(mul_elemwise(np.full(5, 2.0), x) - np.arange(5.0)))
+        assert prob.solve(solver=solver) == pytest.approx(0, abs=1e-6), solver
+        np.testing.assert_allclose(x.value, np.arange(5.0) / 2, atol=1e-3, err_msg=solver)
+        X = Variable((10, 5))
+        kw = dict(lmb=0.1) if solver == "ladmm" else {}
+        Problem(sum_squares(X, b=B)).solve(solver=solver, max_iters=500, eps_rel=1e-5, eps_abs=1e-5, **kw)
+        np.testing.assert_allclose(X.value, B, atol=2e-2, err_msg=solver)
+        Problem(norm1(X, b=B, beta=2)).solve(solver=solver, max_iters=500, eps_rel=1e-5, eps_abs=1e-5, **kw)
+        np.testing.assert_allclose(X.value, B / 2, atol=2e-2, err_msg=solver)
+
+
+_TV_REFERENCE = {}
+
+
+def _tv_objective_reference(b):
+    # The optimum of sum_squares(x - b) + 0.1 * norm1(grad(x)), by a long admm solve.
+    key = b.tobytes()
+    if key not in _TV_REFERENCE:
+        x = Variable(b.shape)
+        prob = Problem(sum_squares(x - b) + 0.1 * norm1(grad(x)))
+        prob.solve(solver="admm", max_iters=5000, eps_abs=1e-9, eps_rel=1e-9)
+        _TV_REFERENCE[key] = prob.summary.objective
+    return _TV_REFERENCE[key]
+
+
 def test_x0_and_initval():
     b = _data()
     x, prob = _tv(b)
@@ -504,6 +552,47 @@ def test_a_kernel_of_fewer_axes_filters_each_slice():
         conv(_data((3, 3, 3, 3)), x)
 
 
+def _warp_reference(img, H):
+    # ProxImaL's warp: cv2.warpPerspective(img.T, H, ..., WARP_INVERSE_MAP).T, i.e. output
+    # pixel (i, j) samples img bilinearly at the row and column H @ (i, j, 1), 0 outside.
+    rows, cols = img.shape
+    out = np.zeros(img.shape)
+    for i in range(rows):
+        for j in range(cols):
+            u, v, w = H @ np.array([i, j, 1.0])
+            r, c = u / w, v / w
+            r0, c0 = int(np.floor(r)), int(np.floor(c))
+            fr, fc = r - r0, c - c0
+            for dr, dc, wt in ((0, 0, (1 - fr) * (1 - fc)), (0, 1, (1 - fr) * fc), (1, 0, fr * (1 - fc)),
+                               (1, 1, fr * fc)):
+                if 0 <= r0 + dr < rows and 0 <= c0 + dc < cols:
+                    out[i, j] += wt * img[r0 + dr, c0 + dc]
+    return out
+
+
+def test_warp_samples_at_h_times_row_column_as_proximal():
+    img = _data((14, 11), seed=3)
+    x = Variable(img.shape)
+    x.value = img
+    # A shift by two rows: out[i, j] = img[i + 2, j] (the columns stay).
+    shift = np.array([[1, 0, 2], [0, 1, 0], [0, 0, 1]], np.float32)
+    out = warp(x, shift).value
+    np.testing.assert_allclose(out[:-2], img[2:], atol=1e-6)
+    np.testing.assert_allclose(out[-2:], 0, atol=1e-6)
+    # A rotation by 5 degrees about the centre and a sub-pixel shift, on both backends.
+    a = np.deg2rad(5.0)
+    rot = np.array([[np.cos(a), -np.sin(a), 0.3], [np.sin(a), np.cos(a), -0.6], [0, 0, 1]])
+    centre = np.array([[1, 0, 6.5], [0, 1, 5], [0, 0, 1]])
+    H = (centre @ rot @ np.linalg.inv(centre)).astype(np.float32)
+    want = _warp_reference(img.astype(np.float64), H.astype(np.float64))
+    np.testing.assert_allclose(warp(x, H).value, want, atol=1e-5)
+    # Solved on Halide: the least-squares fit of a warped observation recovers the
+    # pixels the warp sees (compiled = the reference above).
+    y = Variable(img.shape)
+    Problem(sum_squares(warp(y, H) - want)).solve(solver="pc", max_iters=3000, eps_abs=1e-7, eps_rel=1e-7)
+    np.testing.assert_allclose(_warp_reference(y.value.astype(np.float64), H.astype(np.float64)), want, atol=2e-3)
+
+
 def test_result_memory_is_proxcs_and_aot_and_parse_errors(tmp_path):
     b = _data()
     x, prob = _tv(b)
@@ -581,3 +670,15 @@ def test_linop_factory_runs_python_operators_as_black_boxes():
     z = Variable(b.shape)
     with pytest.raises(ValueError, match="no forward today"):
         Problem(sum_squares(bad(z) - b)).solve(max_iters=5)
+
+
+def test_linop_factory_leaves_nothing_alive_at_exit():
+    # The registry keeps a LinOpFactory's callbacks for the process's life; they are
+    # dropped at the interpreter's exit, so nanobind finds no objects leaked.
+    script = ("import numpy as np\nfrom proxc import *\n"
+              "def op(i, o): o[:] = 2 * i\n"
+              "f = LinOpFactory((4,), (4,), op, op, 2)\nx = Variable(4)\n"
+              "print(Problem(sum_squares(f(x) - np.ones(4))).solve(max_iters=10))\n")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "leaked" not in r.stderr, r.stderr

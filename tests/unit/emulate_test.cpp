@@ -152,14 +152,20 @@ TEST(EmulateWarp, IdentityAndShift) {
   Tensor v = iota({3, 4});
   Expr id = constant({3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1});
   expect_values(fwd(make_warp(x, id), x, v), v.data);
-  // Sample one column to the right: out[i, j] = x[i, j + 1], 0 past the edge.
-  Expr shift = constant({3, 3}, {1, 0, 1, 0, 1, 0, 0, 0, 1});
-  Tensor y = fwd(make_warp(x, shift), x, v);
+  // H·(row, col, 1) is the sampled (row, column), as ProxImaL's warp (OpenCV's
+  // inverse map of the transposed image): one row down, out[i, j] = x[i + 1, j],
+  // and one column right, out[i, j] = x[i, j + 1]; 0 past the edge.
+  Expr down = constant({3, 3}, {1, 0, 1, 0, 1, 0, 0, 0, 1});
+  Expr right = constant({3, 3}, {1, 0, 0, 0, 1, 1, 0, 0, 1});
+  Tensor yd = fwd(make_warp(x, down), x, v), yr = fwd(make_warp(x, right), x, v);
   for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 4; ++j) EXPECT_NEAR(y.data[i * 4 + j], j < 3 ? v.data[i * 4 + j + 1] : 0.0, 1e-12);
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_NEAR(yd.data[i * 4 + j], i < 2 ? v.data[(i + 1) * 4 + j] : 0.0, 1e-12) << i << ", " << j;
+      EXPECT_NEAR(yr.data[i * 4 + j], j < 3 ? v.data[i * 4 + j + 1] : 0.0, 1e-12) << i << ", " << j;
+    }
   }
-  // Half a pixel: the average of two neighbours.
-  Expr half = constant({3, 3}, {1, 0, 0.5, 0, 1, 0, 0, 0, 1});
+  // Half a pixel along the columns: the average of two neighbours in a row.
+  Expr half = constant({3, 3}, {1, 0, 0, 0, 1, 0.5, 0, 0, 1});
   EXPECT_NEAR(fwd(make_warp(x, half), x, v).data[0], 0.5 * (v.data[0] + v.data[1]), 1e-7);
 }
 

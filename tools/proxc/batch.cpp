@@ -136,6 +136,10 @@ std::vector<std::vector<std::pair<std::string, std::string>>> plan_outputs(const
     throw proxc::UserError("-o " + job.out_dir + ": cannot create the folder: " + ec.message());
   }
   std::map<std::string, std::string> taken;
+  // No result may overwrite a frame or the problem's files (-o into the frames' folder).
+  std::vector<FileUse> uses{{"the problem", job.file, false}};
+  for (const std::string& d : p.data_files()) uses.push_back({"the data", d, false});
+  for (const std::string& f : frames) uses.push_back({"the frame", f, false});
   for (size_t i = 0; i < frames.size(); ++i) {
     const std::string base = (fs::path(job.out_dir) / fs::path(frames[i]).stem()).string();
     outputs[i] = output_files(p, {base + result_extension(frames[i], job.format)});
@@ -143,8 +147,10 @@ std::vector<std::vector<std::pair<std::string, std::string>>> plan_outputs(const
       proxc::check_save_path(f);
       const auto [it, fresh] = taken.emplace(f, frames[i]);
       if (!fresh) throw proxc::UserError(frames[i] + " and " + it->second + " would both be written to " + f);
+      uses.push_back({"the result of " + frames[i] + ",", f, true});
     }
   }
+  check_distinct_files(uses);
   return outputs;
 }
 

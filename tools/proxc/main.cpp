@@ -5,9 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -17,10 +15,11 @@
 #include <string>
 #include <system_error>
 
-#include "proxc/proxc.h"
 #include "batch.h"
 #include "flags.h"
+#include "proxc/proxc.h"
 #include "report.h"
+#include "signals.h"
 #include "solve_output.h"
 
 namespace {
@@ -165,22 +164,6 @@ struct OptCommand {
   }
 };
 
-// SIGINT, SIGTERM and SIGHUP stop a solve at its next check: the iterate and
-// a final checkpoint are written, and the command exits with 128 + the signal.
-std::atomic<bool> g_interrupted{false};
-std::atomic<int> g_signal{0};
-static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
-              "the signal handler stores to lock-free atomics only");
-extern "C" void on_stop_signal(int sig) {
-  if (g_signal.exchange(sig) != 0) {
-    // A second signal (the solve is compiling, or slow to reach its check): stop now, as the signal does.
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
-    return;
-  }
-  g_interrupted.store(true);
-}
-
 struct SolveCommand {
   std::string file;
   SolverFlags settings;
@@ -242,9 +225,10 @@ struct SolveCommand {
     options.validate(proxc::OptionSpelling::CommandLine);
     if (batch) {
       if (job.name.empty()) throw proxc::UserError("batch needs --set NAME=GLOB: the files of the frames");
-      for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_stop_signal);
-      options.interrupt = &g_interrupted;
-      const int rc = proxc_cli::run_batch(p, options, job, ranks, &g_signal);
+      proxc_cli::handle_stop_signals();
+      options.interrupt = &proxc_cli::g_interrupted;
+      options.callback = proxc_cli::marking_checks(std::move(options.callback));
+      const int rc = proxc_cli::run_batch(p, options, job, ranks, &proxc_cli::g_signal);
       flush_stdout();
       return rc;
     }
@@ -271,8 +255,10 @@ struct SolveCommand {
         throw proxc::UserError(std::string("--checkpoint: ") + e.what());
       }
     }
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_stop_signal);
-    options.interrupt = &g_interrupted;
+    proxc_cli::check_solve_files(
+        p, {file, x0, reference, options.resume_path, log, options.checkpoint_path, files, save_every, options.max_iters});
+    proxc_cli::handle_stop_signals();
+    options.interrupt = &proxc_cli::g_interrupted;
     if (isatty(STDERR_FILENO) && !json) {
       options.callback =
           [this, last = std::chrono::steady_clock::time_point()](const proxc::IterationInfo& i) mutable {
@@ -285,8 +271,10 @@ struct SolveCommand {
             return true;
           };
     }
+    const bool progress = static_cast<bool>(options.callback);
+    options.callback = proxc_cli::marking_checks(std::move(options.callback));
     proxc::SolverSummary summary = proxc::solve(p, options);
-    if (options.callback) std::fprintf(stderr, "\r%80s\r", "");
+    if (progress) std::fprintf(stderr, "\r%80s\r", "");
     if (ranks.rank != 0) return kExitOk;  // --distributed: rank 0 has the result and reports
     summary.parse_s = parse_s;
     std::map<std::string, proxc::Expr> by_name;
@@ -322,7 +310,8 @@ struct SolveCommand {
       if (!report.empty()) std::printf("report %s/index.html\n", report.c_str());
     }
     flush_stdout();
-    if (g_signal.load() != 0) return 128 + g_signal.load();  // stopped by a signal: not a finished run
+    if (proxc_cli::stop_signal() != 0)
+      return 128 + proxc_cli::stop_signal();  // stopped by a signal: not a finished run
     return summary.termination == proxc::Termination::Diverged ? kExitCheckFailed : kExitOk;
   }
 
@@ -515,7 +504,9 @@ void add_solver_settings(CLI::App* cmd, SolverFlags* f, proxc::SolverOptions* o)
       ->group("Solver settings")
       ->check(proxc_cli::kFinite);
   // ProxImaL's Problem(absorb=, merge=, try_diagonalize=, try_fast_norm=).
-  cmd->add_flag("!--no-absorb", o->absorb, "Skip the absorb pass (ProxImaL's absorb=False)")->group("Passes");
+  cmd->add_flag("!--no-absorb", o->absorb,
+                "Absorb only offsets into the functions, no operators (ProxImaL's absorb=False)")
+      ->group("Passes");
   cmd->add_flag("!--no-merge", o->merge, "Skip the merge pass (merge=False)")->group("Passes");
   cmd->add_flag("!--no-diagonalize", o->diagonalize, "No direct least-squares solves (try_diagonalize=False)")
       ->group("Passes");

@@ -1,8 +1,12 @@
 #include "solve_output.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 
 namespace proxc_cli {
@@ -48,7 +52,84 @@ std::string with_suffix(const std::string& path, const std::string& suffix) {
   return (o.parent_path() / (o.stem().string() + suffix + o.extension().string())).string();
 }
 
+// The file a path names (a container's member path: the container) as a key
+// equal for two paths of one file: its device and inode where it exists, its
+// absolute normal form otherwise; and the member ("" for a plain file).
+std::pair<std::string, std::string> file_key(const std::string& path) {
+  const size_t m = member_start(path);
+  const std::string file = m == std::string::npos ? path : path.substr(0, m - 1);
+  const std::string member = m == std::string::npos ? "" : path.substr(m);
+  struct stat st {};
+  if (::stat(file.c_str(), &st) == 0) {
+    return {"inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino), member};
+  }
+  std::error_code ec;
+  const std::filesystem::path abs =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(file, ec), ec);
+  return {"path " + (ec ? file : abs.string()), member};
+}
+
+// Whether `path` is a snapshot of `result` that --save-every `every` writes
+// (snapshot_path(result, k, max_iters) for a multiple k of every, 0 < k <= max_iters).
+bool is_snapshot_of(const std::string& path, const std::string& result, int every, int max_iters) {
+  const std::string zero = snapshot_path(result, 0, max_iters);
+  const size_t at = zero.rfind("_iter");
+  if (at == std::string::npos || path.size() != zero.size()) return false;
+  const size_t from = at + 5, width = std::max(4, static_cast<int>(std::to_string(max_iters).size()));
+  if (path.compare(0, from, zero, 0, from) != 0 ||
+      path.compare(from + width, std::string::npos, zero, from + width, std::string::npos) != 0) {
+    return false;
+  }
+  long k = 0;
+  for (size_t i = from; i < from + width; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(path[i]))) return false;
+    k = 10 * k + (path[i] - '0');
+  }
+  return k > 0 && k <= max_iters && k % every == 0;
+}
+
+// An absolute, normal form of a plain file's path (a container's member path as it is).
+std::string normal_path(const std::string& path) {
+  if (member_start(path) != std::string::npos) return path;
+  std::error_code ec;
+  const std::filesystem::path abs =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return ec ? path : abs.string();
+}
+
 }  // namespace
+
+void check_distinct_files(const std::vector<FileUse>& uses, const std::vector<std::string>& snapshots,
+                          int every, int max_iters) {
+  std::map<std::string, std::vector<std::pair<const FileUse*, std::string>>> by_file;
+  for (const FileUse& u : uses) {
+    auto [key, member] = file_key(u.path);
+    for (const auto& [other, other_member] : by_file[key]) {
+      if (!u.output && !other->output) continue;                                         // two reads
+      if (!member.empty() && !other_member.empty() && member != other_member) continue;  // one container
+      if ((u.what == "--checkpoint" && other->what == "--resume") ||
+          (u.what == "--resume" && other->what == "--checkpoint")) {
+        continue;
+      }
+      const bool both = u.output && other->output;
+      throw proxc::UserError(
+          other->what + " " + other->path + " and " + u.what + " " + u.path + " are one file: " +
+          (both ? "one output would overwrite the other" : "the output would overwrite an input") +
+          "; give them different paths");
+    }
+    by_file[key].emplace_back(&u, member);
+  }
+  if (every <= 0) return;
+  for (const std::string& r : snapshots) {
+    for (const FileUse& u : uses) {
+      if (is_snapshot_of(normal_path(u.path), normal_path(r), every, max_iters)) {
+        throw proxc::UserError(u.what + " " + u.path + " is the name of a snapshot of " + r +
+                               " that --save-every " + std::to_string(every) +
+                               " writes; give it another path");
+      }
+    }
+  }
+}
 
 proxc::Array load_reference(const std::string& path, const std::vector<proxc::Expr>& vars) {
   proxc::Array ref = proxc::load_array(path);
@@ -123,6 +204,24 @@ std::vector<std::pair<std::string, std::string>> output_files(const proxc::Probl
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+void check_solve_files(const proxc::Problem& p, const SolveFiles& f) {
+  std::vector<FileUse> uses{{"the problem", f.problem, false}};
+  for (const std::string& d : p.data_files()) uses.push_back({"the data", d, false});
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--x0", f.x0},
+                                   {"--reference", f.reference},
+                                   {"--resume", f.resume}}) {
+    if (!path.empty()) uses.push_back({flag, path, false});
+  }
+  std::vector<std::string> results;
+  for (const auto& [name, r] : f.results) {
+    uses.push_back({"-o", r, true});
+    results.push_back(r);
+  }
+  if (!f.log.empty()) uses.push_back({"--log", f.log, true});
+  if (!f.checkpoint.empty()) uses.push_back({"--checkpoint", f.checkpoint, true});
+  check_distinct_files(uses, results, f.save_every, f.max_iters);
 }
 
 std::string snapshot_path(const std::string& path, int iteration, int max_iters) {

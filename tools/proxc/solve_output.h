@@ -40,6 +40,35 @@ proxc::Array load_reference(const std::string& path, const std::vector<proxc::Ex
 /// round-trip failures.
 std::string first_difference(const std::string& a, const std::string& b);
 
+/// One file a command reads or writes (check_distinct_files).
+struct FileUse {
+  std::string what;  ///< as the user named it: "-o", "--log", "the problem", "the data"
+  std::string path;
+  bool output = false;
+};
+
+/// A UserError naming both uses when an output would write a file that
+/// another output writes or an input reads (the same file by path, or by
+/// inode where it exists). Two members of one container ("r.h5:/a" and
+/// "r.h5:/b") are apart, and --checkpoint may be --resume's file (a run
+/// continuing its own checkpoint). `snapshots`: the results whose snapshots
+/// --save-every `every` writes up to `max_iters` (out_iter0040.npy, ...); a
+/// use of one of their names is refused too.
+void check_distinct_files(const std::vector<FileUse>& uses, const std::vector<std::string>& snapshots = {},
+                          int every = 0, int max_iters = 0);
+
+/// What a solve reads and writes besides the problem's data (check_solve_files).
+struct SolveFiles {
+  std::string problem, x0, reference, resume, log, checkpoint;  ///< "" for none
+  std::vector<std::pair<std::string, std::string>> results;     ///< output_files
+  int save_every = 0, max_iters = 0;
+};
+
+/// check_distinct_files over a solve's files: the problem, its data, --x0,
+/// --reference and --resume read; the results, their snapshots, --log and
+/// --checkpoint written.
+void check_solve_files(const proxc::Problem& p, const SolveFiles& f);
+
 /// "a", "a and b", "a, b and c".
 std::string join_names(const std::vector<std::string>& names);
 

@@ -534,10 +534,11 @@ inline Graph::Taps Graph::warp_taps(const std::vector<Halide::Expr>& h, Halide::
                                     Halide::Expr rows, Halide::Expr cols) {
   using Halide::cast;
   Halide::Expr fi = cast<float>(i), fj = cast<float>(j);
-  Halide::Expr u = h[0] * fj + h[1] * fi + h[2];
-  Halide::Expr vv = h[3] * fj + h[4] * fi + h[5];
-  Halide::Expr w = h[6] * fj + h[7] * fi + h[8];
-  Halide::Expr sx = u / w, sy = vv / w;
+  // H·(row, col, 1) is the source's (row, column), ProxImaL's convention.
+  Halide::Expr u = h[0] * fi + h[1] * fj + h[2];
+  Halide::Expr vv = h[3] * fi + h[4] * fj + h[5];
+  Halide::Expr w = h[6] * fi + h[7] * fj + h[8];
+  Halide::Expr sy = u / w, sx = vv / w;
   Taps t;
   t.valid = w != 0.0f && sx >= -1.0f && sy >= -1.0f && sx <= cast<float>(cols) && sy <= cast<float>(rows);
   Halide::Expr sxc = Halide::clamp(sx, -2.0f, cast<float>(cols) + 1),

@@ -1,0 +1,42 @@
+// How the proxc command stops on SIGINT, SIGTERM and SIGHUP (signals.h).
+#include "signals.h"
+
+#include <csignal>
+
+namespace proxc_cli {
+
+std::atomic<bool> g_interrupted{false};
+std::atomic<int> g_signal{0};
+
+namespace {
+
+std::atomic<bool> g_checked{false};  // a convergence check has run
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+              "the signal handler stores to lock-free atomics only");
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_signal.exchange(sig) != 0 || !g_checked.load()) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  g_interrupted.store(true);
+}
+
+}  // namespace
+
+int stop_signal() { return g_signal.load(); }
+
+void handle_stop_signals() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_stop_signal);
+}
+
+std::function<bool(const proxc::IterationInfo&)> marking_checks(
+    std::function<bool(const proxc::IterationInfo&)> then) {
+  return [then = std::move(then)](const proxc::IterationInfo& i) {
+    g_checked.store(true);
+    return then ? then(i) : true;
+  };
+}
+
+}  // namespace proxc_cli

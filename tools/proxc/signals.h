@@ -1,0 +1,33 @@
+// How the proxc command stops on SIGINT, SIGTERM and SIGHUP.
+#pragma once
+
+#include <atomic>
+#include <functional>
+
+#include "proxc/proxc.h"
+
+namespace proxc_cli {
+
+/// Set by the first signal once a convergence check has run: the solve stops
+/// at its next check, writes the iterate and a final checkpoint, and the
+/// command exits with 128 + the signal (stop_signal()).
+extern std::atomic<bool> g_interrupted;
+
+/// The signal that stopped the command, 0 if none.
+int stop_signal();
+
+/// Installs the handler. Before the first convergence check (parsing, the
+/// passes, compiling: nothing to save yet, and compiling a large problem can
+/// take long) a signal stops the command at once, as its default action does;
+/// so does a second signal.
+void handle_stop_signals();
+
+/// The check callback for a solve: marks that a check ran, then calls `then`
+/// (when set).
+std::function<bool(const proxc::IterationInfo&)> marking_checks(
+    std::function<bool(const proxc::IterationInfo&)> then);
+
+/// For proxc_cli::run_batch: the signal number, read after each frame.
+extern std::atomic<int> g_signal;
+
+}  // namespace proxc_cli
