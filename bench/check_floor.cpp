@@ -259,28 +259,24 @@ class Model {
     const float* __restrict ya = &in.ya[idx(0, r)];
     const float* __restrict yb = &in.yb[idx(0, r)];
     const float* __restrict y1 = &in.y1[idx(0, r)];
-    float s[kNorms] = {0};
-    auto at = [=, &s](int i, float gx, float gy) {
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0;
+    const float below_on = below ? 1.f : 0.f;
+    const float* __restrict down = below ? below : xn;  // (gy = 0 on the last row)
+    for (int i = 0; i < w; ++i) {
       const float xp = xn[i];
+      const float gx = i + 1 < w ? kS * (xn[i + 1] - xp) : 0.f, gy = below_on * kS * (down[i] - xp);
       const float p = xo[i] - xp, gc = kS * xp;
-      const float da = ya[i] - na[i] + ka[i] - gx, db = yb[i] - nb[i] + kb[i] - gy,
-                  d1 = y1[i] - n1[i] + kc[i] - gc;
+      const float da = ya[i] - na[i] + ka[i] - gx, db = yb[i] - nb[i] + kb[i] - gy, d1 = y1[i] - n1[i] + kc[i] - gc;
       const float xbn = 2 * xp - xo[i];
-      s[0] += p * p;
-      s[1] += da * da + db * db + d1 * d1;
-      s[2] += xp * xp;
-      s[3] += kty[i] * kty[i];
-      s[4] += na[i] * na[i] + nb[i] * nb[i] + n1[i] * n1[i];
-      s[5] += gx * gx + gy * gy + gc * gc;
-      s[6] += xbn * xbn;
-    };
-    if (below) {
-      for (int i = 0; i + 1 < w; ++i) at(i, kS * (xn[i + 1] - xn[i]), kS * (below[i] - xn[i]));
-      at(w - 1, 0.f, kS * (below[w - 1] - xn[w - 1]));
-    } else {
-      for (int i = 0; i + 1 < w; ++i) at(i, kS * (xn[i + 1] - xn[i]), 0.f);
-      at(w - 1, 0.f, 0.f);
+      s0 += p * p;
+      s1 += da * da + db * db + d1 * d1;
+      s2 += xp * xp;
+      s3 += kty[i] * kty[i];
+      s4 += na[i] * na[i] + nb[i] * nb[i] + n1[i] * n1[i];
+      s5 += gx * gx + gy * gy + gc * gc;
+      s6 += xbn * xbn;
     }
+    const float s[kNorms] = {s0, s1, s2, s3, s4, s5, s6};
     for (int k = 0; k < kNorms; ++k) acc[k] += s[k];
   }
 
