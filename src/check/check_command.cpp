@@ -64,8 +64,11 @@ std::string fmt(double v) {
 void row(std::ostringstream& out, const char* group, const DotTestResult& r) {
   std::string what = r.what.size() > 48 ? r.what.substr(0, 45) + "..." : r.what;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-9s %-48s %10s %10s  %s\n", group, what.c_str(), fmt(r.error / r.scale).c_str(),
-                fmt(r.tolerance / r.scale).c_str(), r.passed ? "pass" : "FAIL");
+  // A zero operator (scale 0) has error and tolerance 0, as --json says: not 0/0.
+  auto relative = [&](double v) { return r.scale > 0 ? v / r.scale : v; };
+  std::snprintf(buf, sizeof buf, "  %-9s %-48s %10s %10s  %s\n", group, what.c_str(),
+                fmt(relative(r.error)).c_str(), fmt(relative(r.tolerance)).c_str(),
+                r.passed ? "pass" : "FAIL");
   out << buf;
 }
 

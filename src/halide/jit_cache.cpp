@@ -47,6 +47,16 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
   if (!dir.empty() && !target.has_gpu_feature()) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
+    if (!std::filesystem::is_directory(dir, ec)) {
+      static std::once_flag not_a_folder;
+      std::call_once(not_a_folder, [&] {
+        warn("the pipeline cache " + dir +
+             " is not a folder and cannot be made one; pipelines are compiled in memory");
+      });
+      dir.clear();
+    }
+  }
+  if (!dir.empty() && !target.has_gpu_feature()) {
     // A read-only folder still serves the entries it holds; new ones are compiled in memory.
     stem = (std::filesystem::path(dir) / content_hash(std::string(kBuildId) + "|" + key)).string();
     writable = ::access(dir.c_str(), W_OK) == 0;

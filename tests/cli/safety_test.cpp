@@ -514,6 +514,24 @@ TEST(CliSafety, AZeroOperatorSaysWhichTerms) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("||K|| is 0"));
   EXPECT_THAT(r.out, HasSubstr("K stacks the operands of norm1(mul_elemwise(w, x))"));
+  // check's table prints a zero operator's error as --json does (0), not -nan.
+  auto c = proxc("check " + shell_quote(dir + "/zero.prox"));
+  EXPECT_THAT(c.out, Not(HasSubstr("nan"))) << c.out;
+}
+
+// --cache-dir: an empty path is refused (as every path); a file in the folder's
+// place is said, and the pipelines are compiled in memory.
+TEST(CliSafety, ACacheDirThatIsNoFolderIsSaid) {
+  std::string dir = test::temp_dir();
+  std::string prox = small_problem(dir);
+  auto empty = proxc("solve " + shell_quote(prox) + " --iters 5 --cache-dir ''");
+  EXPECT_EQ(empty.exit_code, 2) << empty.out;
+  EXPECT_THAT(empty.out, HasSubstr("the path is empty"));
+  test::write_text(dir + "/afile", "not a folder");
+  auto file = proxc("solve " + shell_quote(prox) + " --iters 5 --cache-dir " + shell_quote(dir + "/afile"));
+  EXPECT_EQ(file.exit_code, 0) << file.out;
+  EXPECT_THAT(file.out, HasSubstr("is not a folder"));
+  EXPECT_EQ(read_file(dir + "/afile"), "not a folder");
 }
 
 TEST(CliSafety, DescriptorPathsAreWrittenIntoNotReplaced) {

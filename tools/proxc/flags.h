@@ -77,9 +77,12 @@ inline void add_halide_flags(CLI::App* cmd, HalideFlags* o) {
                   "default, or an autoscheduler: mullapudi2016, adams2019, li2018, anderson2021 (GPU targets; "
                   "falls back to the default with a warning)");
   cmd->add_option(
-      "--cache-dir", o->cache_dir,
-      "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR, else $XDG_CACHE_HOME/proxc or "
-      "~/.cache/proxc; off: none)");
+         "--cache-dir", o->cache_dir,
+         "On-disk cache of compiled pipelines (default $PROXC_CACHE_DIR, else $XDG_CACHE_HOME/proxc or "
+         "~/.cache/proxc; off: none)")
+      ->check([](const std::string& v) {
+        return v.empty() ? std::string("the path is empty (off: no cache)") : "";
+      });
 }
 
 // The solvers' settings by ProxImaL's names, unset until given (NaN, -1).
