@@ -44,6 +44,9 @@ Format format_or_error(const std::string& full_path) {
   Format f = format_of(ext);
   if (f == Format::kUnknown) {
     if (ext.empty()) {
+      std::error_code ec;
+      user_assert(!std::filesystem::is_directory(path, ec))
+          << path << ": a folder, not an array file (supported: " << kSupported << ")";
       user_error << path << ": no file extension; cannot tell the array format (supported: " << kSupported
                  << ")";
     }

@@ -497,6 +497,12 @@ TEST(CliBatch, AFrameThatFailsIsReportedAndTheOthersGoOn) {
   auto no_glob = proxc("batch " + problem + " --set " + shell_quote("b=" + dir + "/frames/a.npy"));
   EXPECT_EQ(no_glob.exit_code, 2);
   EXPECT_THAT(no_glob.out, HasSubstr("batch needs --set NAME=GLOB"));
+  EXPECT_THAT(no_glob.out, HasSubstr("frames/a.npy names one file"));
+  // Without -o a row says that nothing was written (it ended in "-> ").
+  auto unwritten =
+      proxc("batch " + problem + " --set " + shell_quote("b=" + dir + "/frames/a*.npy") + " --iters 3");
+  EXPECT_EQ(unwritten.exit_code, 0) << unwritten.out;
+  EXPECT_THAT(unwritten.out, HasSubstr("(not written: no -o)"));
 }
 
 #ifdef PROXC_TEST_MPI

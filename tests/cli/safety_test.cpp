@@ -519,14 +519,20 @@ TEST(CliSafety, AZeroOperatorSaysWhichTerms) {
   EXPECT_THAT(c.out, Not(HasSubstr("nan"))) << c.out;
 }
 
-// --cache-dir: an empty path is refused (as every path); a file in the folder's
-// place is said, and the pipelines are compiled in memory.
-TEST(CliSafety, ACacheDirThatIsNoFolderIsSaid) {
+// -o naming a folder says so; --cache-dir: an empty path is refused (as every
+// path), a file in the folder's place is said and the pipelines are compiled
+// in memory.
+TEST(CliSafety, FoldersAndFilesInEachOthersPlaceAreSaid) {
   std::string dir = test::temp_dir();
   std::string prox = small_problem(dir);
   auto empty = proxc("solve " + shell_quote(prox) + " --iters 5 --cache-dir ''");
   EXPECT_EQ(empty.exit_code, 2) << empty.out;
   EXPECT_THAT(empty.out, HasSubstr("the path is empty"));
+  // -o naming a folder says so.
+  fs::create_directories(dir + "/outdir");
+  auto folder = proxc("solve " + shell_quote(prox) + " --iters 5 -o " + shell_quote(dir + "/outdir"));
+  EXPECT_EQ(folder.exit_code, 2) << folder.out;
+  EXPECT_THAT(folder.out, HasSubstr("a folder, not an array file"));
   test::write_text(dir + "/afile", "not a folder");
   auto file = proxc("solve " + shell_quote(prox) + " --iters 5 --cache-dir " + shell_quote(dir + "/afile"));
   EXPECT_EQ(file.exit_code, 0) << file.out;

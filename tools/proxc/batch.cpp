@@ -64,10 +64,12 @@ std::string row_text(const Row& r, size_t index, size_t count) {
   std::snprintf(head, sizeof head, "[%zu/%zu] ", index + 1, count);
   if (!r.error.empty()) return head + r.input + ": failed: " + r.error + "\n";
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%s after %d iterations, objective %.6g, %.3f s%s -> ",
+  std::snprintf(buf, sizeof buf, "%s after %d iterations, objective %.6g, %.3f s%s",
                 proxc::to_string(r.summary.termination), r.summary.iterations, r.summary.objective, r.seconds,
                 r.summary.pipelines_compiled > 0 ? " (compiled)" : "");
-  return head + r.input + ": " + buf + join_names(r.outputs) + "\n";
+  // Without -o nothing is written, and the row says so.
+  return head + r.input + ": " + buf +
+         (r.outputs.empty() ? " (not written: no -o)" : " -> " + join_names(r.outputs)) + "\n";
 }
 
 std::string row_json(const Row& r) {

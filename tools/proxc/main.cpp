@@ -224,7 +224,11 @@ struct SolveCommand {
     if (distributed) options.communicator = proxc_cli::communicator(ranks);
     options.validate(proxc::OptionSpelling::CommandLine);
     if (batch) {
-      if (job.name.empty()) throw proxc::UserError("batch needs --set NAME=GLOB: the files of the frames");
+      if (job.name.empty()) {
+        throw proxc::UserError(
+            "batch needs --set NAME=GLOB: a pattern (*, ?, [...]) naming the frames' files" +
+            (sets.empty() ? std::string() : "; --set " + sets.back() + " names one file"));
+      }
       proxc_cli::handle_stop_signals();
       options.interrupt = &proxc_cli::g_interrupted;
       options.callback = proxc_cli::marking_checks(std::move(options.callback));
