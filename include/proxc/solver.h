@@ -180,6 +180,10 @@ struct SolverOptions {
   std::function<void(int iteration, const std::map<std::string, Array>& x)> snapshot_callback;
   /// When set and true, the solve stops at the next check ("interrupted").
   const std::atomic<bool>* interrupt = nullptr;
+  /// Called when the iterations begin, after the passes and compiling (on
+  /// every rank of a distributed solve): the proxc command stops at once on a
+  /// signal before it, and at the next check after it.
+  std::function<void()> started;
   /// Save the whole solver state here (--checkpoint) at the first check at
   /// least checkpoint_every iterations after the last save, and at the end;
   /// written whole or not at all.

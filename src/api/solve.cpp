@@ -77,6 +77,7 @@ SolverOptions solver_options(const proxc::SolverOptions& o) {
     };
   }
   s.interrupt = o.interrupt;
+  s.started = o.started;
   s.checkpoint_path = o.checkpoint_path;
   s.checkpoint_every = o.checkpoint_every;
   s.resume_path = o.resume_path;

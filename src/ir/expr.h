@@ -33,7 +33,7 @@
 ///   mul_color(x, M)             per-pixel 3×3 colour matrix on the last axis (extent 3);
 ///                               M a (3, 3) constant or a named matrix ("yuv", "opp").
 ///   warp(x, H)                  bilinear resampling through the 3×3 homography H:
-///                               out[i, j] = x at (H·(j, i, 1)) dehomogenised, 0 outside.
+///                               out[i, j] = x at the (row, col) H·(i, j, 1) dehomogenised, 0 outside.
 ///   black_box(name, x)          a user operator registered under `name`
 ///                               (include/proxc/black_box.h): its own forward and
 ///                               adjoint callbacks; shape from its output_shape.
@@ -240,7 +240,7 @@ Expr make_crop(Expr x, std::vector<int64_t> begin, Shape extent);
 /// `matrix` is a (3, 3) constant; or pass nullptr and a `named` matrix.
 Expr make_mul_color(Expr x, Expr matrix, const std::string& named = "");
 /// warp(x, H, target): bilinear sampling of x (H, W) or (H, W, C) at
-/// H·(col, row, 1) for each pixel of a target of `target` = {h, w} pixels
+/// the (row, col) H·(row, col, 1) for each pixel of a target of `target` = {h, w} pixels
 /// (empty: x's); H (3, 3), or (3, 3, K) for K homographies, whose warps
 /// stack on a new last axis (ProxImaL's warp).
 Expr make_warp(Expr x, Expr homography, std::vector<int64_t> target = {});

@@ -206,6 +206,9 @@ bool circulant_operator(const Expr& e) {
 }  // namespace
 
 Problem absorb_pass(const Problem& p, const PassOptions& o) {
+  // It would strip the scale pass's 1/knorm from the psi operands.
+  user_assert(p.knorm == 0) << "absorb: the problem is already scaled (knorm = " << p.knorm
+                            << "); run absorb before the scale pass";
   Problem out = p;
   for (FunctionTerm& t : out.terms) {
     // Least-squares terms already carry their operator; leave them be.

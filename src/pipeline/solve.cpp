@@ -25,7 +25,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   if (!options.absorb || !options.merge) {
     // The default pipeline without the passes switched off. absorb off keeps
     // moving offsets into the parameters, as ProxImaL's absorb=False does.
-    po.pipeline.push_back("absorb");
+    if (problem.passes_run.empty()) po.pipeline.push_back("absorb");  // a dump continues its record
     po.pass.absorb_operators = options.absorb;
     if (options.merge) po.pipeline.push_back("merge");
     po.pipeline.insert(po.pipeline.end(), {"split", "scale"});

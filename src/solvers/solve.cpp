@@ -284,6 +284,7 @@ class HostLoop {
   // solve, or follows a run after which the time limit was up or an
   // interrupt came.
   void iterate() {
+    if (o_.started) o_.started();
     start_ = Clock::now();
     sum_.termination = Termination::MaxIterations;
     while (it_ < o_.max_iters) {

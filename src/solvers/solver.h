@@ -82,6 +82,8 @@ struct SolverOptions {
   /// When set and true, the solve stops at the next check ("interrupted");
   /// the CLI sets it from SIGINT.
   const std::atomic<bool>* interrupt = nullptr;
+  /// Called when the iterations begin (every rank).
+  std::function<void()> started;
   /// Save the whole solver state to this file at the first check at least
   /// `checkpoint_every` iterations after the last save (and at the end,
   /// unless the solve diverged), written whole or not at all.

@@ -153,6 +153,18 @@ TEST(CliSafety, OutputsNeverShareAFileWithEachOtherOrAnInput) {
   EXPECT_EQ(io::load_array(dir + "/b.npy").data[0], 0.5f);
   EXPECT_THAT(read_file(dir + "/p.prox"), HasSubstr("minimize"));
   EXPECT_FALSE(fs::exists(dir + "/s.npy"));
+  // A restart from the result it replaces (--x0 is read whole first), and from a snapshot.
+  io::save_array(dir + "/warm.npy", filled(0.25f));
+  auto warm = proxc(solve + "--x0 " + at("warm.npy") + " -o " + at("warm.npy"));
+  EXPECT_EQ(warm.exit_code, 0) << warm.out;
+  EXPECT_NEAR(io::load_array(dir + "/warm.npy").data[0], 0.5f, 1e-3);
+  io::save_array(dir + "/w_iter0010.npy", filled(0.25f));
+  auto snap = proxc(solve + "--x0 " + at("w_iter0010.npy") + " -o " + at("w.npy") + " --save-every 10");
+  EXPECT_EQ(snap.exit_code, 0) << snap.out;
+  // With --fuse 4 the snapshots are named after runs of 4: iteration 12 is one.
+  auto fused = proxc(solve + "-o " + at("f.npy") + " --save-every 10 --fuse 4 --log " + at("f_iter0012.npy"));
+  EXPECT_EQ(fused.exit_code, 2) << fused.out;
+  EXPECT_THAT(fused.out, HasSubstr("snapshot of"));
   // --resume and --checkpoint on one file: a run continuing its own checkpoint.
   auto first = proxc(solve + "--checkpoint " + at("ck.bin"));
   ASSERT_EQ(first.exit_code, 0) << first.out;
@@ -267,16 +279,16 @@ TEST(CliSafety, ATinySigmaGaussianIsAnImpulseNotNaN) {
 }
 
 // Starts a long solve, sends `sig` once it has checked (its second snapshot is
-// written: a signal before the first check stops the command at once), and
+// written: a signal before the iterations begin stops the command at once), and
 // returns its exit code.
-int solve_and_signal(const std::string& dir, const char* sig, const std::string& out) {
+int solve_and_signal(const std::string& dir, const char* sig, const std::string& out, int check_every = 1) {
   test::write_text(dir + "/long.prox",
                    "x = variable(256, 256)\nb = gaussian(256, 30)\n"
                    "minimize sum_squares(x - b) + 0.01 * norm1(grad(x))\n");
-  std::string cmd =
-      shell_quote(test::proxc_binary()) + " solve " + shell_quote(dir + "/long.prox") +
-      " --backend emulate --iters 1000000 --eps-abs 0 --eps-rel 0 --check-every 1 --save-every 1 -o " +
-      shell_quote(out) + " > " + shell_quote(dir + "/out.txt") + " 2>&1";
+  std::string cmd = shell_quote(test::proxc_binary()) + " solve " + shell_quote(dir + "/long.prox") +
+                    " --backend emulate --iters 1000000 --eps-abs 0 --eps-rel 0 --check-every " +
+                    std::to_string(check_every) + " --save-every 1 -o " + shell_quote(out) + " > " +
+                    shell_quote(dir + "/out.txt") + " 2>&1";
   const std::string second = out.substr(0, out.size() - 4) + "_iter0000002.npy";  // 7 digits: --iters 1000000
   auto r = test::run_command("(" + cmd + ") & pid=$!; for i in $(seq 1200); do [ -e " + shell_quote(second) +
                              " ] && break; sleep 0.05; done; kill -" + sig + " $pid; wait $pid; echo rc=$?");
@@ -293,11 +305,18 @@ TEST(CliSafety, SignalsStopASolveWithItsIterateWritten) {
     EXPECT_TRUE(fs::exists(out)) << sig;
     EXPECT_THAT(read_file(dir + "/out.txt"), HasSubstr("interrupted")) << sig;
   }
+  // Iterating, a signal stops the solve at its next run even when the only
+  // check due is the last iteration's.
+  const std::string out = dir + "/x_rare.npy";
+  EXPECT_EQ(solve_and_signal(dir, "INT", out, 1000000), 130) << read_file(dir + "/out.txt");
+  EXPECT_TRUE(fs::exists(out));
+  EXPECT_THAT(read_file(dir + "/out.txt"), HasSubstr("interrupted"));
 }
 
-// A signal before the first check (here while compiling a problem of many terms,
+// A signal before the iterations begin (here while compiling a problem of many terms,
 // which takes minutes) stops the command at once: exit 128 + the signal, no
-// summary, the output left as it was. It used to wait for the first check.
+// summary, the output left as it was. It used to wait for the first check. Once
+// iterating, a signal waits for the next check even when that is the last one.
 TEST(CliSafety, ASignalWhileCompilingStopsAtOnce) {
   std::string dir = test::temp_dir();
   std::string text = "x = variable(3, 3)\nminimize sum_squares(x, b=1)";

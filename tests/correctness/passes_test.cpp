@@ -245,6 +245,11 @@ TEST(Passes, AbsorbOfOffsetsOnlyLeavesTheOperators) {
             "    + nonneg(mul_elemwise(w, x))\n"
             "    + sum_squares(-2 * x, b=b)\n");
   EXPECT_LE(objective_difference(p, q), kObjectiveTolerance);
+  // After the scale pass absorb would strip the psi operands' 1/knorm: refused.
+  PassOptions bound;
+  bound.operator_norm = [](const Expr&) { return 2.0; };
+  const Problem scaled = scale_pass(split_pass(absorb_pass(p, {}), {}), bound);
+  EXPECT_THAT(test::user_error_of([&] { absorb_pass(scaled, offsets); }), HasSubstr("already scaled"));
 }
 
 TEST(Passes, AbsorbNormalisesEveryAffineResidual) {

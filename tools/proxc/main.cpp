@@ -231,7 +231,8 @@ struct SolveCommand {
       }
       proxc_cli::handle_stop_signals();
       options.interrupt = &proxc_cli::g_interrupted;
-      options.callback = proxc_cli::marking_checks(std::move(options.callback));
+      options.started = proxc_cli::iterations_started;
+      if (ranks.size > 1) proxc_cli::iterations_started();
       const int rc = proxc_cli::run_batch(p, options, job, ranks, &proxc_cli::g_signal);
       flush_stdout();
       return rc;
@@ -275,10 +276,9 @@ struct SolveCommand {
             return true;
           };
     }
-    const bool progress = static_cast<bool>(options.callback);
-    options.callback = proxc_cli::marking_checks(std::move(options.callback));
+    options.started = proxc_cli::iterations_started;
     proxc::SolverSummary summary = proxc::solve(p, options);
-    if (progress) std::fprintf(stderr, "\r%80s\r", "");
+    if (options.callback) std::fprintf(stderr, "\r%80s\r", "");
     if (ranks.rank != 0) return kExitOk;  // --distributed: rank 0 has the result and reports
     summary.parse_s = parse_s;
     std::map<std::string, proxc::Expr> by_name;

@@ -2,6 +2,7 @@
 #include "signals.h"
 
 #include <csignal>
+#include <initializer_list>
 
 namespace proxc_cli {
 
@@ -10,12 +11,12 @@ std::atomic<int> g_signal{0};
 
 namespace {
 
-std::atomic<bool> g_checked{false};  // a convergence check has run
+std::atomic<bool> g_started{false};  // the iterations have begun
 static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
               "the signal handler stores to lock-free atomics only");
 
 extern "C" void on_stop_signal(int sig) {
-  if (g_signal.exchange(sig) != 0 || !g_checked.load()) {
+  if (g_signal.exchange(sig) != 0 || !g_started.load()) {
     std::signal(sig, SIG_DFL);
     std::raise(sig);
     return;
@@ -31,12 +32,6 @@ void handle_stop_signals() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_stop_signal);
 }
 
-std::function<bool(const proxc::IterationInfo&)> marking_checks(
-    std::function<bool(const proxc::IterationInfo&)> then) {
-  return [then = std::move(then)](const proxc::IterationInfo& i) {
-    g_checked.store(true);
-    return then ? then(i) : true;
-  };
-}
+void iterations_started() { g_started.store(true); }
 
 }  // namespace proxc_cli

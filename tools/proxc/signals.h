@@ -2,9 +2,6 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
-
-#include "proxc/proxc.h"
 
 namespace proxc_cli {
 
@@ -16,16 +13,16 @@ extern std::atomic<bool> g_interrupted;
 /// The signal that stopped the command, 0 if none.
 int stop_signal();
 
-/// Installs the handler. Before the first convergence check (parsing, the
-/// passes, compiling: nothing to save yet, and compiling a large problem can
-/// take long) a signal stops the command at once, as its default action does;
-/// so does a second signal.
+/// Installs the handler. Before the iterations begin (parsing, the passes,
+/// compiling: nothing to save yet, and compiling a large problem can take
+/// long) a signal stops the command at once, as its default action does; so
+/// does a second signal.
 void handle_stop_signals();
 
-/// The check callback for a solve: marks that a check ran, then calls `then`
-/// (when set).
-std::function<bool(const proxc::IterationInfo&)> marking_checks(
-    std::function<bool(const proxc::IterationInfo&)> then);
+/// SolverOptions::started for a solve: from here on a signal stops the solve
+/// at its next check. (An MPI batch calls it at once: its ranks without a
+/// frame must wait for the others, not die.)
+void iterations_started();
 
 /// For proxc_cli::run_batch: the signal number, read after each frame.
 extern std::atomic<int> g_signal;

@@ -58,7 +58,8 @@ std::string with_suffix(const std::string& path, const std::string& suffix) {
 std::pair<std::string, std::string> file_key(const std::string& path) {
   const size_t m = member_start(path);
   const std::string file = m == std::string::npos ? path : path.substr(0, m - 1);
-  const std::string member = m == std::string::npos ? "" : path.substr(m);
+  std::string member = m == std::string::npos ? "" : path.substr(m);
+  if (!member.empty() && member[0] == '/') member.erase(0, 1);  // HDF5's "/b" and "b" name one dataset
   struct stat st {};
   if (::stat(file.c_str(), &st) == 0) {
     return {"inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino), member};
@@ -69,9 +70,10 @@ std::pair<std::string, std::string> file_key(const std::string& path) {
   return {"path " + (ec ? file : abs.string()), member};
 }
 
-// Whether `path` is a snapshot of `result` that --save-every `every` writes
-// (snapshot_path(result, k, max_iters) for a multiple k of every, 0 < k <= max_iters).
-bool is_snapshot_of(const std::string& path, const std::string& result, int every, int max_iters) {
+// Whether `path` is a snapshot name of `result` (snapshot_path(result, k,
+// max_iters) for 0 < k <= max_iters: with --fuse F the snapshot is named after
+// the run that reaches a multiple of --save-every, F iterations at a time).
+bool is_snapshot_of(const std::string& path, const std::string& result, int max_iters) {
   const std::string zero = snapshot_path(result, 0, max_iters);
   const size_t at = zero.rfind("_iter");
   if (at == std::string::npos || path.size() != zero.size()) return false;
@@ -85,16 +87,19 @@ bool is_snapshot_of(const std::string& path, const std::string& result, int ever
     if (!std::isdigit(static_cast<unsigned char>(path[i]))) return false;
     k = 10 * k + (path[i] - '0');
   }
-  return k > 0 && k <= max_iters && k % every == 0;
+  return k > 0 && k <= max_iters;
 }
 
-// An absolute, normal form of a plain file's path (a container's member path as it is).
+// An absolute, normal form of a plain file's path: its folder resolved, its
+// name as written (a snapshot is named after the link, not what it names);
+// a container's member path as it is.
 std::string normal_path(const std::string& path) {
   if (member_start(path) != std::string::npos) return path;
   std::error_code ec;
-  const std::filesystem::path abs =
-      std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
-  return ec ? path : abs.string();
+  const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  if (ec) return path;
+  const std::filesystem::path folder = std::filesystem::weakly_canonical(abs.parent_path(), ec);
+  return ec ? abs.string() : (folder / abs.filename()).string();
 }
 
 }  // namespace
@@ -107,10 +112,11 @@ void check_distinct_files(const std::vector<FileUse>& uses, const std::vector<st
     for (const auto& [other, other_member] : by_file[key]) {
       if (!u.output && !other->output) continue;                                         // two reads
       if (!member.empty() && !other_member.empty() && member != other_member) continue;  // one container
-      if ((u.what == "--checkpoint" && other->what == "--resume") ||
-          (u.what == "--resume" && other->what == "--checkpoint")) {
-        continue;
-      }
+      // A run continuing its own checkpoint, or restarting from the result it replaces.
+      auto pair_of = [&](const char* a, const char* b) {
+        return (u.what == a && other->what == b) || (u.what == b && other->what == a);
+      };
+      if (pair_of("--checkpoint", "--resume") || pair_of("-o", "--x0")) continue;
       const bool both = u.output && other->output;
       throw proxc::UserError(
           other->what + " " + other->path + " and " + u.what + " " + u.path + " are one file: " +
@@ -122,7 +128,8 @@ void check_distinct_files(const std::vector<FileUse>& uses, const std::vector<st
   if (every <= 0) return;
   for (const std::string& r : snapshots) {
     for (const FileUse& u : uses) {
-      if (is_snapshot_of(normal_path(u.path), normal_path(r), every, max_iters)) {
+      if (u.what == "--x0") continue;  // a restart from a snapshot, read before any is written
+      if (is_snapshot_of(normal_path(u.path), normal_path(r), max_iters)) {
         throw proxc::UserError(u.what + " " + u.path + " is the name of a snapshot of " + r +
                                " that --save-every " + std::to_string(every) +
                                " writes; give it another path");

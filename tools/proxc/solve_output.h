@@ -50,8 +50,9 @@ struct FileUse {
 /// A UserError naming both uses when an output would write a file that
 /// another output writes or an input reads (the same file by path, or by
 /// inode where it exists). Two members of one container ("r.h5:/a" and
-/// "r.h5:/b") are apart, and --checkpoint may be --resume's file (a run
-/// continuing its own checkpoint). `snapshots`: the results whose snapshots
+/// "r.h5:/b") are apart, --checkpoint may be --resume's file (a run
+/// continuing its own checkpoint) and -o --x0's (a restart from the result
+/// it replaces; --x0 is read whole before the solve). `snapshots`: the results whose snapshots
 /// --save-every `every` writes up to `max_iters` (out_iter0040.npy, ...); a
 /// use of one of their names is refused too.
 void check_distinct_files(const std::vector<FileUse>& uses, const std::vector<std::string>& snapshots = {},

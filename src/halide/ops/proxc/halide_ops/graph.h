@@ -218,7 +218,7 @@ class Graph {
   /// The same with the matrix in scalar slots first..first+8 (row major).
   Val color_slots(const Val& x0, int first, bool adjoint, const Ext& ext);
   /// Bilinear warp of the first two axes by the 3×3 homography h (output
-  /// pixel (i, j) samples x at h·(j, i, 1)); zero outside. ext: the
+  /// pixel (i, j) samples x at the (row, col) h·(i, j, 1)); zero outside. ext: the
   /// output's, whose first two axes may differ from x's (a target shape);
   /// h of shape (3, 3, K): output slice k (the last axis) by homography k.
   Val warp(const Val& h, const Val& x0, const Ext& ext);
