@@ -73,8 +73,11 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
   nlohmann::json h;
   try {
     h = nlohmann::json::parse(bytes.substr(kMagicBytes + 8, len));
-  } catch (const nlohmann::json::exception& e) {
-    user_error << path << ": corrupt checkpoint header: " << e.what();
+  } catch (const nlohmann::json::parse_error& e) {
+    // Where, not the parser's text: it quotes the damaged bytes.
+    user_error << path << ": corrupt checkpoint header (not JSON at its byte " << e.byte << ")";
+  } catch (const nlohmann::json::exception&) {
+    user_error << path << ": corrupt checkpoint header";
   }
   auto is = [&](const char* key, bool (nlohmann::json::*test)() const) {
     return h.is_object() && h.contains(key) && (h[key].*test)();

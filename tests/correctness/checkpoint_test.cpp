@@ -81,6 +81,17 @@ TEST(Checkpoint, RoundTripsAndRefusesEveryCorruption) {
   save_checkpoint(path, "pc", "sig", 7, nan_state);
   EXPECT_THAT(load_error(path), HasSubstr("holds NaN or Inf values"));
 
+  // A damaged byte in the header's JSON: said where, without the damaged bytes themselves.
+  {
+    std::string edited = good;
+    size_t at = edited.find("\"solver\"");
+    ASSERT_NE(at, std::string::npos);
+    edited[at] = '\x01';
+    write_file_atomic(path, edited);
+    const std::string e = load_error(path);
+    EXPECT_THAT(e, HasSubstr("corrupt checkpoint header (not JSON at its byte"));
+    EXPECT_EQ(e.find('\x01'), std::string::npos) << e;
+  }
   // The same array named twice (the header edited, the length kept): refused by name.
   {
     std::string edited = good;
