@@ -225,8 +225,9 @@ class Lowerer {
   // one pass, reading the primal ones they share once. (An output reading
   // another pointwise is paired with it instead, see pair_outputs:
   // recomputing the other in a fused loop measured slower.)
+  // At most this many stages to a compute_with group: Halide's lowering of a group grows faster
+  // than the group (20 terms, 44 row sums: 13.9 s to compile in one group, 9.4 s in groups of 16).
   static constexpr size_t kMaxFused = 16;
-
   void fuse_loops(const std::vector<Step>& nodes, const std::unordered_map<const StepNode*, int>& index) {
     const size_t n = nodes.size();
     auto id = [&](const Step& s) { return index.at(s.get()); };
@@ -239,14 +240,9 @@ class Lowerer {
         for (size_t k = 0; k < n; ++k) reach[i][k] |= reach[j][k];
       }
     }
-    // Greedily: each candidate (a node, its rows, a handle for
-    // `fuse`) joins the first group of as many rows, fewer than kMaxFused
-    // members, none of which it depends on or feeds, if fuse(the group's first
-    // handle, its handle) takes it; else it starts a group. The cap bounds
-    // Halide's lowering of a compute_with group, which grows faster than the
-    // group (a problem of 20 terms, 44 row sums: a solve compiled in 13.9 s
-    // with them in one group, 9.4 s in groups of 16); the canonical
-    // problems' groups have 13 members at most.
+    // Greedily: each candidate (a node, its rows, a handle for `fuse`) joins the first group of
+    // as many rows, under kMaxFused members, none of which it depends on or feeds, if fuse(the
+    // group's first handle, its handle) takes it; else it starts a group.
     struct Candidate {
       size_t node;
       int64_t rows;
