@@ -235,6 +235,29 @@ Array evaluate(const Expr& e, const std::vector<std::pair<Expr, Array>>& values)
 /// -1e-3, then +inf; see SolverSummary::objective). ProxImaL's `ProxFn.value`.
 std::vector<double> evaluate(const Term& terms, const std::vector<std::pair<Expr, Array>>& values);
 
+/// K x: the linear part of `e` (its constant offsets left out) at the
+/// variables' values, one for each variable e reads; in double precision on
+/// the emulator, returned in float32. ProxImaL's `LinOp.forward` and
+/// `CompGraph.forward`.
+Array forward(const Expr& e, const std::vector<std::pair<Expr, Array>>& values);
+/// Kᵀ y for the linear part of `e` (y of e's shape): the part of each of
+/// `variables` (zeros for one that e does not read). ProxImaL's
+/// `LinOp.adjoint` and `CompGraph.adjoint`.
+std::vector<Array> adjoint(const Expr& e, const Array& y, const std::vector<Expr>& variables);
+/// ||K|| of the linear part of `e`: ProxImaL's upper bound from the
+/// operators (NormKind::Bound), or estimated by Lanczos iteration on KᵀK
+/// until the estimate changes by less than `tol` relative, at most 100
+/// steps (NormKind::Estimate: a lower bound, to rounding). ProxImaL's
+/// `est_CompGraph_norm` (try_fast_norm: the bound).
+double operator_norm(const Expr& e, NormKind kind = NormKind::Estimate, double tol = 1e-3);
+/// prox_F(rho, v) = argmin_u F(u) + (rho/2)||u − v||² for the one function
+/// term F with its alpha, beta, b, c, gamma and d, u and v of the shape of
+/// F's operand (which is not read). rho > 0. ProxImaL's `ProxFn.prox`.
+Array prox(const Term& f, double rho, const Array& v);
+/// F(v) for the one function term F at v (of its operand's shape), with
+/// evaluate's conventions. ProxImaL's `ProxFn.eval`.
+double evaluate_at(const Term& f, const Array& v);
+
 /// Options of the printed forms.
 struct PrintOptions {
   /// Data paths are written relative to this folder (where the printed file

@@ -5,7 +5,9 @@ returning a LinOp, a handle of one node of proxc's operator DAG
 (``proxc._proxc.Expr``). NumPy arrays and Python numbers are accepted wherever
 ProxImaL takes a constant.
 """
+import functools
 import numbers
+import operator
 
 import numpy as np
 
@@ -14,7 +16,7 @@ from . import _proxc
 __all__ = [
     "LinOp", "Variable", "Constant", "conv", "conv_nofft", "grad", "mul_elemwise", "scale", "subsample",
     "uneven_subsample", "sum", "copy", "vstack", "hstack", "reshape", "transpose", "mul_color", "warp", "crop",
-    "gaussian", "black_box", "LinOpFactory", "pxwise_matrixmult",
+    "gaussian", "black_box", "LinOpFactory", "pxwise_matrixmult", "CompGraph", "est_CompGraph_norm",
 ]
 
 
@@ -37,10 +39,59 @@ class LinOp:
     # operators instead of looping over the array's elements.
     __array_ufunc__ = None
 
+    # The operands (ProxImaL's input_nodes) and how the node is made of their
+    # Exprs (_apply); a Variable and a Constant have none.
+    _inputs = ()
+    _make = None
+    _own_constants = ()
+
     def __init__(self, expr, variables=(), constants=()):
         self._expr = expr
         self._variables = list(dict.fromkeys(variables))
         self._constants = list(dict.fromkeys(constants))
+
+    @property
+    def input_nodes(self):
+        """The operands this node applies to, as ProxImaL's input_nodes."""
+        return list(self._inputs)
+
+    def forward(self, inputs, outputs):
+        """ProxImaL's LinOp.forward: this node alone applied to one array
+        per input node (a Constant operand, as `b` in `x - b`, is an input
+        node too; a number added, as in `x + 1`, is left out), written into
+        outputs[0]. In double precision by proxc's reference interpreter."""
+        node, fresh = self._over(inputs, "forward")
+        vals = [(v._expr, np.reshape(_as_float32(a, f"{type(self).__name__}.forward's input {i}"), v.shape))
+                for i, (v, a) in enumerate(zip(fresh, inputs))]
+        _write(outputs, 0, _proxc.forward(node._expr, vals), self.shape, "forward")
+
+    def adjoint(self, inputs, outputs):
+        """ProxImaL's LinOp.adjoint: the adjoint of this node applied to
+        inputs[0] (of its shape), one array per input node written into
+        outputs."""
+        if len(inputs) != 1:
+            raise ValueError(f"{type(self).__name__}.adjoint: expected one input (the node's output), "
+                             f"got {len(inputs)}")
+        node, fresh = self._over([None] * len(self._inputs), "adjoint", outputs)
+        y = np.reshape(_as_float32(inputs[0], f"{type(self).__name__}.adjoint's input"), self.shape)
+        for i, part in enumerate(_proxc.adjoint(node._expr, y, [v._expr for v in fresh])):
+            _write(outputs, i, part, fresh[i].shape, "adjoint")
+
+    def _over(self, arrays, what, outputs=None):
+        """This node over fresh variables in place of its input nodes, and
+        those variables; `arrays` (or `outputs`) must hold one per input."""
+        name = type(self).__name__
+        n = len(self._inputs)
+        given = arrays if outputs is None else outputs
+        if self._make is None:
+            raise TypeError(f"{name}.{what}: a {name} is not an operator node")
+        if len(given) != n:
+            raise ValueError(f"{name}.{what}: expected {n} arrays (one per input node), got {len(given)}")
+        fresh = [Variable(p.shape, f"in{i}") for i, p in enumerate(self._inputs)]
+        for i, (v, a) in enumerate(zip(fresh, arrays)):
+            if a is not None and np.size(a) != v.size:
+                raise ValueError(f"{name}.{what}: input {i} has {np.size(a)} entries, its node {v.shape}")
+        return _apply(self._make, fresh, self._own_constants), fresh
 
     @property
     def shape(self):
@@ -75,31 +126,31 @@ class LinOp:
     # Arithmetic (ProxImaL's, and the reflected forms it lacks: 1 + x, b - x).
     def __add__(self, other):
         if isinstance(other, numbers.Real):
-            return _wrap(self._expr + float(other), [self])
+            return _apply(lambda e: e[0] + float(other), [self])
         o = _lin(other, "+")
-        return _wrap(self._expr + o._expr, [self, o])
+        return _apply(lambda e: e[0] + e[1], [self, o])
 
     def __radd__(self, other):
         return self.__add__(other)
 
     def __sub__(self, other):
         if isinstance(other, numbers.Real):
-            return _wrap(self._expr - float(other), [self])
+            return _apply(lambda e: e[0] - float(other), [self])
         o = _lin(other, "-")
-        return _wrap(self._expr - o._expr, [self, o])
+        return _apply(lambda e: e[0] - e[1], [self, o])
 
     def __rsub__(self, other):
         if isinstance(other, numbers.Real):
-            return _wrap(float(other) - self._expr, [self])
+            return _apply(lambda e: float(other) - e[0], [self])
         o = _lin(other, "-")
-        return _wrap(o._expr - self._expr, [o, self])
+        return _apply(lambda e: e[0] - e[1], [o, self])
 
     def __neg__(self):
-        return _wrap(-self._expr, [self])
+        return _apply(lambda e: -e[0], [self])
 
     def __mul__(self, other):
         if isinstance(other, numbers.Real):
-            return _wrap(float(other) * self._expr, [self])
+            return _apply(lambda e: float(other) * e[0], [self])
         if isinstance(other, (np.ndarray, Constant)):
             # ProxImaL raises here; elementwise is what NumPy users mean.
             return mul_elemwise(other, self)
@@ -109,8 +160,16 @@ class LinOp:
 
     def __truediv__(self, other):
         if isinstance(other, numbers.Real):
-            return _wrap(self._expr / float(other), [self])
+            return _apply(lambda e: e[0] / float(other), [self])
         return NotImplemented
+
+
+def _write(outputs, i, value, shape, what):
+    """outputs[i][...] = value (of `shape`), the caller's array kept."""
+    out = outputs[i]
+    if np.size(out) != np.size(value):
+        raise ValueError(f"{what}: output {i} has {np.size(out)} entries, the result {tuple(shape)}")
+    np.copyto(out, np.reshape(value, np.shape(out)), casting="unsafe")
 
 
 def _values(variables, what):
@@ -122,12 +181,20 @@ def _values(variables, what):
     return out
 
 
-def _wrap(expr, parts):
-    variables, constants = [], []
-    for p in parts:
+def _apply(make, inputs, constants=()):
+    """The LinOp of make([each input's Expr]) over the operand LinOps `inputs`
+    (ProxImaL's input_nodes); `constants` are the node's own data (a kernel, a
+    weight). The node keeps `make`, so forward and adjoint rebuild it over new
+    operands."""
+    variables, consts = [], list(constants)
+    for p in inputs:
         variables += p._variables
-        constants += p._constants
-    return LinOp(expr, variables, constants)
+        consts += p._constants
+    out = LinOp(make([p._expr for p in inputs]), variables, consts)
+    out._inputs = list(inputs)
+    out._make = make
+    out._own_constants = list(constants)
+    return out
 
 
 def _lin(value, what):
@@ -188,6 +255,13 @@ class Variable(LinOp):
     def __eq__(self, other):
         return self is other
 
+    def forward(self, inputs, outputs):
+        """The identity, as in ProxImaL (the values given for the variable)."""
+        _write(outputs, 0, _as_float32(inputs[0], f"Variable '{self._name}'.forward's input"), self.shape, "forward")
+
+    def adjoint(self, inputs, outputs):
+        _write(outputs, 0, _as_float32(inputs[0], f"Variable '{self._name}'.adjoint's input"), self.shape, "adjoint")
+
 
 class Constant(LinOp):
     """A constant array (or number). Assigning ``value`` later (an array of
@@ -212,6 +286,13 @@ class Constant(LinOp):
             raise ValueError(f"Constant.value: the new data has shape {a.shape}, the constant {self._value.shape}")
         self._value = a
         self._version += 1
+
+    def forward(self, inputs, outputs):
+        """Writes the constant's value, as ProxImaL's Constant.forward."""
+        _write(outputs, 0, self._value, self.shape, "forward")
+
+    def adjoint(self, inputs, outputs):
+        """A constant has no input nodes: nothing to write."""
 
     def __hash__(self):
         return id(self)
@@ -249,43 +330,46 @@ def conv(kernel, arg, dims=None, implem=None):
     """
     k, kc = _const_expr(kernel, "conv's kernel")
     x = _lin(arg, "conv")
-    e = _proxc.conv(k, x._expr, "circular", -1 if dims is None else int(dims))
-    return LinOp(e, x._variables, kc + x._constants)
+    d = -1 if dims is None else int(dims)
+    return _apply(lambda e: _proxc.conv(k, e[0], "circular", d), [x], kc)
 
 
 def conv_nofft(kernel, arg, implem=None):
     """Convolution with x's border repeated outside it (ProxImaL's conv_nofft)."""
     k, kc = _const_expr(kernel, "conv_nofft's kernel")
     x = _lin(arg, "conv_nofft")
-    return LinOp(_proxc.conv(k, x._expr, "replicate", -1), x._variables, kc + x._constants)
+    return _apply(lambda e: _proxc.conv(k, e[0], "replicate", -1), [x], kc)
 
 
 def grad(arg, dims=None, implem=None):
     """Forward differences along the first dims axes: shape arg.shape + (dims,)."""
     x = _lin(arg, "grad")
-    return _wrap(_proxc.grad(x._expr, -1 if dims is None else int(dims)), [x])
+    d = -1 if dims is None else int(dims)
+    return _apply(lambda e: _proxc.grad(e[0], d), [x])
 
 
 def mul_elemwise(weight, arg, implem=None):
     w, wc = _const_expr(weight, "mul_elemwise's weight")
     x = _lin(arg, "mul_elemwise")
-    return LinOp(_proxc.mul_elemwise(w, x._expr), x._variables, wc + x._constants)
+    return _apply(lambda e: _proxc.mul_elemwise(w, e[0]), [x], wc)
 
 
 def scale(scalar, arg, implem=None):
     x = _lin(arg, "scale")
-    return _wrap(_proxc.scale(float(scalar), x._expr), [x])
+    s = float(scalar)
+    return _apply(lambda e: _proxc.scale(s, e[0]), [x])
 
 
 def subsample(arg, steps, implem=None):
     x = _lin(arg, "subsample")
-    return _wrap(_proxc.subsample(x._expr, _axes(steps, x.ndim, "subsample")), [x])
+    a = _axes(steps, x.ndim, "subsample")
+    return _apply(lambda e: _proxc.subsample(e[0], a), [x])
 
 
 def uneven_subsample(arg, indices, implem=None):
     x = _lin(arg, "uneven_subsample")
     i, ic = _const_expr(np.asarray(indices), "uneven_subsample's indices")
-    return LinOp(_proxc.uneven_subsample(x._expr, i), x._variables, ic + x._constants)
+    return _apply(lambda e: _proxc.uneven_subsample(e[0], i), [x], ic)
 
 
 def sum(input_nodes, implem=None):  # noqa: A001 (ProxImaL's name)
@@ -295,10 +379,9 @@ def sum(input_nodes, implem=None):  # noqa: A001 (ProxImaL's name)
     parts = [_lin(p, "sum") for p in input_nodes]
     if not parts:
         raise ValueError("sum: no operands")
-    out = parts[0]
-    for p in parts[1:]:
-        out = out + p
-    return out
+    if len(parts) == 1:
+        return parts[0]
+    return _apply(lambda e: functools.reduce(operator.add, e), parts)
 
 
 def copy(arg, implem=None):
@@ -308,38 +391,41 @@ def copy(arg, implem=None):
 
 def vstack(input_nodes, implem=None):
     parts = [_lin(p, "vstack") for p in input_nodes]
-    return _wrap(_proxc.vstack([p._expr for p in parts]), parts)
+    return _apply(_proxc.vstack, parts)
 
 
 def hstack(input_nodes, implem=None):
     parts = [_lin(p, "hstack") for p in input_nodes]
-    return _wrap(_proxc.hstack([p._expr for p in parts]), parts)
+    return _apply(_proxc.hstack, parts)
 
 
 def reshape(arg, shape, implem=None):
     x = _lin(arg, "reshape")
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
-    return _wrap(_proxc.reshape(x._expr, [int(s) for s in shape]), [x])
+    dims = [int(s) for s in shape]
+    return _apply(lambda e: _proxc.reshape(e[0], dims), [x])
 
 
 def transpose(arg, axes=None, implem=None):
     x = _lin(arg, "transpose")
-    return _wrap(_proxc.transpose(x._expr, [] if axes is None else [int(a) for a in axes]), [x])
+    perm = [] if axes is None else [int(a) for a in axes]
+    return _apply(lambda e: _proxc.transpose(e[0], perm), [x])
 
 
 def crop(arg, begin, extent):
     x = _lin(arg, "crop")
-    return _wrap(_proxc.crop(x._expr, [int(b) for b in begin], [int(e) for e in extent]), [x])
+    b, n = [int(v) for v in begin], [int(v) for v in extent]
+    return _apply(lambda e: _proxc.crop(e[0], b, n), [x])
 
 
 def mul_color(arg, mode, implem=None):
     """A 3x3 colour matrix per pixel: mode "opp", "yuv" or a (3, 3) array."""
     x = _lin(arg, "mul_color")
     if isinstance(mode, str):
-        return _wrap(_proxc.mul_color(x._expr, mode), [x])
+        return _apply(lambda e: _proxc.mul_color(e[0], mode), [x])
     m, mc = _const_expr(mode, "mul_color's matrix")
-    return LinOp(_proxc.mul_color(x._expr, m), x._variables, mc + x._constants)
+    return _apply(lambda e: _proxc.mul_color(e[0], m), [x], mc)
 
 
 def warp(arg, H, target_shape=None, implem=None):
@@ -348,7 +434,7 @@ def warp(arg, H, target_shape=None, implem=None):
     x = _lin(arg, "warp")
     h, hc = _const_expr(H, "warp's homography")
     t = [] if target_shape is None else [int(s) for s in target_shape]
-    return LinOp(_proxc.warp(x._expr, h, t), x._variables, hc + x._constants)
+    return _apply(lambda e: _proxc.warp(e[0], h, t), [x], hc)
 
 
 def gaussian(size, sigma):
@@ -359,7 +445,7 @@ def gaussian(size, sigma):
 def black_box(name, arg):
     """The black-box operator registered under `name` (a C plugin: load_plugin)."""
     x = _lin(arg, "black_box")
-    return _wrap(_proxc.black_box(name, x._expr), [x])
+    return _apply(lambda e: _proxc.black_box(name, e[0]), [x])
 
 
 _factory_count = [0]
@@ -384,7 +470,7 @@ def LinOpFactory(input_shape, output_shape, forward, adjoint, norm_bound=None, n
         x = _lin(arg, "LinOpFactory")
         if x.shape != input_shape:
             raise ValueError(f"LinOpFactory '{name}': the operand has shape {x.shape}, the operator takes {input_shape}")
-        return _wrap(_proxc.black_box(name, x._expr), [x])
+        return _apply(lambda e: _proxc.black_box(name, e[0]), [x])
 
     apply.name = name
     return apply
@@ -392,3 +478,78 @@ def LinOpFactory(input_shape, output_shape, forward, adjoint, norm_bound=None, n
 
 def pxwise_matrixmult(A, arg, normbound=None):
     raise NotImplementedError("pxwise_matrixmult (a matrix per pixel) is not in proxc yet")
+
+
+class CompGraph:
+    """ProxImaL's CompGraph: the linear map K of an expression, from the flat
+    vector of its variables (each in C order, in the order of
+    ``end.variables()``: ``input_size`` entries) to its flat output
+    (``output_size``). Constant offsets are left out, as ProxImaL's graph
+    zeroes its constants. Applied by proxc's reference interpreter in double
+    precision."""
+
+    def __init__(self, end, implem=None):
+        self.orig_end = self.end = _lin(end, "CompGraph")
+        self.shape = self.end.shape
+        self._vars = self.end.variables()
+        self._offsets = np.cumsum([0] + [v.size for v in self._vars]).tolist()
+        self.input_size = int(self._offsets[-1])
+        self.output_size = int(self.end.size)
+
+    def variables(self):
+        return list(self._vars)
+
+    def x_split(self, x):
+        """The flat vector x as one array per variable (views of x)."""
+        x = np.asarray(x)
+        if x.size != self.input_size:
+            raise ValueError(f"CompGraph: the input has {x.size} entries, the variables {self.input_size}")
+        x = x.reshape(-1)
+        return [x[a:b].reshape(v.shape) for v, a, b in zip(self._vars, self._offsets, self._offsets[1:])]
+
+    def forward(self, x, y):
+        """y = K x (flat vectors); returns y."""
+        vals = [(v._expr, _as_float32(part, "CompGraph.forward's input"))
+                for v, part in zip(self._vars, self.x_split(x))]
+        _write([y], 0, _proxc.forward(self.end._expr, vals), self.shape, "CompGraph.forward")
+        return y
+
+    def adjoint(self, u, v):
+        """v = K^T u (flat vectors); returns v."""
+        if np.size(u) != self.output_size:
+            raise ValueError(f"CompGraph.adjoint: the input has {np.size(u)} entries, K's output {self.output_size}")
+        y = np.reshape(_as_float32(u, "CompGraph.adjoint's input"), self.shape)
+        parts = _proxc.adjoint(self.end._expr, y, [var._expr for var in self._vars])
+        flat = np.concatenate([np.ravel(p) for p in parts]) if parts else np.zeros(0, np.float32)
+        _write([v], 0, flat, (self.input_size,), "CompGraph.adjoint")
+        return v
+
+    def norm_bound(self, final_output_mags):
+        """ProxImaL's upper bound of ||K|| into final_output_mags[0]."""
+        final_output_mags[0] = _proxc.operator_norm(self.end._expr, "bound")
+
+    def update_vars(self, val):
+        """Each variable's value from its part of the flat vector val."""
+        for v, part in zip(self._vars, self.x_split(val)):
+            v.value = part
+
+    def x0(self):
+        """The flat vector of the variables' initval (zeros where none)."""
+        out = np.zeros(self.input_size, np.float32)
+        for v, part in zip(self._vars, self.x_split(out)):
+            if v.initval is not None:
+                part[...] = np.reshape(v.initval, v.shape)
+        return out
+
+    def __str__(self):
+        return "CompGraph"
+
+
+def est_CompGraph_norm(K, tol=1e-3, try_fast_norm=True):  # noqa: N802 (ProxImaL's name)
+    """ProxImaL's estimate of ||K|| for a CompGraph (or an expression): its
+    upper bound with try_fast_norm, else Lanczos iteration on K^T K until the
+    estimate changes by less than tol relative (at most 100 steps)."""
+    end = K.end if isinstance(K, CompGraph) else _lin(K, "est_CompGraph_norm")
+    if not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol <= 0:
+        raise ValueError(f"est_CompGraph_norm: tol must be a number > 0, got {tol!r}")
+    return float(_proxc.operator_norm(end._expr, "bound" if try_fast_norm else "power", float(tol)))

@@ -48,6 +48,39 @@ class ProxFn:
         term, _ = self._term()
         return _proxc.evaluate_terms(term, _values(self.variables(), "value"))[0]
 
+    def prox(self, rho, v, *args, **kwargs):
+        """ProxImaL's ProxFn.prox: argmin_u F(u) + (rho/2)||u - v||^2 for this
+        function with its alpha, beta, b, c, gamma and d, u and v of the shape
+        of its operand (v may be flat, or a number for one entry; returned so).
+        In double precision by proxc's reference interpreter, returned in float32."""
+        scalar = np.isscalar(v)
+        a = np.asarray(v)
+        u = _proxc.prox(self._on_fresh_operand(), self._rho(rho), self._operand(a, "prox"))
+        return u.reshape(-1)[0] if scalar or a.size == 1 else u.reshape(a.shape)
+
+    def eval(self, v):
+        """ProxImaL's ProxFn.eval: the function (alpha, beta, b, c, gamma, d
+        included) at v, of its operand's shape; indicators as in .value."""
+        return _proxc.evaluate_at(self._on_fresh_operand(), self._operand(np.asarray(v), "eval"))
+
+    def _rho(self, rho):
+        if not isinstance(rho, numbers.Real) or isinstance(rho, bool) or not np.isfinite(rho) or rho <= 0:
+            raise ValueError(f"{type(self).__name__}.prox: rho must be a number > 0, got {rho!r}")
+        return float(rho)
+
+    def _operand(self, a, what):
+        from .lin_ops import _as_float32
+        shape = self.lin_op.shape
+        if a.size != int(np.prod(shape, dtype=np.int64)):
+            raise ValueError(f"{type(self).__name__}.{what}: v has {a.size} entries, the operand {shape}")
+        return np.reshape(_as_float32(a, f"{type(self).__name__}.{what}'s v"), shape)
+
+    def _on_fresh_operand(self):
+        """This function's term over a new variable of its operand's shape."""
+        from .lin_ops import Variable
+        term, _ = self.copy(lin_op=Variable(self.lin_op.shape, "v"))._term()
+        return term
+
     def copy(self, lin_op=None, **kw):
         params = dict(alpha=self.alpha, beta=self.beta, b=self.b, c=self.c, gamma=self.gamma, d=self.d,
                       implem=self.implem)

@@ -344,6 +344,14 @@ void bind_expressions(nb::module_& m) {
         nb::overload_cast<const proxc::Expr&, const std::vector<std::pair<proxc::Expr, proxc::Array>>&>(
             &proxc::evaluate),
         "e"_a, "values"_a);
+  m.def("forward", &proxc::forward, "e"_a, "values"_a);
+  m.def("adjoint", &proxc::adjoint, "e"_a, "y"_a, "variables"_a);
+  m.def(
+      "operator_norm",
+      [](const proxc::Expr& e, const std::string& kind, double tol) {
+        return proxc::operator_norm(e, kind_from<proxc::NormKind>(kind, "norm"), tol);
+      },
+      "e"_a, "kind"_a = "power", "tol"_a = 1e-3);
 }
 
 // Function terms.
@@ -364,6 +372,8 @@ void bind_terms(nb::module_& m) {
         nb::overload_cast<const proxc::Term&, const std::vector<std::pair<proxc::Expr, proxc::Array>>&>(
             &proxc::evaluate),
         "terms"_a, "values"_a);
+  m.def("prox", &proxc::prox, "f"_a, "rho"_a, "v"_a);
+  m.def("evaluate_at", &proxc::evaluate_at, "f"_a, "v"_a);
   m.def("sum_squares", &proxc::sum_squares, "e"_a);
   m.def("norm1", &proxc::norm1, "e"_a);
   m.def("group_norm1", &proxc::group_norm1, "e"_a, "axes"_a);

@@ -1,6 +1,8 @@
-// proxc::evaluate (proxc/problem.h): an expression's value and each function
-// term's value at given values of the variables, on the emulator (double
-// precision), for ProxImaL's `.value` of operators and functions.
+// proxc::evaluate and its kin (proxc/problem.h): an expression's value, its
+// linear part applied forward and adjoint, its operator norm, and a function
+// term's value and prox, on the emulator (double precision): ProxImaL's
+// `.value`, `forward`, `adjoint`, `est_CompGraph_norm`, `prox` and `eval`.
+#include <cmath>
 #include <map>
 #include <string>
 #include <utility>
@@ -10,6 +12,7 @@
 #include "check/check.h"
 #include "emulate/emulate_backend.h"
 #include "emulate/linop.h"
+#include "emulate/prox.h"
 #include "emulate/tensor.h"
 #include "ir/traverse.h"
 #include "support/error.h"
@@ -41,6 +44,21 @@ std::map<const internal::ExprNode*, Array> values_by_node(const std::vector<inte
   return out;
 }
 
+// The one function term of `f`, for the functions of one term.
+const internal::FunctionTerm& one_term(const Term& f, const char* what) {
+  const auto& terms = Access::terms(f);
+  user_assert(terms.size() == 1) << what << ": expects one function term, got " << terms.size();
+  return terms[0];
+}
+
+// `v` as the operand of term t: its shape checked.
+internal::emulate::Tensor term_operand(const internal::FunctionTerm& t, const Array& v, const char* what) {
+  user_assert(v.shape() == t.arg->shape)
+      << what << ": the function's operand has shape " << shape_to_string(t.arg->shape) << ", the value "
+      << shape_to_string(v.shape());
+  return internal::emulate::Tensor::from(Access::array(v));
+}
+
 }  // namespace
 
 Array evaluate(const Expr& e, const std::vector<std::pair<Expr, Array>>& values) {
@@ -70,6 +88,63 @@ std::vector<double> evaluate(const Term& terms, const std::vector<std::pair<Expr
   for (const auto& [n, a] : by_node) x[n] = &Access::array(a);
   auto emulator = internal::make_emulate_backend();
   return internal::evaluate_objective(*emulator, p, x).terms;
+}
+
+Array forward(const Expr& e, const std::vector<std::pair<Expr, Array>>& values) {
+  user_assert(e.defined()) << "forward: no expression";
+  const internal::Expr& root = Access::node(e);
+  const auto by_node = values_by_node({root}, values, "forward");
+  if (!root->has_variable) return Array(root->shape);  // a constant's linear part is 0
+  std::map<const internal::ExprNode*, internal::emulate::Tensor> tensors;
+  std::map<const internal::ExprNode*, const internal::emulate::Tensor*> vars;
+  for (const auto& [n, a] : by_node) {
+    tensors[n] = internal::emulate::Tensor::from(Access::array(a));
+    vars[n] = &tensors[n];
+  }
+  return Access::make_array(internal::emulate::forward(root, vars, /*affine=*/false).to_array());
+}
+
+std::vector<Array> adjoint(const Expr& e, const Array& y, const std::vector<Expr>& variables) {
+  user_assert(e.defined()) << "adjoint: no expression";
+  const internal::Expr& root = Access::node(e);
+  user_assert(y.shape() == root->shape)
+      << "adjoint: the expression has shape " << shape_to_string(root->shape) << ", y "
+      << shape_to_string(y.shape());
+  for (const Expr& v : variables) {
+    user_assert(v.defined() && v.is_variable())
+        << "adjoint: a part is asked for something that is not a variable";
+  }
+  std::map<const internal::ExprNode*, internal::emulate::Tensor> parts;
+  if (root->has_variable)
+    parts = internal::emulate::adjoint(root, internal::emulate::Tensor::from(Access::array(y)));
+  std::vector<Array> out;
+  for (const Expr& v : variables) {
+    auto it = parts.find(Access::node(v).get());
+    out.push_back(it == parts.end() ? Array(v.shape()) : Access::make_array(it->second.to_array()));
+  }
+  return out;
+}
+
+double operator_norm(const Expr& e, NormKind kind, double tol) {
+  user_assert(e.defined()) << "operator_norm: no expression";
+  user_assert(std::isfinite(tol) && tol > 0)
+      << "operator_norm: the tolerance must be a number > 0, got " << tol;
+  const internal::Expr& root = Access::node(e);
+  if (!root->has_variable) return 0;
+  if (kind == NormKind::Bound) return internal::norm_bound(root);
+  auto emulator = internal::make_emulate_backend();
+  return internal::estimate_norm(*emulator, root, 100, 2, tol).value;
+}
+
+Array prox(const Term& f, double rho, const Array& v) {
+  const internal::FunctionTerm& t = one_term(f, "prox");
+  user_assert(std::isfinite(rho) && rho > 0) << "prox: rho must be a number > 0, got " << rho;
+  return Access::make_array(internal::emulate::prox(t, term_operand(t, v, "prox"), rho).to_array());
+}
+
+double evaluate_at(const Term& f, const Array& v) {
+  const internal::FunctionTerm& t = one_term(f, "evaluate_at");
+  return internal::emulate::value(t, term_operand(t, v, "evaluate_at"));
 }
 
 }  // namespace proxc

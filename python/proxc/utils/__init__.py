@@ -1,0 +1,4 @@
+"""ProxImaL's utilities (proximal.utils): ``proxc.utils.utils`` holds them, as
+``proximal.utils.utils`` does, so ``from proxc.utils.utils import psf2otf``
+works where a script imported it from ProxImaL."""
+from .utils import Impl, circshift, fftd, ifftd, im2nparray, psf2otf, psnr, tic, toc  # noqa: F401

@@ -1,0 +1,89 @@
+"""ProxImaL's utilities (proximal.utils.utils) that its scripts import:
+images to arrays, timing, FFTs over leading axes and the optical transfer
+function of a kernel. Written for proxc with NumPy; the functions that read
+ProxImaL's own test data (get_test_image, get_kernel) are not here."""
+import time
+
+import numpy as np
+
+Impl = {"numpy": 0, "halide": 1, "pycuda": 2}
+
+
+def im2nparray(img, datatype=np.float32):
+    """An integer image divided by 2**bits - 1 (ProxImaL's scaling: 255 for
+    8 bits, 65535 for 16); a float image is returned as it is, in `datatype`."""
+    a = np.asarray(img)
+    if np.issubdtype(a.dtype, np.integer):
+        return (a.astype(np.float64) / float(2 ** (8 * a.dtype.itemsize) - 1)).astype(datatype)
+    return a.astype(datatype)
+
+
+def psnr(x, ref, pad=None, maxval=1.0):
+    """PSNR in dB of x against ref, `pad` pixels cropped from each border."""
+    x, ref = np.asarray(x, np.float64), np.asarray(ref, np.float64)
+    if pad:
+        x, ref = x[pad:-pad, pad:-pad], ref[pad:-pad, pad:-pad]
+    mse = np.mean((x - ref) ** 2)
+    return float("inf") if mse == 0 else 10 * np.log10(maxval ** 2 / mse)
+
+
+_last_tic = [None]
+
+
+def tic():
+    """Starts the timer; returns its start (for toc(t))."""
+    _last_tic[0] = time.perf_counter()
+    return _last_tic[0]
+
+
+def toc(t=None):
+    """Milliseconds since `t`, or since the last tic()."""
+    start = _last_tic[0] if t is None or (isinstance(t, list) and not t) else t
+    if start is None:
+        raise RuntimeError("toc: tic() was never called")
+    return (time.perf_counter() - start) * 1000.0
+
+
+def _leading_axes(a, dims):
+    return None if dims is None else tuple(range(int(dims)))
+
+
+def fftd(I, dims=None):  # noqa: E741 (ProxImaL's name)
+    """The FFT over the first `dims` axes (every axis when None)."""
+    return np.fft.fftn(I, axes=_leading_axes(I, dims))
+
+
+def ifftd(I, dims=None):  # noqa: E741
+    """The inverse FFT over the first `dims` axes (every axis when None)."""
+    return np.fft.ifftn(I, axes=_leading_axes(I, dims))
+
+
+def circshift(x, shifts):
+    """x rolled by shifts[j] along axis j, for each leading axis j."""
+    return np.roll(x, tuple(int(s) for s in shifts), axis=tuple(range(len(shifts))))
+
+
+def psf2otf(K, outsize, dims=None):
+    """The optical transfer function of kernel K for arrays of shape
+    `outsize`: K zero-padded to outsize with its centre (index k // 2 on each
+    axis) moved to the origin, transformed over the first `dims` axes (all
+    when None), so that multiplying by it in the Fourier domain is proxc's and
+    ProxImaL's circular conv. An imaginary part below the transform's
+    rounding (relative to the largest magnitude) is dropped, as ProxImaL does."""
+    K = np.asarray(K)
+    if K.ndim != len(outsize):
+        raise ValueError(f"psf2otf: the kernel has {K.ndim} axes, outsize {len(outsize)}")
+    if any(k > n for k, n in zip(K.shape, outsize)):
+        raise ValueError(f"psf2otf: the kernel {K.shape} is larger than outsize {tuple(outsize)}")
+    padded = np.zeros(tuple(int(n) for n in outsize), dtype=np.result_type(K.dtype, np.float32))
+    padded[tuple(slice(0, k) for k in K.shape)] = K
+    n_axes = K.ndim if dims is None else min(int(dims), K.ndim)
+    padded = circshift(padded, [-(k // 2) for k in K.shape[:n_axes]])
+    otf = fftd(padded, dims)
+    # Rounding of the transforms: about log2(k)·k operations per entry along each transformed axis.
+    ks = K.shape[:n_axes]
+    work = sum(k * np.log2(k) * (np.prod(ks) / k) for k in ks if k > 1)
+    biggest = np.max(np.abs(otf)) if otf.size else 0.0
+    if biggest > 0 and np.max(np.abs(otf.imag)) / biggest <= work * np.finfo(np.float32).eps:
+        otf = otf.real + 0j
+    return otf

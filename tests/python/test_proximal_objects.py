@@ -1,0 +1,212 @@
+"""ProxImaL's object API beyond Problem: LinOp.forward/adjoint (node by node,
+as ProxImaL's input_nodes), CompGraph and est_CompGraph_norm, ProxFn.prox and
+ProxFn.eval, and proxc.utils.utils. The conformance cases computed by ProxImaL
+(../shared/conformance: 42 operator, 35 prox and 27 value cases) run through
+these names, each within its stated tolerance |got - want| <= abs + rel |want|."""
+import numpy as np
+import pytest
+
+import proxc
+from proxc import *  # noqa: F403  (the point: ProxImaL's names)
+from proxc.utils.utils import circshift, fftd, ifftd, im2nparray, psf2otf, tic, toc
+
+
+def _cases(conformance, kinds):
+    cases, _ = conformance
+    return [c for c in cases.values() if c["kind"] in kinds]
+
+
+def _build(case, load):
+    """The case's expression or function, built by ProxImaL's names from its
+    text (the .prox forms of these cases are also Python)."""
+    env = {"conv": conv, "grad": grad, "mul_elemwise": mul_elemwise, "subsample": subsample,
+           "group_norm1": group_norm1, "nonneg": nonneg, "norm1": norm1, "poisson_norm": poisson_norm,
+           "sum_entries": sum_entries, "sum_squares": sum_squares}
+    for name, rel in case["constants"].items():
+        env[name] = load(rel)
+    x = Variable(tuple(case["variable"]["shape"]))
+    env[case["variable"]["name"]] = x
+    return x, eval(case["expr"], env)  # noqa: S307 (the conformance folder's own expressions)
+
+
+def _close(got, want, tol):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    assert got.shape == want.shape
+    excess = np.abs(got - want) - (tol["abs"] + tol["rel"] * np.abs(want))
+    assert excess.max() <= 0, f"worst entry off by {excess.max()} beyond the tolerance"
+
+
+def _ids(kinds):
+    # The ids are read at collection time from the same folder the fixture reads.
+    import json
+
+    from conftest import conformance_dir
+    path = conformance_dir() / "cases.json"
+    if not path.exists():
+        return ["missing"]
+    return [c["id"] for c in json.loads(path.read_text()) if c["kind"] in kinds]
+
+
+@pytest.mark.parametrize("case_id", _ids({"linop_forward", "linop_adjoint"}))
+def test_linop_forward_and_adjoint_reproduce_proximal(conformance, case_id):
+    cases, load = conformance
+    case = cases[case_id]
+    x, fn = _build(case, load)
+    want = load(case["output"])
+    if case["kind"] == "linop_forward":
+        xin = load(case["inputs"]["x"])
+        K = CompGraph(fn)
+        out = np.zeros(K.output_size)
+        K.forward(xin.ravel(), out)
+        _close(out.reshape(fn.shape), want, case["tolerance"])
+        if fn.input_nodes == [x]:  # one node over the variable: the node's own forward is K
+            node_out = np.zeros(fn.shape)
+            fn.forward([xin], [node_out])
+            _close(node_out, want, case["tolerance"])
+    else:
+        y = load(case["inputs"]["y"])
+        K = CompGraph(fn)
+        out = np.zeros(K.input_size)
+        K.adjoint(y.ravel(), out)
+        _close(out.reshape(x.shape), want, case["tolerance"])
+        if fn.input_nodes == [x]:
+            node_out = np.zeros(x.shape)
+            fn.adjoint([y], [node_out])
+            _close(node_out, want, case["tolerance"])
+
+
+@pytest.mark.parametrize("case_id", _ids({"prox", "eval"}))
+def test_prox_and_eval_reproduce_proximal(conformance, case_id):
+    cases, load = conformance
+    case = cases[case_id]
+    _, fn = _build(case, load)
+    v = load(case["inputs"]["v"])
+    # ProxImaL ignores sum_entries' alpha, beta and b; proxc honours them
+    # (docs/python.md), and the difference is pinned exactly: alpha 0.7, beta 1.3.
+    honoured = "sum_entries_params" in case_id
+    if case["kind"] == "prox":
+        rho = case["params"]["rho"]
+        got = fn.prox(rho, v)
+        assert got.shape == v.shape
+        want = load(case["output"]).astype(np.float64)
+        if honoured:
+            want -= (0.7 * 1.3 - 1) / (rho + 2 * 0.2)
+        _close(got, want, case["tolerance"])
+    else:
+        got, want, tol = fn.eval(v), float(case["expected"]), case["tolerance"]  # ("inf": an indicator off its set)
+        if honoured:
+            v64 = v.astype(np.float64)
+            want += np.sum(0.7 * (1.3 * v64 - load(case["constants"]["b"])) - v64)
+        ok = got == want if np.isinf(want) else abs(got - want) <= tol["abs"] + tol["rel"] * abs(want)
+        assert ok, f"{got} against {want}"
+
+
+
+def test_node_forward_and_adjoint_apply_that_node_alone():
+    x = Variable((6, 5))
+    g = grad(x)
+    w = np.linspace(-1, 1, 60).reshape(6, 5, 2)
+    node = mul_elemwise(w, g)
+    assert node.input_nodes == [g] and g.input_nodes == [x] and x.input_nodes == []
+    p = np.random.default_rng(1).normal(size=g.shape)
+    out = np.zeros(node.shape)
+    node.forward([p], [out])  # w * p: the gradient is not applied again
+    np.testing.assert_allclose(out, w * p, rtol=1e-6)
+    back = np.zeros(g.shape)
+    node.adjoint([p], [back])
+    np.testing.assert_allclose(back, w * p, rtol=1e-6)
+    # Each operand gets its own input, also when two operands are one node.
+    a, b = np.arange(30.0).reshape(6, 5), -np.ones((6, 5))
+    stacked = vstack([x, x])  # flattened and concatenated, as ProxImaL's
+    for fn in (stacked, x + x, sum([x, x, x])):
+        ins = [a, b, 2 * a][:len(fn.input_nodes)]
+        out = np.zeros(fn.shape)
+        fn.forward(ins, [out])
+        want = np.concatenate([a.ravel(), b.ravel()]) if fn is stacked else np.sum(ins, axis=0)
+        np.testing.assert_allclose(out.ravel(), want.ravel())
+        parts = [np.zeros(x.shape) for _ in fn.input_nodes]
+        y = np.arange(fn.size, dtype=np.float64).reshape(fn.shape)
+        fn.adjoint([y], parts)
+        for i, part in enumerate(parts):
+            want = y.ravel()[30 * i:30 * (i + 1)] if fn is stacked else y.ravel()
+            np.testing.assert_allclose(part.ravel(), want)
+    # A constant offset is left out of the node's forward; a Constant writes its value.
+    c = Constant(np.full((6, 5), 2.0))
+    shifted = x - c
+    out = np.zeros(x.shape)
+    shifted.forward([a, np.zeros((6, 5))], [out])
+    np.testing.assert_allclose(out, a)
+    c.forward([], [out])
+    np.testing.assert_allclose(out, 2.0)
+    with pytest.raises(ValueError, match="expected 1 arrays"):
+        g.forward([a, a], [np.zeros(g.shape)])
+    with pytest.raises(ValueError, match="input 0 has 7 entries"):
+        g.forward([np.zeros(7)], [np.zeros(g.shape)])
+
+
+def test_compgraph_passes_the_dot_test_and_maps_the_variables():
+    rng = np.random.default_rng(2)
+    x, z = Variable((12, 10)), Variable((12, 10))
+    k = rng.normal(size=(3, 3))
+    K = CompGraph(vstack([conv(k, x) + mul_elemwise(rng.normal(size=(12, 10)), z), grad(x)]))
+    assert K.input_size == 240 and K.output_size == 120 + 240
+    u, v = rng.normal(size=K.input_size), rng.normal(size=K.output_size)
+    ku, ktv = K.forward(u, np.zeros(K.output_size)), K.adjoint(v, np.zeros(K.input_size))
+    assert abs(ku @ v - u @ ktv) <= 1e-5 * (abs(ku @ v) + 1)
+    K.update_vars(u)
+    np.testing.assert_allclose(x.value.ravel(), u[:120].astype(np.float32))
+    np.testing.assert_allclose(z.value.ravel(), u[120:].astype(np.float32))
+    z.initval = np.ones((12, 10))
+    np.testing.assert_array_equal(K.x0(), np.r_[np.zeros(120), np.ones(120)])
+    # ||K||: the bound is an upper bound; the estimate lies below it and below
+    # ||K||'s value from the dense matrix, close to it.
+    dense = np.stack([K.forward(e, np.zeros(K.output_size)) for e in np.eye(K.input_size)], axis=1)
+    exact = np.linalg.norm(dense, 2)
+    est, bound = est_CompGraph_norm(K, tol=1e-6, try_fast_norm=False), est_CompGraph_norm(K)
+    assert exact * (1 - 1e-3) <= est <= exact * (1 + 1e-5) <= bound
+    mags = [None]
+    K.norm_bound(mags)
+    assert mags[0] == bound
+    assert est_CompGraph_norm(CompGraph(-2.5 * x), try_fast_norm=False) == pytest.approx(2.5, rel=1e-6)
+    with pytest.raises(ValueError, match="the input has 7 entries"):
+        K.forward(np.zeros(7), np.zeros(K.output_size))
+
+
+def test_prox_fn_prox_and_eval_take_proximals_forms():
+    x = Variable(4)
+    v = np.array([-2.0, -0.25, 0.5, 3.0])
+    f = 0.5 * norm1(x)  # soft thresholding at alpha / rho
+    np.testing.assert_allclose(f.prox(2.0, v), [-1.75, 0, 0.25, 2.75], atol=1e-7)
+    assert f.eval(v) == pytest.approx(0.5 * 5.75)
+    # A number in, a number out; the operand's expression is not applied.
+    assert nonneg(Variable(1)).prox(1.0, -3.0) == 0.0
+    g = sum_squares(grad(Variable((3, 3))), b=1.0)
+    p = np.ones((3, 3, 2))
+    np.testing.assert_allclose(g.prox(1.0, p), p)  # at b the prox is the identity
+    assert g.eval(p) == 0
+    assert nonneg(x).eval(v) == np.inf
+    with pytest.raises(ValueError, match="rho must be a number > 0"):
+        f.prox(0, v)
+    with pytest.raises(ValueError, match="v has 3 entries, the operand"):
+        f.prox(1.0, np.zeros(3))
+
+
+def test_utils_utils_as_proximal_imports_them():
+    rng = np.random.default_rng(3)
+    for kshape in ((3, 3), (4, 5)):
+        k, img = rng.normal(size=kshape), rng.normal(size=(16, 20))
+        otf = psf2otf(k, img.shape)
+        via_fft = np.real(ifftd(fftd(img) * otf))
+        out = np.zeros(img.shape)
+        conv(k, Variable(img.shape)).forward([img], [out])  # the operator the OTF diagonalises
+        np.testing.assert_allclose(via_fft, out, atol=1e-5)
+    sym = np.outer([1, 2, 1], [1, 2, 1]) / 16.0
+    assert not np.any(psf2otf(sym, (8, 8)).imag)  # a symmetric kernel's OTF is real
+    np.testing.assert_array_equal(circshift(np.arange(5), [2]), [3, 4, 0, 1, 2])
+    assert im2nparray(np.array([0, 255], np.uint8)).tolist() == [0.0, 1.0]
+    assert im2nparray(np.array([65535], np.uint16))[0] == 1.0
+    t = tic()
+    assert toc(t) >= 0 and toc() >= 0
+    assert proxc.utils.psf2otf is psf2otf
+    with pytest.raises(ValueError, match="larger than outsize"):
+        psf2otf(np.ones((5, 5)), (4, 4))
