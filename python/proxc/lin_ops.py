@@ -127,8 +127,8 @@ class LinOp:
     def __add__(self, other):
         if isinstance(other, numbers.Real):
             return _apply(lambda e: e[0] + float(other), [self])
-        o = _lin(other, "+")
-        return _apply(lambda e: e[0] + e[1], [self, o])
+        # One sum node over every operand of a chain of +, as ProxImaL's.
+        return _sum_node(_sum_operands(self) + _sum_operands(_lin(other, "+")))
 
     def __radd__(self, other):
         return self.__add__(other)
@@ -381,7 +381,18 @@ def sum(input_nodes, implem=None):  # noqa: A001 (ProxImaL's name)
         raise ValueError("sum: no operands")
     if len(parts) == 1:
         return parts[0]
-    return _apply(lambda e: functools.reduce(operator.add, e), parts)
+    return _sum_node(parts)
+
+
+def _sum_node(parts):
+    out = _apply(lambda e: functools.reduce(operator.add, e), parts)
+    out._is_sum = True
+    return out
+
+
+def _sum_operands(op):
+    """What `op + ...` sums: a sum's operands, or op itself."""
+    return list(op._inputs) if getattr(op, "_is_sum", False) else [op]
 
 
 def copy(arg, implem=None):

@@ -226,7 +226,10 @@ class Problem:
         callback = kwargs.get("callback")
         keep_history = bool(kwargs.get("history", False))
         o.objective_each_check = keep_history or verbose >= 2
-        cb, pass_iterate = _callback(self, callback, verbose, o.proximal_stopping)
+        metric = kwargs.get("metric")
+        if metric is not None and not callable(getattr(metric, "message", None)):
+            raise TypeError("Problem.solve: metric must have a message(x) method (proxc.utils.metrics.psnr_metric)")
+        cb, pass_iterate = _callback(self, callback, verbose, o.proximal_stopping, metric)
         if verbose:
             print(f"proxc: solving with {name} ({o.backend}), at most {o.max_iters} iterations, "
                   f"checked every {o.check_every}")
@@ -423,11 +426,13 @@ def _x0(problem, x0):
     return out
 
 
-def _callback(problem, callback, verbose, proximal):
-    """The function proxc calls at each check, and whether it wants the iterate."""
+def _callback(problem, callback, verbose, proximal, metric=None):
+    """The function proxc calls at each check, and whether it wants the iterate.
+    With verbose, a metric's message at the iterate ends each line (ProxImaL's
+    admm, ladmm and hqs print it so)."""
     if callback is None and not verbose:
         return None, False
-    want_x, two = False, False
+    want_x, two = bool(verbose) and metric is not None, False
     if callback is not None:
         try:
             # callback(iteration, x) when it requires two positional
@@ -440,6 +445,11 @@ def _callback(problem, callback, verbose, proximal):
             two = False
         want_x = True
 
+    names = [problem._native.name_of(v._expr) for v in problem._variables]
+
+    def flat(x):
+        return np.concatenate([x[n].ravel() for n in names])
+
     def at_check(info, x=None):
         if verbose:
             # ProxImaL's line; its iteration index counts from 0 under its stopping rule.
@@ -448,15 +458,16 @@ def _callback(problem, callback, verbose, proximal):
                     f"||s||_2 = {info.s:.3f}, eps_dual = {info.eps_dual:.3f}")
             if verbose >= 2 and not math.isnan(info.objective):
                 line += f", obj_val = {info.objective:02.03e}"
+            if metric is not None:
+                line += ", " + metric.message(flat(x))
             print(line)
         if callback is None:
             return True
-        names = [problem._native.name_of(v._expr) for v in problem._variables]
         if two:
             value = x[names[0]] if len(names) == 1 else dict(x)
             r = callback(info.iteration, value)
         else:
-            r = callback(np.concatenate([x[n].ravel() for n in names]))
+            r = callback(flat(x))
         return r is None or bool(r)
 
     return at_check, want_x

@@ -451,10 +451,18 @@ namespace {
 // so that a constant used only inside one, `b` of `c = 0.5 * b`, is found).
 ir::Expr named_constant(const ir::Problem& p, const std::string& name, const char* what) {
   ir::PrintPlan plan(ir::unfold_constants(p));
+  std::string constants;
+  bool a_variable = false;
   for (const ir::Expr& e : plan.order()) {
-    if (e->is_constant() && plan.is_bound(e.get()) && plan.name(e.get()) == name) return e;
+    if (e->is_constant() && plan.is_bound(e.get())) {
+      if (plan.name(e.get()) == name) return e;
+      constants += (constants.empty() ? "" : ", ") + plan.name(e.get());
+    }
+    a_variable = a_variable || (e->is_variable() && e->name_hint == name);
   }
-  user_error << what << ": the problem has no constant named '" << name << "'";
+  user_error << what << ": the problem has no constant named '" << name << "'"
+             << (a_variable ? " ('" + name + "' is a variable, not data)" : "")
+             << "; its constants: " << (constants.empty() ? "none" : constants);
   return nullptr;
 }
 

@@ -379,6 +379,27 @@ TEST(CliSolve, ReportRendersInHeadlessChromium) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.out, HasSubstr("a file is in its place"));
   EXPECT_EQ(read_file(dir + "/taken"), "mine\n");
+  // The report's files are in the shared-file check, exactly those it writes:
+  // rep/ has image0..2 (input, result, reference), rep3/ image0..3.
+  for (const char* f : {"index.html", "image0.png", "image1.png", "image2.png"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/rep/" + f)) << f;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/rep/image3.png"));
+  const std::string again = "solve " + example("deconv_tv.prox") + " --iters 5 --reference " +
+                            example("data/clean.npy") + " --report " + shell_quote(dir + "/rep");
+  auto clash = proxc(again + " -o " + shell_quote(dir + "/rep/image2.png"));
+  EXPECT_EQ(clash.exit_code, 2) << clash.out;
+  EXPECT_THAT(clash.out, HasSubstr("-o " + dir + "/rep/image2.png and --report's " + dir +
+                                   "/rep/image2.png are one file: one output would overwrite the other"));
+  auto log = proxc(again + " --log " + shell_quote(dir + "/rep/index.html"));
+  EXPECT_EQ(log.exit_code, 2) << log.out;
+  EXPECT_THAT(log.out, HasSubstr("are one file"));
+  auto beside = proxc(again + " -o " + shell_quote(dir + "/rep/image3.png"));
+  EXPECT_EQ(beside.exit_code, 0) << beside.out;
+  auto clash3 = proxc("solve " + shell_quote(dir + "/tv3d.prox") + " --iters 5 --report " +
+                      shell_quote(dir + "/rep3") + " --log " + shell_quote(dir + "/rep3/image3.png"));
+  EXPECT_EQ(clash3.exit_code, 2) << clash3.out;
+  EXPECT_THAT(clash3.out, HasSubstr("are one file"));
 }
 
 TEST(CliSolve, SaveEveryWritesSnapshotsThatMatchShorterSolves) {
@@ -498,6 +519,16 @@ TEST(CliBatch, AFrameThatFailsIsReportedAndTheOthersGoOn) {
   EXPECT_EQ(no_glob.exit_code, 2);
   EXPECT_THAT(no_glob.out, HasSubstr("batch needs --set NAME=GLOB"));
   EXPECT_THAT(no_glob.out, HasSubstr("frames/a.npy names one file"));
+  // A name that is not a constant (here the variable) fails once, before any frame, with nothing written.
+  auto variable = proxc("batch " + problem + " --set " + shell_quote("x=" + dir + "/frames/*.npy") + " -o " +
+                        shell_quote(dir + "/x"));
+  EXPECT_EQ(variable.exit_code, 2) << variable.out;
+  EXPECT_THAT(
+      variable.out,
+      HasSubstr(
+          "--set: the problem has no constant named 'x' ('x' is a variable, not data); its constants: b"));
+  EXPECT_THAT(variable.out, Not(HasSubstr("[1/2]")));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x"));
   // Without -o a row says that nothing was written (it ended in "-> ").
   auto unwritten =
       proxc("batch " + problem + " --set " + shell_quote("b=" + dir + "/frames/a*.npy") + " --iters 3");

@@ -179,6 +179,15 @@ TEST(CliSafety, OutputsNeverShareAFileWithEachOtherOrAnInput) {
   EXPECT_EQ(batch.exit_code, 2) << batch.out;
   EXPECT_THAT(batch.out, HasSubstr("the output would overwrite an input"));
   EXPECT_EQ(io::load_array(dir + "/frames/a.npy").data[0], 0.5f);
+  // batch's report writes frame<i>_input.png and frame<i>_result.png: a result of that name is refused.
+  fs::create_directories(dir + "/named");
+  io::save_array(dir + "/named/frame0_result.npy", filled(0.5f));
+  auto report =
+      proxc("batch " + shell_quote(dir + "/p.prox") + " --set " + shell_quote("b=" + dir + "/named/*.npy") +
+            " -o " + at("out") + " --format png --report " + at("out") + " --iters 5");
+  EXPECT_EQ(report.exit_code, 2) << report.out;
+  EXPECT_THAT(report.out, HasSubstr("--report's " + dir + "/out/frame0_result.png are one file"));
+  EXPECT_FALSE(fs::exists(dir + "/out/frame0_result.png"));
 }
 
 TEST(CliSafety, TwoProcessesWritingOneOutputBothSucceed) {

@@ -130,6 +130,12 @@ def test_node_forward_and_adjoint_apply_that_node_alone():
         for i, part in enumerate(parts):
             want = y.ravel()[30 * i:30 * (i + 1)] if fn is stacked else y.ravel()
             np.testing.assert_allclose(part.ravel(), want)
+    # A chain of + is one sum node over its operands, as in ProxImaL.
+    chain = node + g + g
+    assert chain.input_nodes == [node, g, g]
+    out = np.zeros(g.shape)
+    chain.forward([p, p, 2 * p], [out])
+    np.testing.assert_allclose(out, 4 * p)
     # A constant offset is left out of the node's forward; a Constant writes its value.
     c = Constant(np.full((6, 5), 2.0))
     shifted = x - c
@@ -210,3 +216,22 @@ def test_utils_utils_as_proximal_imports_them():
     assert proxc.utils.psf2otf is psf2otf
     with pytest.raises(ValueError, match="larger than outsize"):
         psf2otf(np.ones((5, 5)), (4, 4))
+
+
+def test_a_metric_ends_each_verbose_line(capsys):
+    from proxc.utils.metrics import psnr_metric
+    from proxc.utils.utils import psnr
+    rng = np.random.default_rng(4)
+    ref = np.zeros((24, 32))
+    ref[6:18, 8:24] = 1
+    x = Variable(ref.shape)
+    prob = Problem(sum_squares(x - (ref + 0.1 * rng.normal(size=ref.shape))) + 0.1 * norm1(grad(x)))
+    metric = psnr_metric(ref, pad=(2, 3))
+    prob.solve(solver="ladmm", max_iters=41, verbose=1, metric=metric)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("iter ")]
+    assert len(lines) >= 2 and all(", PSNR: " in ln and ln.endswith(" dB") for ln in lines)
+    # The last check is at the solution: its message is x.value's PSNR, borders cropped per axis.
+    assert lines[-1].endswith(f", PSNR: {np.round(psnr(x.value, ref, pad=(2, 3)), 2)} dB")
+    assert psnr(x.value, ref, pad=(2, 3)) == psnr(x.value[2:-2, 3:-3], ref[2:-2, 3:-3])
+    with pytest.raises(TypeError, match="metric must have a message"):
+        prob.solve(metric=3)

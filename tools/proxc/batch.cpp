@@ -152,6 +152,10 @@ std::vector<std::vector<std::pair<std::string, std::string>>> plan_outputs(const
       uses.push_back({"the result of " + frames[i] + ",", f, true});
     }
   }
+  if (!job.report.empty()) {
+    for (const std::string& f : batch_report_files(job.report, frames.size()))
+      uses.push_back({"--report's", f, true});
+  }
   check_distinct_files(uses);
   return outputs;
 }
@@ -214,6 +218,12 @@ void print_all(const std::vector<std::string>& parts, const BatchJob& job, const
 int run_batch(proxc::Problem& p, const proxc::SolverOptions& options, const BatchJob& job, const Ranks& ranks,
               const std::atomic<int>* stop_signal) {
   const std::vector<std::string> frames = expand_glob(job.pattern);
+  try {
+    p.constant(job.name);  // a name that is not a constant fails every frame alike: said once, before any
+  } catch (const proxc::UserError& e) {
+    const std::string m = e.what(), api = "constant";
+    throw proxc::UserError("--set" + (m.compare(0, api.size(), api) == 0 ? m.substr(api.size()) : ": " + m));
+  }
   const auto outputs = plan_outputs(p, frames, job);
   if (!job.report.empty()) check_report_dir(job.report);
   BatchReport report(job.report, job.file, p);

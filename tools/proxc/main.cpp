@@ -260,8 +260,13 @@ struct SolveCommand {
         throw proxc::UserError(std::string("--checkpoint: ") + e.what());
       }
     }
+    const proxc::Shape ref_shape = ref.shape();
     proxc_cli::check_solve_files(
-        p, {file, x0, reference, options.resume_path, log, options.checkpoint_path, files, save_every, options.max_iters});
+        p, {file, x0, reference, options.resume_path, log, options.checkpoint_path, files, save_every,
+            options.max_iters,
+            report.empty()
+                ? std::vector<std::string>{}
+                : proxc_cli::solve_report_files(report, p, reference.empty() ? nullptr : &ref_shape)});
     proxc_cli::handle_stop_signals();
     options.interrupt = &proxc_cli::g_interrupted;
     if (isatty(STDERR_FILENO) && !json) {

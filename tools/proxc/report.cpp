@@ -127,6 +127,25 @@ std::vector<std::pair<std::string, proxc::Array>> views(const proxc::Array& a) {
           {"maximum projection", mip}};
 }
 
+// The input picture of a solve's report: the first constant of the result's
+// shape (the data), "" when the problem has several variables or no such constant.
+std::string input_constant(const proxc::Problem& p) {
+  const std::vector<proxc::Expr> vars = p.variables();
+  if (vars.size() != 1) return "";
+  for (const std::string& c : p.constant_names()) {
+    if (p.constant(c).shape() == vars[0].shape()) return c;
+  }
+  return "";
+}
+
+// How many pictures views() makes of an array of shape s.
+size_t view_count(const proxc::Shape& s) {
+  const size_t plane_rank = is_colour(s) ? 3 : 2;
+  return s.size() == plane_rank ? 1 : s.size() == plane_rank + 1 ? 2 : 0;
+}
+
+std::string image_file(size_t index) { return "image" + std::to_string(index) + ".png"; }
+
 // ---------------------------------------------------------------------------
 // The convergence plot: inline SVG, one panel per quantity group.
 
@@ -333,7 +352,7 @@ void write_report(const std::string& dir, const Report& r) {
   }
   if (!(hi > lo)) hi = lo + 1;
   std::ostringstream figs;
-  int index = 0;
+  size_t index = 0;
   for (auto& [caption, vs] : shown) {
     if (vs.empty()) {
       figs << "<p>" << escape(caption) << ": no picture for this shape.</p>\n";
@@ -341,7 +360,7 @@ void write_report(const std::string& dir, const Report& r) {
     }
     for (auto& [what, v] : vs) {
       for (int64_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((v[i] - lo) / (hi - lo));
-      const std::string file = "image" + std::to_string(index++) + ".png";
+      const std::string file = image_file(index++);
       proxc::save_array((fs::path(dir) / file).string(), v);
       figs << "<figure><img src=\"" << file << "\" alt=\"" << escape(caption) << "\" width=\"" << v.shape()[1]
            << "\" height=\"" << v.shape()[0] << "\" style=\"width: " << std::clamp<int64_t>(v.shape()[1] * 4, 200, 340)
@@ -396,6 +415,29 @@ void write_report(const std::string& dir, const Report& r) {
   proxc::write_file((fs::path(dir) / "index.html").string(), html.str());
 }
 
+std::vector<std::string> solve_report_files(const std::string& dir, const proxc::Problem& p,
+                                            const proxc::Shape* reference) {
+  const std::vector<proxc::Expr> vars = p.variables();
+  size_t pictures = 0;
+  if (!input_constant(p).empty()) pictures += view_count(vars[0].shape());
+  for (const proxc::Expr& v : vars) pictures += view_count(v.shape());
+  if (reference) pictures += view_count(*reference);
+  std::vector<std::string> files{(std::filesystem::path(dir) / "index.html").string()};
+  for (size_t i = 0; i < pictures; ++i)
+    files.push_back((std::filesystem::path(dir) / image_file(i)).string());
+  return files;
+}
+
+std::vector<std::string> batch_report_files(const std::string& dir, size_t frames) {
+  std::vector<std::string> files{(std::filesystem::path(dir) / "index.html").string()};
+  for (size_t i = 0; i < frames; ++i) {
+    for (const char* what : {"_input.png", "_result.png"}) {
+      files.push_back((std::filesystem::path(dir) / ("frame" + std::to_string(i) + what)).string());
+    }
+  }
+  return files;
+}
+
 void write_solve_report(const std::string& dir, const std::string& title, const proxc::Problem& p,
                         const proxc::SolverSummary& summary, const std::vector<std::string>& written,
                         const std::string& reference, double psnr, double ssim) {
@@ -406,16 +448,8 @@ void write_solve_report(const std::string& dir, const std::string& title, const 
   r.summary = summary;
   r.outputs = written;
   const std::vector<proxc::Expr> vars = p.variables();
-  if (vars.size() == 1) {
-    // The input: the first constant of the result's shape (the data).
-    for (const std::string& c : p.constant_names()) {
-      proxc::Array a = p.constant(c);
-      if (a.shape() == vars[0].shape()) {
-        r.images.emplace_back("input " + c, std::move(a));
-        break;
-      }
-    }
-  }
+  const std::string input = input_constant(p);
+  if (!input.empty()) r.images.emplace_back("input " + input, p.constant(input));
   for (const proxc::Expr& v : vars) r.images.emplace_back("result " + p.name_of(v), p.value(v));
   if (!reference.empty()) {
     r.images.emplace_back("reference " + std::filesystem::path(reference).filename().string(),

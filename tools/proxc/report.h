@@ -37,6 +37,16 @@ void check_report_dir(const std::string& dir);
 /// (the element #render-check, which the test reads from headless Chromium).
 void write_report(const std::string& dir, const Report& report);
 
+/// The files the report of a solve of `p` writes into `dir`: index.html and
+/// one PNG per picture (each image's views: a 3-D array has two), known
+/// before the solve; `reference` is the --reference array's shape, or null.
+/// The shared-file check's list (solve_output.h).
+std::vector<std::string> solve_report_files(const std::string& dir, const proxc::Problem& p,
+                                            const proxc::Shape* reference);
+
+/// The files a batch report of `frames` frames writes into `dir`.
+std::vector<std::string> batch_report_files(const std::string& dir, size_t frames);
+
 /// The report of a solve of `p` (one variable: its data constant as the
 /// input image; the reference read from `reference` when given).
 void write_solve_report(const std::string& dir, const std::string& title, const proxc::Problem& p,

@@ -228,6 +228,7 @@ void check_solve_files(const proxc::Problem& p, const SolveFiles& f) {
   }
   if (!f.log.empty()) uses.push_back({"--log", f.log, true});
   if (!f.checkpoint.empty()) uses.push_back({"--checkpoint", f.checkpoint, true});
+  for (const std::string& r : f.report) uses.push_back({"--report's", r, true});
   check_distinct_files(uses, results, f.save_every, f.max_iters);
 }
 

@@ -63,11 +63,12 @@ struct SolveFiles {
   std::string problem, x0, reference, resume, log, checkpoint;  ///< "" for none
   std::vector<std::pair<std::string, std::string>> results;     ///< output_files
   int save_every = 0, max_iters = 0;
+  std::vector<std::string> report;  ///< --report's files (solve_report_files), none without it
 };
 
 /// check_distinct_files over a solve's files: the problem, its data, --x0,
-/// --reference and --resume read; the results, their snapshots, --log and
-/// --checkpoint written.
+/// --reference and --resume read; the results, their snapshots, --log,
+/// --checkpoint and --report's files written.
 void check_solve_files(const proxc::Problem& p, const SolveFiles& f);
 
 /// "a", "a and b", "a, b and c".

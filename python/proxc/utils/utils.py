@@ -19,12 +19,19 @@ def im2nparray(img, datatype=np.float32):
 
 
 def psnr(x, ref, pad=None, maxval=1.0):
-    """PSNR in dB of x against ref, `pad` pixels cropped from each border."""
+    """PSNR in dB of x against ref (inf where they agree to rounding), pad[j]
+    entries cropped from both ends of axis j (ProxImaL's per-axis tuple; an
+    int crops every axis)."""
     x, ref = np.asarray(x, np.float64), np.asarray(ref, np.float64)
-    if pad:
-        x, ref = x[pad:-pad, pad:-pad], ref[pad:-pad, pad:-pad]
+    if x.shape != ref.shape:
+        raise ValueError(f"psnr: x has shape {x.shape}, ref {ref.shape}")
+    if pad is not None:
+        pads = [int(pad)] * x.ndim if np.isscalar(pad) else [int(p) for p in pad]
+        pads += [0] * (x.ndim - len(pads))
+        crop = tuple(slice(p, -p) if p > 0 else slice(None) for p in pads[:x.ndim])
+        x, ref = x[crop], ref[crop]
     mse = np.mean((x - ref) ** 2)
-    return float("inf") if mse == 0 else 10 * np.log10(maxval ** 2 / mse)
+    return float("inf") if mse <= np.finfo(float).eps else float(10 * np.log10(maxval ** 2 / mse))
 
 
 _last_tic = [None]
