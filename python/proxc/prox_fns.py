@@ -51,12 +51,15 @@ class ProxFn:
     def prox(self, rho, v, *args, **kwargs):
         """ProxImaL's ProxFn.prox: argmin_u F(u) + (rho/2)||u - v||^2 for this
         function with its alpha, beta, b, c, gamma and d, u and v of the shape
-        of its operand (v may be flat, or a number for one entry; returned so).
-        In double precision by proxc's reference interpreter, returned in float32."""
+        of its operand (v may be flat, or a number for one entry: returned so,
+        a float). In double precision by proxc's reference interpreter (float32
+        digits), returned in v's floating type as ProxImaL's (float64 for ints)."""
         scalar = np.isscalar(v)
         a = np.asarray(v)
         u = _proxc.prox(self._on_fresh_operand(), self._rho(rho), self._operand(a, "prox"))
-        return u.reshape(-1)[0] if scalar or a.size == 1 else u.reshape(a.shape)
+        if scalar or a.size == 1:
+            return float(u.reshape(-1)[0])
+        return u.reshape(a.shape).astype(a.dtype if np.issubdtype(a.dtype, np.floating) else np.float64, copy=False)
 
     def eval(self, v):
         """ProxImaL's ProxFn.eval: the function (alpha, beta, b, c, gamma, d

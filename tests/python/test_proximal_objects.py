@@ -185,7 +185,8 @@ def test_prox_fn_prox_and_eval_take_proximals_forms():
     np.testing.assert_allclose(f.prox(2.0, v), [-1.75, 0, 0.25, 2.75], atol=1e-7)
     assert f.eval(v) == pytest.approx(0.5 * 5.75)
     # A number in, a number out; the operand's expression is not applied.
-    assert nonneg(Variable(1)).prox(1.0, -3.0) == 0.0
+    assert nonneg(Variable(1)).prox(1.0, -3.0) == 0.0 and isinstance(nonneg(Variable(1)).prox(1.0, 2), float)
+    assert f.prox(2.0, v).dtype == np.float64 and f.prox(2.0, v.astype(np.float32)).dtype == np.float32
     g = sum_squares(grad(Variable((3, 3))), b=1.0)
     p = np.ones((3, 3, 2))
     np.testing.assert_allclose(g.prox(1.0, p), p)  # at b the prox is the identity

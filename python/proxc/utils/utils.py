@@ -51,18 +51,18 @@ def toc(t=None):
     return (time.perf_counter() - start) * 1000.0
 
 
-def _leading_axes(a, dims):
+def _leading_axes(dims):
     return None if dims is None else tuple(range(int(dims)))
 
 
 def fftd(I, dims=None):  # noqa: E741 (ProxImaL's name)
     """The FFT over the first `dims` axes (every axis when None)."""
-    return np.fft.fftn(I, axes=_leading_axes(I, dims))
+    return np.fft.fftn(I, axes=_leading_axes(dims))
 
 
 def ifftd(I, dims=None):  # noqa: E741
     """The inverse FFT over the first `dims` axes (every axis when None)."""
-    return np.fft.ifftn(I, axes=_leading_axes(I, dims))
+    return np.fft.ifftn(I, axes=_leading_axes(dims))
 
 
 def circshift(x, shifts):
