@@ -60,10 +60,14 @@ class LinOp:
         per input node (a Constant operand, as `b` in `x - b`, is an input
         node too; a number added, as in `x + 1`, is left out), written into
         outputs[0]. In double precision by proxc's reference interpreter."""
+        name = type(self).__name__
         node, fresh = self._over(inputs, "forward")
-        vals = [(v._expr, np.reshape(_as_float32(a, f"{type(self).__name__}.forward's input {i}"), v.shape))
-                for i, (v, a) in enumerate(zip(fresh, inputs))]
-        _write(outputs, 0, _proxc.forward(node._expr, vals), self.shape, "forward")
+        vals = []
+        for i, (v, a) in enumerate(zip(fresh, inputs)):
+            if np.size(a) != v.size:
+                raise ValueError(f"{name}.forward: input {i} has {np.size(a)} entries, its node {v.shape}")
+            vals.append((v._expr, np.reshape(_as_float32(a, f"{name}.forward's input {i}"), v.shape)))
+        _write(outputs[0], _proxc.forward(node._expr, vals), self.shape, "forward")
 
     def adjoint(self, inputs, outputs):
         """ProxImaL's LinOp.adjoint: the adjoint of this node applied to
@@ -72,25 +76,21 @@ class LinOp:
         if len(inputs) != 1:
             raise ValueError(f"{type(self).__name__}.adjoint: expected one input (the node's output), "
                              f"got {len(inputs)}")
-        node, fresh = self._over([None] * len(self._inputs), "adjoint", outputs)
+        node, fresh = self._over(outputs, "adjoint")
         y = np.reshape(_as_float32(inputs[0], f"{type(self).__name__}.adjoint's input"), self.shape)
         for i, part in enumerate(_proxc.adjoint(node._expr, y, [v._expr for v in fresh])):
-            _write(outputs, i, part, fresh[i].shape, "adjoint")
+            _write(outputs[i], part, fresh[i].shape, "adjoint", i)
 
-    def _over(self, arrays, what, outputs=None):
+    def _over(self, per_input, what):
         """This node over fresh variables in place of its input nodes, and
-        those variables; `arrays` (or `outputs`) must hold one per input."""
+        those variables; `per_input` must hold one array per input node."""
         name = type(self).__name__
-        n = len(self._inputs)
-        given = arrays if outputs is None else outputs
         if self._make is None:
             raise TypeError(f"{name}.{what}: a {name} is not an operator node")
-        if len(given) != n:
-            raise ValueError(f"{name}.{what}: expected {n} arrays (one per input node), got {len(given)}")
+        if len(per_input) != len(self._inputs):
+            raise ValueError(f"{name}.{what}: expected {len(self._inputs)} arrays (one per input node), "
+                             f"got {len(per_input)}")
         fresh = [Variable(p.shape, f"in{i}") for i, p in enumerate(self._inputs)]
-        for i, (v, a) in enumerate(zip(fresh, arrays)):
-            if a is not None and np.size(a) != v.size:
-                raise ValueError(f"{name}.{what}: input {i} has {np.size(a)} entries, its node {v.shape}")
         return _apply(self._make, fresh, self._own_constants), fresh
 
     @property
@@ -164,9 +164,8 @@ class LinOp:
         return NotImplemented
 
 
-def _write(outputs, i, value, shape, what):
-    """outputs[i][...] = value (of `shape`), the caller's array kept."""
-    out = outputs[i]
+def _write(out, value, shape, what, i=0):
+    """out[...] = value (of `shape`), the caller's array kept; `i`: which output, for the message."""
     if np.size(out) != np.size(value):
         raise ValueError(f"{what}: output {i} has {np.size(out)} entries, the result {tuple(shape)}")
     np.copyto(out, np.reshape(value, np.shape(out)), casting="unsafe")
@@ -257,10 +256,10 @@ class Variable(LinOp):
 
     def forward(self, inputs, outputs):
         """The identity, as in ProxImaL (the values given for the variable)."""
-        _write(outputs, 0, _as_float32(inputs[0], f"Variable '{self._name}'.forward's input"), self.shape, "forward")
+        _write(outputs[0], _as_float32(inputs[0], f"Variable '{self._name}'.forward's input"), self.shape, "forward")
 
     def adjoint(self, inputs, outputs):
-        _write(outputs, 0, _as_float32(inputs[0], f"Variable '{self._name}'.adjoint's input"), self.shape, "adjoint")
+        _write(outputs[0], _as_float32(inputs[0], f"Variable '{self._name}'.adjoint's input"), self.shape, "adjoint")
 
 
 class Constant(LinOp):
@@ -289,7 +288,7 @@ class Constant(LinOp):
 
     def forward(self, inputs, outputs):
         """Writes the constant's value, as ProxImaL's Constant.forward."""
-        _write(outputs, 0, self._value, self.shape, "forward")
+        _write(outputs[0], self._value, self.shape, "forward")
 
     def adjoint(self, inputs, outputs):
         """A constant has no input nodes: nothing to write."""
@@ -522,7 +521,7 @@ class CompGraph:
         """y = K x (flat vectors); returns y."""
         vals = [(v._expr, _as_float32(part, "CompGraph.forward's input"))
                 for v, part in zip(self._vars, self.x_split(x))]
-        _write([y], 0, _proxc.forward(self.end._expr, vals), self.shape, "CompGraph.forward")
+        _write(y, _proxc.forward(self.end._expr, vals), self.shape, "CompGraph.forward")
         return y
 
     def adjoint(self, u, v):
@@ -532,7 +531,7 @@ class CompGraph:
         y = np.reshape(_as_float32(u, "CompGraph.adjoint's input"), self.shape)
         parts = _proxc.adjoint(self.end._expr, y, [var._expr for var in self._vars])
         flat = np.concatenate([np.ravel(p) for p in parts]) if parts else np.zeros(0, np.float32)
-        _write([v], 0, flat, (self.input_size,), "CompGraph.adjoint")
+        _write(v, flat, (self.input_size,), "CompGraph.adjoint")
         return v
 
     def norm_bound(self, final_output_mags):

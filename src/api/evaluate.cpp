@@ -59,6 +59,19 @@ internal::emulate::Tensor term_operand(const internal::FunctionTerm& t, const Ar
   return internal::emulate::Tensor::from(Access::array(v));
 }
 
+// The expression `root` applied to the variables' values (with or without
+// its constant offsets), on the emulator.
+Array apply_forward(const internal::Expr& root, const std::map<const internal::ExprNode*, Array>& by_node,
+                    bool affine) {
+  std::map<const internal::ExprNode*, internal::emulate::Tensor> tensors;
+  std::map<const internal::ExprNode*, const internal::emulate::Tensor*> vars;
+  for (const auto& [n, a] : by_node) {
+    tensors[n] = internal::emulate::Tensor::from(Access::array(a));
+    vars[n] = &tensors[n];
+  }
+  return Access::make_array(internal::emulate::forward(root, vars, affine).to_array());
+}
+
 }  // namespace
 
 Array evaluate(const Expr& e, const std::vector<std::pair<Expr, Array>>& values) {
@@ -70,13 +83,7 @@ Array evaluate(const Expr& e, const std::vector<std::pair<Expr, Array>>& values)
     return Access::make_array(
         internal::emulate::constant_tensor(root.get(), internal::emulate::own_constant_data).to_array());
   }
-  std::map<const internal::ExprNode*, internal::emulate::Tensor> tensors;
-  std::map<const internal::ExprNode*, const internal::emulate::Tensor*> vars;
-  for (const auto& [n, a] : by_node) {
-    tensors[n] = internal::emulate::Tensor::from(Access::array(a));
-    vars[n] = &tensors[n];
-  }
-  return Access::make_array(internal::emulate::forward(root, vars, /*affine=*/true).to_array());
+  return apply_forward(root, by_node, /*affine=*/true);
 }
 
 std::vector<double> evaluate(const Term& terms, const std::vector<std::pair<Expr, Array>>& values) {
@@ -95,13 +102,7 @@ Array forward(const Expr& e, const std::vector<std::pair<Expr, Array>>& values) 
   const internal::Expr& root = Access::node(e);
   const auto by_node = values_by_node({root}, values, "forward");
   if (!root->has_variable) return Array(root->shape);  // a constant's linear part is 0
-  std::map<const internal::ExprNode*, internal::emulate::Tensor> tensors;
-  std::map<const internal::ExprNode*, const internal::emulate::Tensor*> vars;
-  for (const auto& [n, a] : by_node) {
-    tensors[n] = internal::emulate::Tensor::from(Access::array(a));
-    vars[n] = &tensors[n];
-  }
-  return Access::make_array(internal::emulate::forward(root, vars, /*affine=*/false).to_array());
+  return apply_forward(root, by_node, /*affine=*/false);
 }
 
 std::vector<Array> adjoint(const Expr& e, const Array& y, const std::vector<Expr>& variables) {

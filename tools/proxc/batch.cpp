@@ -178,8 +178,7 @@ Row solve_frame(proxc::Problem& p, const proxc::SolverOptions& options, const Ba
     }
     report->add(i, p, job.name, r.input, r.summary, r.outputs);
   } catch (const proxc::UserError& e) {
-    const std::string m = e.what(), api = "set_constant";
-    r.error = m.compare(0, api.size(), api) == 0 ? "--set" + m.substr(api.size()) : m;
+    r.error = as_flag(e.what(), "set_constant", "--set");
     report->add_failure(i, r.input, r.error);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -221,8 +220,7 @@ int run_batch(proxc::Problem& p, const proxc::SolverOptions& options, const Batc
   try {
     p.constant(job.name);  // a name that is not a constant fails every frame alike: said once, before any
   } catch (const proxc::UserError& e) {
-    const std::string m = e.what(), api = "constant";
-    throw proxc::UserError("--set" + (m.compare(0, api.size(), api) == 0 ? m.substr(api.size()) : ": " + m));
+    throw proxc::UserError(as_flag(e.what(), "constant", "--set"));
   }
   const auto outputs = plan_outputs(p, frames, job);
   if (!job.report.empty()) check_report_dir(job.report);

@@ -203,9 +203,7 @@ struct SolveCommand {
       try {
         p.set_constant(s.substr(0, eq), s.substr(eq + 1));
       } catch (const proxc::UserError& e) {
-        // Named as the user wrote it: "--set b: ..." rather than the API's "set_constant b: ...".
-        const std::string m = e.what(), api = "set_constant";
-        throw proxc::UserError(m.compare(0, api.size(), api) == 0 ? "--set" + m.substr(api.size()) : m);
+        throw proxc::UserError(proxc_cli::as_flag(e.what(), "set_constant", "--set"));
       }
     }
     double parse_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

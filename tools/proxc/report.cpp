@@ -105,12 +105,17 @@ struct Picture {
 // Anything else has no picture.
 bool is_colour(const proxc::Shape& s) { return !s.empty() && s.back() == 3 && (s.size() == 3 || s.size() == 4); }
 
+// How many pictures views() makes of an array of shape s: a plane one, a stack two.
+size_t view_count(const proxc::Shape& s) {
+  const size_t plane_rank = is_colour(s) ? 3 : 2;
+  return s.size() == plane_rank ? 1 : s.size() == plane_rank + 1 ? 2 : 0;
+}
+
 std::vector<std::pair<std::string, proxc::Array>> views(const proxc::Array& a) {
   const proxc::Shape& s = a.shape();
-  const bool colour = is_colour(s);
-  const size_t plane_rank = colour ? 3 : 2;
-  if (s.size() == plane_rank) return {{"", a}};
-  if (s.size() != plane_rank + 1) return {};
+  const size_t n_views = view_count(s);
+  if (n_views == 1) return {{"", a}};
+  if (n_views == 0) return {};
   const int64_t depth = s[0];
   proxc::Shape plane(s.begin() + 1, s.end());
   int64_t n = 1;
@@ -136,12 +141,6 @@ std::string input_constant(const proxc::Problem& p) {
     if (p.constant(c).shape() == vars[0].shape()) return c;
   }
   return "";
-}
-
-// How many pictures views() makes of an array of shape s.
-size_t view_count(const proxc::Shape& s) {
-  const size_t plane_rank = is_colour(s) ? 3 : 2;
-  return s.size() == plane_rank ? 1 : s.size() == plane_rank + 1 ? 2 : 0;
 }
 
 std::string image_file(size_t index) { return "image" + std::to_string(index) + ".png"; }

@@ -232,6 +232,10 @@ void check_solve_files(const proxc::Problem& p, const SolveFiles& f) {
   check_distinct_files(uses, results, f.save_every, f.max_iters);
 }
 
+std::string as_flag(const std::string& message, const std::string& api, const std::string& flag) {
+  return message.compare(0, api.size(), api) == 0 ? flag + message.substr(api.size()) : message;
+}
+
 std::string snapshot_path(const std::string& path, int iteration, int max_iters) {
   const int width = std::max(4, static_cast<int>(std::to_string(max_iters).size()));
   char buf[32];

@@ -71,6 +71,11 @@ struct SolveFiles {
 /// --checkpoint and --report's files written.
 void check_solve_files(const proxc::Problem& p, const SolveFiles& f);
 
+/// An API error as the user wrote the option: `message` starting with the
+/// API function's name `api` starts with `flag` instead ("set_constant b:
+/// ..." becomes "--set b: ..."); any other message is returned as it is.
+std::string as_flag(const std::string& message, const std::string& api, const std::string& flag);
+
 /// "a", "a and b", "a, b and c".
 std::string join_names(const std::vector<std::string>& names);
 
