@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "ir/operators.h"
 #include "proxc/prox_fn.h"
@@ -67,6 +68,64 @@ bool is_direct_least_squares_operator(const Expr& e) {
   if (n->is_variable()) return true;
   if (n->kind == ExprKind::MulElemwise || is_circular_conv(*n)) return n->args[1]->is_variable();
   return false;
+}
+
+namespace {
+
+// Memoized on the node: operands may share subexpressions (a DAG of 2^n paths).
+bool diag(const Expr& e, bool freq, std::map<const ExprNode*, bool>* memo) {
+  if (auto it = memo->find(e.get()); it != memo->end()) return it->second;
+  bool d = false;
+  switch (e->kind) {
+    case ExprKind::Variable:
+    case ExprKind::Constant:
+      d = true;
+      break;
+    case ExprKind::Scale:
+    case ExprKind::Neg:
+    case ExprKind::Reshape:
+      d = diag(e->args[0], freq, memo);
+      break;
+    case ExprKind::MulElemwise:
+      d = !freq && diag(e->args[1], freq, memo);
+      break;
+    case ExprKind::Conv:
+      d = freq && is_circular_conv(*e) && diag(e->args[1], freq, memo);
+      break;
+    case ExprKind::Add:
+    case ExprKind::Sub:
+      d = diag(e->args[0], freq, memo) && diag(e->args[1], freq, memo);
+      break;
+    default:
+      break;
+  }
+  return (*memo)[e.get()] = d;
+}
+
+}  // namespace
+
+bool is_diag_operator(const Expr& e, bool freq) {
+  std::map<const ExprNode*, bool> memo;
+  return diag(e, freq, &memo);
+}
+
+bool is_gram_diag_operator(const Expr& e, bool freq) {
+  switch (e->kind) {
+    case ExprKind::Scale:
+    case ExprKind::Neg:
+      return is_gram_diag_operator(e->args[0], freq);
+    case ExprKind::VStack:
+      for (const Expr& a : e->args) {
+        if (!is_gram_diag_operator(a, freq)) return false;
+      }
+      return true;
+    case ExprKind::Transpose:
+      return is_diag_operator(e->args[0], freq);  // a permutation: PᵀP = I
+    case ExprKind::Subsample:
+      return !freq && is_diag_operator(e->args[0], freq);
+    default:
+      return is_diag_operator(e, freq);
+  }
 }
 
 std::string term_function_name(const FunctionTerm& t) {

@@ -156,6 +156,15 @@ Expr strip_scalings(const Expr& e, double* factor);
 /// is diagonal or circulant.
 bool is_direct_least_squares_operator(const Expr& e);
 
+/// ProxImaL's LinOp.is_diag(freq): `e` (of one variable) is a diagonal matrix,
+/// in space (freq false: scalings, mul_elemwise, sums and reshapes of these) or in
+/// the Fourier domain (freq true: scalings, circular conv, sums and reshapes).
+bool is_diag_operator(const Expr& e, bool freq);
+/// ProxImaL's LinOp.is_gram_diag(freq): eᵀe is diagonal in that domain. Besides
+/// the diagonal operators: vstack of Gram-diagonal operands, transpose of a
+/// diagonal one, subsample of a spatially diagonal one (in space only).
+bool is_gram_diag_operator(const Expr& e, bool freq);
+
 /// Checks a term and returns it: parameter ranges (alpha ≥ 0, gamma ≥ 0,
 /// beta ≠ 0, all finite), parameter shapes against the operand, group axes in
 /// range, counts present for poisson_norm, lower ≤ upper for box. A violation

@@ -58,8 +58,11 @@ std::string passes_record_violation(const Problem& p) {
     }
     if (t.role == TermRole::Omega) {
       ++omega;
-      if (t.kind != FunctionKind::LeastSquares)
-        return term + " is omega, which only a least_squares term can be";
+      if (t.kind != FunctionKind::LeastSquares && !t.arg->is_variable())
+        return term +
+               " is omega, which only a least_squares term or a function of the variable itself can be";
+      if (t.kind != FunctionKind::LeastSquares && (p.solver == "admm" || p.solver == "hqs"))
+        return term + " is omega, which for " + p.solver + " only a least_squares term can be";
     }
     // The scale pass wraps each psi operand in (1/knorm)·K_i; the iterate's units hang on knorm.
     if (scaled && p.knorm > 0 && t.role == TermRole::Psi) {
@@ -70,7 +73,12 @@ std::string passes_record_violation(const Problem& p) {
       }
     }
   }
-  if (omega > 1) return std::to_string(omega) + " omega terms (at most one)";
+  if (omega > 0 && p.variables().size() > 1)
+    return "an omega term in a problem of " + std::to_string(p.variables().size()) +
+           " variables (omega is the x-update of one variable)";
+  // admm and hqs solve every omega term in their x-update; pc and ladmm take one omega's prox.
+  if (omega > 1 && p.solver != "admm" && p.solver != "hqs")
+    return std::to_string(omega) + " omega terms (at most one for " + p.solver + ")";
   if (split != !p.solver.empty()) return "a solver is recorded exactly when the problem is split";
   if (scaled != (p.knorm > 0)) return "knorm is recorded exactly when the problem is scaled";
   return "";

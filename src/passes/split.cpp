@@ -1,18 +1,32 @@
 // split: the partition of the terms into omega and psi for one solver.
 //
 // Guarantees afterwards: every term has a role and the problem records the
-// solver (ProxImaL's rules, docs/passes.md):
-// - pc, ladmm, hqs: in a problem with one variable and two terms or more, the
-//   first least_squares term is omega (its prox with respect to x is a direct
-//   solve: elementwise for an identity or mul_elemwise operator, in the Fourier
-//   domain for conv); every other term is psi, and other least_squares terms
-//   become sum_squares. A lone term is psi, as in ProxImaL (which partitions
-//   only problems of several functions): K is never empty, which would leave
-//   ladmm's residuals zero from the first iteration;
-// - admm: every term is psi (the x-update solves the least-squares problem over
-//   all psi operators stacked), least_squares terms become sum_squares.
-// The objective is unchanged (least_squares and sum_squares have the same value).
+// solver (ProxImaL's rules, docs/passes.md). Problems with one variable and two
+// terms or more are partitioned; in others (a lone term, several variables)
+// every term is psi, as in ProxImaL, so that K is never empty.
+// - pc, ladmm (ProxImaL's pock_chambolle.partition, linearized_admm.partition):
+//   the first least_squares term is omega (its prox with respect to x is a
+//   direct solve: elementwise for an identity or mul_elemwise operator, in the
+//   Fourier domain for conv); without one, the first term whose operand is the
+//   variable itself (nonneg(x): its prox is the x-update's); every other term
+//   is psi.
+// - hqs: the first least_squares term is omega, solved in its CG x-update.
+//   (ProxImaL's hqs.partition is admm's, but its Problem.solve cannot run hqs
+//   (0.1.7 passes it an `implem` argument it does not take), and the terms
+//   solved exactly keep HQS's finite-rho fixed point nearer the optimum.)
+// - admm (ProxImaL's admm.partition): when every term's operator has a
+//   diagonal Gram matrix in the Fourier domain, or every one in space, the
+//   least_squares terms whose operator is diagonal in that domain are omega
+//   (solved in the x-update together with the psi terms' least squares); the
+//   domain with more of them wins, the Fourier domain on a tie. When that would
+//   leave psi empty (a pure least-squares problem, which ProxImaL refuses),
+//   every term is psi.
+// Least_squares terms that are not omega become sum_squares. The objective is
+// unchanged (least_squares and sum_squares have the same value).
 
+#include <algorithm>
+
+#include "ir/function.h"
 #include "passes/pass.h"
 #include "proxc/kinds.h"
 #include "support/error.h"
@@ -32,15 +46,47 @@ void check_solver_name(const std::string& s) {
   user_error << "unknown solver '" << s << "' (known: " << all << ")";
 }
 
+namespace {
+
+// The terms ProxImaL's admm.partition puts into omega (its indices).
+std::vector<size_t> admm_omega(const Problem& p) {
+  std::vector<size_t> best;
+  for (const bool freq : {true, false}) {
+    std::vector<size_t> quads;
+    bool all_gram_diag = true;
+    for (size_t i = 0; i < p.terms.size(); ++i) {
+      const FunctionTerm& t = p.terms[i];
+      all_gram_diag = all_gram_diag && is_gram_diag_operator(t.arg, freq);
+      if (t.kind == FunctionKind::LeastSquares && is_diag_operator(t.arg, freq)) quads.push_back(i);
+    }
+    if (all_gram_diag && quads.size() > best.size()) best = quads;
+  }
+  if (best.size() == p.terms.size()) best.clear();  // psi would be empty
+  return best;
+}
+
+}  // namespace
+
 Problem split_pass(const Problem& p, const PassOptions& o) {
   check_solver_name(o.solver);
   Problem out = p;
-  const bool may_have_omega = o.solver != "admm" && out.variables().size() == 1 && out.terms.size() > 1;
-  bool have_omega = false;
-  for (FunctionTerm& t : out.terms) {
-    if (t.kind == FunctionKind::LeastSquares && may_have_omega && !have_omega) {
+  const bool partition = out.variables().size() == 1 && out.terms.size() > 1;
+  std::vector<size_t> omega;
+  if (partition && o.solver == "admm") {
+    omega = admm_omega(out);
+  } else if (partition) {
+    auto first = [&](auto pred) {
+      return static_cast<size_t>(std::find_if(out.terms.begin(), out.terms.end(), pred) - out.terms.begin());
+    };
+    size_t i = first([](const FunctionTerm& t) { return t.kind == FunctionKind::LeastSquares; });
+    if (i == out.terms.size() && o.solver != "hqs")
+      i = first([](const FunctionTerm& t) { return t.arg->is_variable(); });
+    if (i < out.terms.size()) omega = {i};
+  }
+  for (size_t i = 0; i < out.terms.size(); ++i) {
+    FunctionTerm& t = out.terms[i];
+    if (std::find(omega.begin(), omega.end(), i) != omega.end()) {
       t.role = TermRole::Omega;
-      have_omega = true;
     } else {
       if (t.kind == FunctionKind::LeastSquares) t.kind = FunctionKind::SumSquares;
       t.role = TermRole::Psi;

@@ -1,8 +1,8 @@
 // ADMM with penalty rho = steps.admm_rho (ProxImaL's admm), and the iteration program it
 // shares with HQS. The x-update solves (rho·KᵀK + omega's Hessian) x = rhs:
-// directly inside the program when KᵀK is diagonal or circulant (one
-// variable, no omega: DirectGram), else by conjugate gradients on the host
-// before each run of the program (cg.h).
+// directly inside the program when that matrix is diagonal or circulant (one
+// variable: DirectGram), else by conjugate gradients on the host before each
+// run of the program (cg.h).
 #include "solvers/algorithm.h"
 
 namespace proxc::internal {
@@ -22,18 +22,33 @@ StepProgram penalty_iteration(const Layout& l, const std::string& name, bool upd
   }
   Step rho = step_param(kRho);
   if (direct) {
+    // (ρ·KᵀK + H) x = ρ·Kᵀ(z − u) + g; without omega terms ρ cancels.
+    const bool with_omega = !l.omega.empty();
+    auto coefficient = [&](double psi, double omega) {
+      return with_omega ? step_axpby(rho, scalar(psi), scalar(1), scalar(omega)) : scalar(psi);
+    };
     std::vector<Step> zu;
     for (size_t i = 0; i < l.psi.size(); ++i) zu.push_back(step_binary(StepKind::Sub, z[i], u[i]));
     Step rhs = b.KT(0, zu);
-    if (direct->kernel) {
-      x[0] = step_circulant_solve(direct->kernel, rhs, scalar(direct->conv_scale), scalar(direct->identity));
-    } else {
-      Step d = scalar(direct->identity);
-      for (const auto& [s2, w] : direct->weights) {
-        Step wd = step_data(w);
-        d = step_binary(StepKind::Add, d,
-                        step_binary(StepKind::Mul, scalar(s2), step_binary(StepKind::Mul, wd, wd)));
+    if (with_omega) {
+      rhs = step_binary(StepKind::Mul, rho, rhs);
+      for (const FunctionTerm* t : l.omega) {
+        if (Step g = omega_linear(*t)) rhs = step_binary(StepKind::Add, rhs, g);
       }
+    }
+    const Step identity = coefficient(direct->psi.identity, direct->omega.identity);
+    if (direct->kernel) {
+      x[0] = step_circulant_solve(direct->kernel, rhs,
+                                  coefficient(direct->psi.conv_scale, direct->omega.conv_scale), identity);
+    } else {
+      Step d = identity;
+      auto add_weight = [&](const Step& c, const Expr& w) {
+        const Step wd = step_data(w);
+        d = step_binary(StepKind::Add, d, step_binary(StepKind::Mul, c, step_binary(StepKind::Mul, wd, wd)));
+      };
+      for (const auto& [c, w] : direct->psi.weights)
+        add_weight(with_omega ? step_binary(StepKind::Mul, rho, scalar(c)) : scalar(c), w);
+      for (const auto& [c, w] : direct->omega.weights) add_weight(scalar(c), w);
       x[0] = step_binary(StepKind::Div, rhs, d);
     }
     prog.outputs.push_back({l.name(0), x[0]});

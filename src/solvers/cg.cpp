@@ -24,12 +24,9 @@ CgPrograms cg_programs(const Layout& l) {
     for (size_t i = 0; i < l.psi.size(); ++i) kp.push_back(b.K(i, p));
     for (size_t v = 0; v < l.vars.size(); ++v) {
       Step a = step_binary(StepKind::Mul, rho, b.KT(v, kp));
-      if (l.omega) {
-        // omega = α‖βQx − b‖² + <c, Qx> + γ‖Qx‖²: Hessian (2αβ² + 2γ)QᵀQ.
-        const FunctionTerm& t = *l.omega;
-        Step qp = step_forward(t.arg, {p[v]});
-        a = step_axpby(scalar(2 * t.alpha * t.beta * t.beta + 2 * t.gamma), step_adjoint(t.arg, 0, qp),
-                       scalar(1), a);
+      for (const FunctionTerm* t : l.omega) {
+        Step qp = step_forward(t->arg, {p[v]});
+        a = step_axpby(scalar(omega_hessian(*t)), step_adjoint(t->arg, 0, qp), scalar(1), a);
       }
       ap.push_back(a);
     }
@@ -43,18 +40,8 @@ CgPrograms cg_programs(const Layout& l) {
   Step rr, bb;
   for (size_t v = 0; v < l.vars.size(); ++v) {
     Step rhs = step_binary(StepKind::Mul, rho, b.KT(v, zu));
-    if (l.omega) {
-      // omega's linear part 2αβQᵀb − Qᵀc.
-      const FunctionTerm& t = *l.omega;
-      auto data_or_fill = [&](const Param& q) {
-        return q.array ? step_data(q.array) : step_fill(q.scalar, t.arg->shape);
-      };
-      if (!t.b.is_scalar(0)) {
-        rhs = step_axpby(scalar(2 * t.alpha * t.beta), step_adjoint(t.arg, 0, data_or_fill(t.b)), scalar(1),
-                         rhs);
-      }
-      if (!t.c.is_scalar(0))
-        rhs = step_axpby(scalar(-1), step_adjoint(t.arg, 0, data_or_fill(t.c)), scalar(1), rhs);
+    for (const FunctionTerm* t : l.omega) {
+      if (Step g = omega_linear(*t)) rhs = step_binary(StepKind::Add, rhs, g);
     }
     Step r = step_binary(StepKind::Sub, rhs, ax[v]);
     c.init.outputs.push_back({"r" + std::to_string(v), r});

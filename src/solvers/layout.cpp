@@ -1,6 +1,8 @@
 // The shared parts of every solver's programs (layout.h).
 #include "solvers/layout.h"
 
+#include "support/error.h"
+
 namespace proxc::internal {
 
 namespace {
@@ -19,7 +21,7 @@ Layout layout_of(const Problem& p) {
   l.vars = p.variables();
   for (const FunctionTerm& t : p.terms) {
     if (t.role == TermRole::Omega)
-      l.omega = &t;
+      l.omega.push_back(&t);
     else
       l.psi.push_back(&t);
   }
@@ -62,8 +64,11 @@ Step Builder::KT(size_t v, const std::vector<Step>& y) const {
 }
 
 Step Builder::prox_omega(const Step& v, const Step& rho) const {
-  if (!l_.omega) return v;
-  const FunctionTerm& t = *l_.omega;
+  if (l_.omega.empty()) return v;
+  internal_assert(l_.omega.size() == 1)
+      << l_.omega.size() << " omega terms in a solver that takes one's prox";
+  const FunctionTerm& t = *l_.omega[0];
+  if (t.kind != FunctionKind::LeastSquares) return step_prox(t, v, rho);  // a function of x itself
   // Q = s · base, base ∈ {x, mul_elemwise(w, x), conv(k, x)}.
   double s = 1;
   Expr base = strip_scalings(t.arg, &s);
@@ -120,28 +125,55 @@ void admm_residuals(const Builder& b, const std::vector<Step>& kx, const std::ve
   p->outputs.push_back({"ktu2", step_binary(StepKind::Mul, rho2, Builder::norm2(ktu))});
 }
 
+double omega_hessian(const FunctionTerm& t) { return 2 * t.alpha * t.beta * t.beta + 2 * t.gamma; }
+
+Step omega_linear(const FunctionTerm& t) {
+  auto data_or_fill = [&](const Param& q) {
+    return q.array ? step_data(q.array) : step_fill(q.scalar, t.arg->shape);
+  };
+  Step y;
+  if (!t.b.is_scalar(0)) y = times(2 * t.alpha * t.beta, data_or_fill(t.b));
+  if (!t.c.is_scalar(0))
+    y = y ? step_binary(StepKind::Sub, y, data_or_fill(t.c)) : times(-1, data_or_fill(t.c));
+  return y ? step_adjoint(t.arg, 0, y) : Step();
+}
+
 bool direct_gram(const Layout& l, DirectGram* g) {
-  if (l.vars.size() != 1 || l.omega) return false;
-  for (const FunctionTerm* t : l.psi) {
+  if (l.vars.size() != 1) return false;
+  // Adds coefficient·(s·base)ᵀ(s·base) to `part`; false when base is no identity,
+  // mul_elemwise(w, x) or circular conv(k, x) with the one kernel.
+  auto add = [&](const Expr& arg, double coefficient, DirectGram::Part* part) {
     double s = 1;
-    Expr e = strip_scalings(t->arg, &s);
+    const Expr e = strip_scalings(arg, &s);
+    const double c = coefficient * s * s;
     if (e->is_variable()) {
-      g->identity += s * s;
+      part->identity += c;
     } else if (e->kind == ExprKind::MulElemwise && e->args[1]->is_variable()) {
-      g->weights.push_back({s * s, e->args[0]});
-    } else if (is_circular_conv(*e) && e->args[1]->is_variable() &&
-               (!g->kernel || g->kernel == e->args[0])) {
+      part->weights.push_back({c, e->args[0]});
+    } else if (is_circular_conv(*e) && e->args[1]->is_variable() && (!g->kernel || g->kernel == e->args[0])) {
       g->kernel = e->args[0];
-      g->conv_scale += s * s;
+      part->conv_scale += c;
     } else {
       return false;
     }
+    return true;
+  };
+  for (const FunctionTerm* t : l.psi) {
+    if (!add(t->arg, 1, &g->psi)) return false;
   }
-  if (g->kernel) return g->weights.empty() && g->identity > 0;  // circulant and invertible
-  // Diagonal: invertible when Σ s²w² > 0 everywhere.
+  for (const FunctionTerm* t : l.omega) {
+    if (!add(t->arg, omega_hessian(*t), &g->omega)) return false;
+  }
+  // ρ > 0 and every coefficient ≥ 0: the matrix is invertible when the sum of
+  // both parts' coefficients is positive (everywhere, for a diagonal one).
+  const double identity = g->psi.identity + g->omega.identity;
+  if (g->kernel) return g->psi.weights.empty() && g->omega.weights.empty() && identity > 0;
   for (size_t i = 0; i < static_cast<size_t>(num_elements(l.vars[0]->shape)); ++i) {
-    double d = g->identity;
-    for (const auto& [s2, w] : g->weights) d += s2 * w->constant->array.data[i] * w->constant->array.data[i];
+    double d = identity;
+    for (const DirectGram::Part* part : {&g->psi, &g->omega}) {
+      for (const auto& [c, w] : part->weights)
+        d += c * w->constant->array.data[i] * w->constant->array.data[i];
+    }
     if (!(d > 0)) return false;
   }
   return true;

@@ -44,7 +44,8 @@ inline std::string finite(const std::string& name) { return "finite_" + name; }
 struct Layout {
   std::vector<Expr> vars;
   std::vector<const FunctionTerm*> psi;
-  const FunctionTerm* omega = nullptr;
+  /// At most one for pc and ladmm; admm and hqs solve every one in the x-update.
+  std::vector<const FunctionTerm*> omega;
   std::string name(size_t i) const { return state_names::x(i); }
 };
 
@@ -71,8 +72,8 @@ class Builder {
   Step K(size_t i, const std::vector<Step>& x) const;
   /// Kᵀ y for variable v: the sum over the psi terms that use it.
   Step KT(size_t v, const std::vector<Step>& y) const;
-  /// The prox of the omega term with respect to x (a direct least-squares
-  /// solve), or the identity when there is none.
+  /// The prox of the (one) omega term with respect to x (a direct
+  /// least-squares solve), or the identity when there is none.
   Step prox_omega(const Step& v, const Step& rho) const;
   /// ‖a‖² summed over a list, computed by checking runs only (kCheckParam).
   static Step norm2(const std::vector<Step>& a);
@@ -93,14 +94,25 @@ void admm_residuals(const Builder& b, const std::vector<Step>& kx, const std::ve
                     const std::vector<Step>& z_prev, const std::vector<Step>& u, const Step& rho,
                     StepProgram* p);
 
-/// ADMM's x-update solves KᵀK x = Kᵀ(z − u). When every psi operand is a
-/// scaling of x, mul_elemwise(w, x) or conv(k, x) (one kernel), KᵀK is
+/// An omega term α‖βQx − b‖² + <c, Qx> + γ‖Qx‖² + d: its Hessian is
+/// omega_hessian(t)·QᵀQ and its gradient at 0 is −omega_linear(t), with
+/// omega_linear(t) = Qᵀ(2αβb − c) (null when b and c are 0).
+double omega_hessian(const FunctionTerm& t);
+Step omega_linear(const FunctionTerm& t);
+
+/// ADMM's x-update solves (ρ·KᵀK + H) x = ρ·Kᵀ(z − u) + g, with H and g the
+/// omega terms' Hessian and linear part. When every psi and omega operand is a
+/// scaling of x, mul_elemwise(w, x) or conv(k, x) (one kernel), the matrix is
 /// diagonal or circulant and the solve is direct: elementwise, or one FFT
-/// solve.
+/// solve. Each part is Σ identity·I + Σ c·diag(w²) + conv_scale·CᵀC.
 struct DirectGram {
-  double identity = 0;                           ///< Σ s² over identity blocks
-  std::vector<std::pair<double, Expr>> weights;  ///< (s², w) per mul_elemwise block
-  double conv_scale = 0;                         ///< Σ s² over conv blocks (one kernel)
+  struct Part {
+    double identity = 0;                           ///< Σ s² (psi) or Σ h·s² (omega) over identity blocks
+    std::vector<std::pair<double, Expr>> weights;  ///< (coefficient, w) per mul_elemwise block
+    double conv_scale = 0;                         ///< over conv blocks (one kernel)
+  };
+  Part psi;    ///< KᵀK
+  Part omega;  ///< H
   Expr kernel;
 };
 

@@ -271,7 +271,9 @@ TEST(CliSafety, DumpsWithImpossibleRecordsAreRefused) {
   test::write_text(dir + "/omega.prox", omega);
   r = proxc("solve " + shell_quote(dir + "/omega.prox") + " --iters 5");
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("is omega, which only a least_squares term can be"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("is omega, which only a least_squares term or a function of the variable itself can be"));
   EXPECT_THAT(r.out, Not(HasSubstr("internal error")));
 }
 

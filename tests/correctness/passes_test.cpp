@@ -293,7 +293,7 @@ TEST(Passes, MergeFoldsAPlainQuadratic) {
 
 // A lone least-squares term is psi for every solver (ProxImaL partitions only
 // problems of several functions), so K is never empty; beside another term it
-// is omega for pc, ladmm and hqs.
+// is omega (for admm because norm1(x)'s operator is Gram-diagonal too).
 TEST(Passes, SplitKeepsALoneTermInPsi) {
   const std::string dir = test::temp_dir();
   Problem lone = absorb_pass(
@@ -309,10 +309,77 @@ TEST(Passes, SplitKeepsALoneTermInPsi) {
     PassOptions o;
     o.solver = solver;
     EXPECT_EQ(split_pass(lone, o).terms[0].role, TermRole::Psi) << solver;
-    EXPECT_EQ(split_pass(two, o).terms[0].role,
-              std::string(solver) == "admm" ? TermRole::Psi : TermRole::Omega)
-        << solver;
+    EXPECT_EQ(split_pass(two, o).terms[0].role, TermRole::Omega) << solver;
   }
+}
+
+// admm partitions as ProxImaL's admm.partition: when every term's operator is
+// Gram-diagonal in the Fourier domain (or every one in space), the
+// least_squares terms diagonal in that domain are omega, the domain with more
+// of them winning, Fourier on a tie; never all of them. pc and ladmm take the
+// first least_squares term, else the first function of the variable itself
+// (ProxImaL's pock_chambolle.partition); hqs the first least_squares term.
+TEST(Passes, SplitPartitionsAsProximal) {
+  const std::string dir = test::temp_dir();
+  const std::string decls =
+      "k = array([3], [1, 2, 3])\nm = array([3], [1, 0, 2])\nb = array([3], [1, 2, 3])\nx = variable(3)\n";
+  struct Case {
+    const char* objective;
+    // The roles, 'o' omega and 'p' psi, in the terms' order.
+    std::string admm, hqs, pc;
+  };
+  const Case cases[] = {
+      // The first two as ProxImaL 0.1.7's admm.partition splits them (run in a scratch venv).
+      {"nonneg(x) + sum_squares(conv(k, x) - b)", "po", "po", "po"},
+      {"sum_squares(mul_elemwise(m, x) - b) + nonneg(x) + 0.1 * norm1(x)", "opp", "opp", "opp"},
+      // grad is Gram-diagonal in neither domain: no omega for admm.
+      {"sum_squares(x - b) + norm1(grad(x))", "pp", "op", "op"},
+      // Fourier: both quadratics (x is diagonal there too); the others take the first only.
+      {"sum_squares(x - b) + sum_squares(conv(k, x) - b) + norm1(x)", "oop", "opp", "opp"},
+      // conv is not Gram-diagonal in space, mul_elemwise not in frequency.
+      {"sum_squares(mul_elemwise(m, x) - b) + sum_squares(conv(k, x) - b) + nonneg(x)", "ppp", "opp", "opp"},
+      // Space: a subsample is Gram-diagonal there.
+      {"norm1(subsample(x, [2])) + sum_squares(x - b)", "po", "po", "po"},
+      // A pure least-squares problem keeps a psi term (ProxImaL refuses it).
+      {"sum_squares(x - b) + sum_squares(conv(k, x))", "pp", "op", "op"},
+      // No least squares: pc and ladmm take the first function of x itself (its prox).
+      {"norm1(grad(x)) + nonneg(x) + norm1(x)", "ppp", "ppp", "pop"},
+      {"poisson_norm(conv(k, x), b) + nonneg(x)", "pp", "pp", "po"},
+  };
+  for (const Case& c : cases) {
+    const Problem p =
+        absorb_pass(parse_program(decls + "minimize " + c.objective + "\n", "p.prox", dir).problem, {});
+    for (const char* solver : {"admm", "hqs", "pc", "ladmm"}) {
+      PassOptions o;
+      o.solver = solver;
+      const Problem q = split_pass(p, o);
+      std::string roles;
+      for (const FunctionTerm& t : q.terms) {
+        roles += t.role == TermRole::Omega ? 'o' : 'p';
+        if (t.role == TermRole::Psi) EXPECT_NE(t.kind, FunctionKind::LeastSquares) << c.objective;
+      }
+      const std::string want = std::string(solver) == "admm"  ? c.admm
+                               : std::string(solver) == "hqs" ? c.hqs
+                                                              : c.pc;
+      EXPECT_EQ(roles, want) << c.objective << " " << solver;
+      EXPECT_EQ(passes_record_violation(q), "") << c.objective << " " << solver;
+    }
+  }
+  // Two omega terms are for admm and hqs only (hqs's from a written partition).
+  PassOptions o;
+  o.solver = "admm";
+  Problem two = split_pass(
+      absorb_pass(parse_program(decls + "minimize " + cases[3].objective + "\n", "p.prox", dir).problem, {}),
+      o);
+  two.solver = "pc";
+  EXPECT_THAT(passes_record_violation(two), HasSubstr("2 omega terms (at most one for pc)"));
+  // A function of x itself as omega is for pc and ladmm only.
+  o.solver = "pc";
+  Problem nonneg = split_pass(
+      absorb_pass(parse_program(decls + "minimize " + cases[7].objective + "\n", "p.prox", dir).problem, {}),
+      o);
+  nonneg.solver = "admm";
+  EXPECT_THAT(passes_record_violation(nonneg), HasSubstr("for admm only a least_squares term can be"));
 }
 
 }  // namespace

@@ -564,6 +564,38 @@ TEST(Admm, DirectXUpdateWhenTheGramMatrixAllowsIt) {
   EXPECT_THAT(cg, ::testing::Not(::testing::HasSubstr("output x0")));
 }
 
+// ProxImaL's partition for admm: nonneg(x) is psi, the conv least squares is
+// omega and solved with it in the x-update (one FFT solve, ρ·I + 2·CᵀC). Before,
+// both were psi and the solve ran out of iterations with nonneg violated.
+// ProxImaL 0.1.7's Problem.solve(solver="admm", eps_abs=eps_rel=1e-5) returns
+// x = [82.785927, −1.36e-4, −1.36e-4], objective 76305.157 (it checks every 100
+// iterations, proxc every 10: both stop within the tolerances, not at one point).
+TEST(Admm, PartitionedAsProximalItReachesProximalsSolution) {
+  const Problem p = parse_program(
+                        "k = array([3], [1, 2, 3])\nb = array([3], [-41, 413, 2])\nx = variable(3)\n"
+                        "minimize nonneg(x) + sum_squares(conv(k, x) - b)\n",
+                        "p.prox", test::temp_dir())
+                        .problem;
+  SolverOptions o;
+  o.solver = "admm";
+  o.eps_abs = o.eps_rel = 1e-5;
+  PassManagerOptions po;
+  po.pass.solver = "admm";
+  EXPECT_THAT(print_step_program(iteration_program(run_passes(p, po), o)),
+              ::testing::HasSubstr("circulant_solve"));
+  for (Backend* b : {&emulator(), &halide()}) {
+    const SolveResult r = solve(p, o, *b);
+    EXPECT_EQ(r.summary.termination, Termination::Converged) << b->name();
+    const Array& x = r.x.at("x");
+    // The tolerances bound ‖Kx − z‖ by about 1e-5·‖Kx‖ ≈ 4e-3: x within that of ProxImaL's.
+    EXPECT_NEAR(x.data[0], 82.785927, 4e-3) << b->name();
+    EXPECT_NEAR(x.data[1], 0, 4e-3) << b->name();
+    EXPECT_NEAR(x.data[2], 0, 4e-3) << b->name();
+    EXPECT_NEAR(r.summary.objective, 76305.157, 76305.157 * 1e-5)
+        << b->name();  // finite: nonneg holds within 1e-3
+  }
+}
+
 // Where admm's x-update is not direct (grad in K) it is CG
 // in three programs of the backend; the summary counts its steps (between 1
 // and cg_max_iters per x-update from the second on: the first one's residual
