@@ -70,6 +70,21 @@ bool is_direct_least_squares_operator(const Expr& e) {
   return false;
 }
 
+bool one_direct_solve(const std::vector<Expr>& operands) {
+  const ExprNode* kernel = nullptr;
+  bool weights = false;
+  for (const Expr& q : operands) {
+    if (!is_direct_least_squares_operator(q)) return false;
+    double unused = 1;
+    const Expr base = strip_scalings(q, &unused);
+    if (base->kind == ExprKind::MulElemwise) weights = true;
+    if (base->kind != ExprKind::Conv) continue;
+    if (kernel && kernel != base->args[0].get()) return false;
+    kernel = base->args[0].get();
+  }
+  return !(kernel && weights);
+}
+
 namespace {
 
 // Memoized on the node: operands may share subexpressions (a DAG of 2^n paths).

@@ -156,6 +156,12 @@ Expr strip_scalings(const Expr& e, double* factor);
 /// is diagonal or circulant.
 bool is_direct_least_squares_operator(const Expr& e);
 
+/// True when one direct solve takes these least-squares operands together:
+/// each is_direct_least_squares_operator, and either no conv (a diagonal
+/// matrix) or one circular conv kernel (the same node) and no mul_elemwise (a
+/// circulant one).
+bool one_direct_solve(const std::vector<Expr>& operands);
+
 /// ProxImaL's LinOp.is_diag(freq): `e` (of one variable) is a diagonal matrix,
 /// in space (freq false: scalings, mul_elemwise, sums and reshapes of these) or in
 /// the Fourier domain (freq true: scalings, circular conv, sums and reshapes).

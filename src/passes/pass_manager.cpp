@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "ir/function.h"
 #include "ir/printer.h"
 #include "support/error.h"
 
@@ -50,6 +51,7 @@ std::string passes_record_violation(const Problem& p) {
     scaled = scaled || s == "scale";
   }
   int omega = 0;
+  std::vector<Expr> omega_operands;  // of least_squares omega terms
   for (size_t i = 0; i < p.terms.size(); ++i) {
     const FunctionTerm& t = p.terms[i];
     const std::string term = "term " + std::to_string(i + 1) + " (" + to_string(t.kind) + ")";
@@ -58,6 +60,7 @@ std::string passes_record_violation(const Problem& p) {
     }
     if (t.role == TermRole::Omega) {
       ++omega;
+      if (t.kind == FunctionKind::LeastSquares) omega_operands.push_back(t.arg);
       if (t.kind != FunctionKind::LeastSquares && !t.arg->is_variable())
         return term +
                " is omega, which only a least_squares term or a function of the variable itself can be";
@@ -76,9 +79,13 @@ std::string passes_record_violation(const Problem& p) {
   if (omega > 0 && p.variables().size() > 1)
     return "an omega term in a problem of " + std::to_string(p.variables().size()) +
            " variables (omega is the x-update of one variable)";
-  // admm and hqs solve every omega term in their x-update; pc and ladmm take one omega's prox.
-  if (omega > 1 && p.solver != "admm" && p.solver != "hqs")
-    return std::to_string(omega) + " omega terms (at most one for " + p.solver + ")";
+  // admm and hqs solve every omega term in their x-update; pc and ladmm take
+  // the omega terms' prox by one direct solve.
+  if (omega > 1 && p.solver != "admm" && p.solver != "hqs" &&
+      !(omega_operands.size() == static_cast<size_t>(omega) && one_direct_solve(omega_operands))) {
+    return std::to_string(omega) + " omega terms that one direct solve cannot take together (" + p.solver +
+           " takes several only as least squares diagonal in space, or circulant of one conv kernel)";
+  }
   if (split != !p.solver.empty()) return "a solver is recorded exactly when the problem is split";
   if (scaled != (p.knorm > 0)) return "knorm is recorded exactly when the problem is scaled";
   return "";

@@ -5,10 +5,11 @@
 // terms or more are partitioned; in others (a lone term, several variables)
 // every term is psi, as in ProxImaL, so that K is never empty.
 // - pc, ladmm (ProxImaL's pock_chambolle.partition, linearized_admm.partition):
-//   the first least_squares term is omega (its prox with respect to x is a
-//   direct solve: elementwise for an identity or mul_elemwise operator, in the
-//   Fourier domain for conv); without one, the first term whose operand is the
-//   variable itself (nonneg(x): its prox is the x-update's); every other term
+//   the least_squares terms diagonal in space, or in frequency where those are
+//   more (ProxImaL's max_diag_set), are omega together when one direct solve
+//   takes them (elementwise, or one FFT solve of one kernel), else the first
+//   least_squares term alone; without one, the first term whose operand is the
+//   variable itself (nonneg(x): its prox is the x-update's). Every other term
 //   is psi.
 // - hqs: the first least_squares term is omega, solved in its CG x-update.
 //   (ProxImaL's hqs.partition is admm's, but its Problem.solve cannot run hqs
@@ -65,6 +66,25 @@ std::vector<size_t> admm_omega(const Problem& p) {
   return best;
 }
 
+// ProxImaL's max_diag_set for pc and ladmm: the least_squares terms diagonal
+// in space, or those in frequency where they are more; empty unless one direct
+// solve takes them together (one conv kernel).
+std::vector<size_t> max_diag_set(const Problem& p) {
+  std::vector<size_t> best;
+  for (const bool freq : {false, true}) {
+    std::vector<size_t> quads;
+    for (size_t i = 0; i < p.terms.size(); ++i) {
+      const FunctionTerm& t = p.terms[i];
+      if (t.kind == FunctionKind::LeastSquares && is_diag_operator(t.arg, freq)) quads.push_back(i);
+    }
+    if (quads.size() > best.size()) best = quads;
+  }
+  std::vector<Expr> operands;
+  for (size_t i : best) operands.push_back(p.terms[i].arg);
+  if (best.size() == p.terms.size() || !one_direct_solve(operands)) best.clear();  // psi never empty
+  return best;
+}
+
 }  // namespace
 
 Problem split_pass(const Problem& p, const PassOptions& o) {
@@ -82,6 +102,10 @@ Problem split_pass(const Problem& p, const PassOptions& o) {
     if (i == out.terms.size() && o.solver != "hqs")
       i = first([](const FunctionTerm& t) { return t.arg->is_variable(); });
     if (i < out.terms.size()) omega = {i};
+    if (o.solver != "hqs") {
+      const std::vector<size_t> quads = max_diag_set(out);
+      if (!quads.empty()) omega = quads;
+    }
   }
   for (size_t i = 0; i < out.terms.size(); ++i) {
     FunctionTerm& t = out.terms[i];

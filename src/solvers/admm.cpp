@@ -24,9 +24,6 @@ StepProgram penalty_iteration(const Layout& l, const std::string& name, bool upd
   if (direct) {
     // (ρ·KᵀK + H) x = ρ·Kᵀ(z − u) + g; without omega terms ρ cancels.
     const bool with_omega = !l.omega.empty();
-    auto coefficient = [&](double psi, double omega) {
-      return with_omega ? step_axpby(rho, scalar(psi), scalar(1), scalar(omega)) : scalar(psi);
-    };
     std::vector<Step> zu;
     for (size_t i = 0; i < l.psi.size(); ++i) zu.push_back(step_binary(StepKind::Sub, z[i], u[i]));
     Step rhs = b.KT(0, zu);
@@ -36,21 +33,7 @@ StepProgram penalty_iteration(const Layout& l, const std::string& name, bool upd
         if (Step g = omega_linear(*t)) rhs = step_binary(StepKind::Add, rhs, g);
       }
     }
-    const Step identity = coefficient(direct->psi.identity, direct->omega.identity);
-    if (direct->kernel) {
-      x[0] = step_circulant_solve(direct->kernel, rhs,
-                                  coefficient(direct->psi.conv_scale, direct->omega.conv_scale), identity);
-    } else {
-      Step d = identity;
-      auto add_weight = [&](const Step& c, const Expr& w) {
-        const Step wd = step_data(w);
-        d = step_binary(StepKind::Add, d, step_binary(StepKind::Mul, c, step_binary(StepKind::Mul, wd, wd)));
-      };
-      for (const auto& [c, w] : direct->psi.weights)
-        add_weight(with_omega ? step_binary(StepKind::Mul, rho, scalar(c)) : scalar(c), w);
-      for (const auto& [c, w] : direct->omega.weights) add_weight(scalar(c), w);
-      x[0] = step_binary(StepKind::Div, rhs, d);
-    }
+    x[0] = direct_solve(*direct, rhs, with_omega ? rho : Step());
     prog.outputs.push_back({l.name(0), x[0]});
   }
   std::vector<Step> kx, z1, u1;

@@ -65,8 +65,20 @@ Step Builder::KT(size_t v, const std::vector<Step>& y) const {
 
 Step Builder::prox_omega(const Step& v, const Step& rho) const {
   if (l_.omega.empty()) return v;
-  internal_assert(l_.omega.size() == 1)
-      << l_.omega.size() << " omega terms in a solver that takes one's prox";
+  if (l_.omega.size() > 1) {
+    // Several least squares (the split pass checked that one solve takes them):
+    // (ρ·I + Σ H_j) x = ρ·v + Σ g_j.
+    DirectGram g;
+    g.psi.identity = 1;
+    Step rhs = step_binary(StepKind::Mul, rho, v);
+    for (const FunctionTerm* t : l_.omega) {
+      internal_assert(t->kind == FunctionKind::LeastSquares &&
+                      add_gram_block(t->arg, omega_hessian(*t), &g, &g.omega))
+          << "omega terms that no direct solve takes";
+      if (Step lin = omega_linear(*t)) rhs = step_binary(StepKind::Add, rhs, lin);
+    }
+    return direct_solve(g, rhs, rho);
+  }
   const FunctionTerm& t = *l_.omega[0];
   if (t.kind != FunctionKind::LeastSquares) return step_prox(t, v, rho);  // a function of x itself
   // Q = s · base, base ∈ {x, mul_elemwise(w, x), conv(k, x)}.
@@ -138,31 +150,30 @@ Step omega_linear(const FunctionTerm& t) {
   return y ? step_adjoint(t.arg, 0, y) : Step();
 }
 
+bool add_gram_block(const Expr& q, double coefficient, DirectGram* g, DirectGram::Part* part) {
+  double s = 1;
+  const Expr e = strip_scalings(q, &s);
+  const double c = coefficient * s * s;
+  if (e->is_variable()) {
+    part->identity += c;
+  } else if (e->kind == ExprKind::MulElemwise && e->args[1]->is_variable()) {
+    part->weights.push_back({c, e->args[0]});
+  } else if (is_circular_conv(*e) && e->args[1]->is_variable() && (!g->kernel || g->kernel == e->args[0])) {
+    g->kernel = e->args[0];
+    part->conv_scale += c;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool direct_gram(const Layout& l, DirectGram* g) {
   if (l.vars.size() != 1) return false;
-  // Adds coefficient·(s·base)ᵀ(s·base) to `part`; false when base is no identity,
-  // mul_elemwise(w, x) or circular conv(k, x) with the one kernel.
-  auto add = [&](const Expr& arg, double coefficient, DirectGram::Part* part) {
-    double s = 1;
-    const Expr e = strip_scalings(arg, &s);
-    const double c = coefficient * s * s;
-    if (e->is_variable()) {
-      part->identity += c;
-    } else if (e->kind == ExprKind::MulElemwise && e->args[1]->is_variable()) {
-      part->weights.push_back({c, e->args[0]});
-    } else if (is_circular_conv(*e) && e->args[1]->is_variable() && (!g->kernel || g->kernel == e->args[0])) {
-      g->kernel = e->args[0];
-      part->conv_scale += c;
-    } else {
-      return false;
-    }
-    return true;
-  };
   for (const FunctionTerm* t : l.psi) {
-    if (!add(t->arg, 1, &g->psi)) return false;
+    if (!add_gram_block(t->arg, 1, g, &g->psi)) return false;
   }
   for (const FunctionTerm* t : l.omega) {
-    if (!add(t->arg, omega_hessian(*t), &g->omega)) return false;
+    if (!add_gram_block(t->arg, omega_hessian(*t), g, &g->omega)) return false;
   }
   // ρ > 0 and every coefficient ≥ 0: the matrix is invertible when the sum of
   // both parts' coefficients is positive (everywhere, for a diagonal one).
@@ -177,6 +188,28 @@ bool direct_gram(const Layout& l, DirectGram* g) {
     if (!(d > 0)) return false;
   }
   return true;
+}
+
+Step direct_solve(const DirectGram& g, const Step& rhs, const Step& rho) {
+  // ρ·p + h, or p + h without ρ (a scalar when h is 0: no node for it).
+  auto coefficient = [&](const Step& p, double h) {
+    const Step rp = rho ? step_binary(StepKind::Mul, rho, p) : p;
+    return h == 0 ? rp : step_binary(StepKind::Add, rp, scalar(h));
+  };
+  const Step identity = coefficient(scalar(g.psi.identity), g.omega.identity);
+  if (g.kernel) {
+    return step_circulant_solve(g.kernel, rhs, coefficient(scalar(g.psi.conv_scale), g.omega.conv_scale),
+                                identity);
+  }
+  Step d = identity;
+  for (const DirectGram::Part* part : {&g.psi, &g.omega}) {
+    for (const auto& [c, w] : part->weights) {
+      const Step wd = step_data(w);
+      const Step cw = part == &g.psi ? coefficient(scalar(c), 0) : scalar(c);
+      d = step_binary(StepKind::Add, d, step_binary(StepKind::Mul, cw, step_binary(StepKind::Mul, wd, wd)));
+    }
+  }
+  return step_binary(StepKind::Div, rhs, d);
 }
 
 }  // namespace proxc::internal

@@ -118,5 +118,11 @@ struct DirectGram {
 
 /// True (and *g filled) when the x-update of admm on `l` is direct.
 bool direct_gram(const Layout& l, DirectGram* g);
+/// Adds coefficient·QᵀQ of the operand Q to `part`; false when Q is no scaling
+/// of x, mul_elemwise(w, x) or circular conv(k, x) with g's one kernel.
+bool add_gram_block(const Expr& q, double coefficient, DirectGram* g, DirectGram::Part* part);
+/// x = (ρ·P + H)⁻¹ rhs, P and H g's psi and omega parts; with `rho` null,
+/// (P + H)⁻¹ rhs (admm without omega terms, where ρ cancels).
+Step direct_solve(const DirectGram& g, const Step& rhs, const Step& rho);
 
 }  // namespace proxc::internal

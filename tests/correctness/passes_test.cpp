@@ -334,9 +334,12 @@ TEST(Passes, SplitPartitionsAsProximal) {
       {"sum_squares(mul_elemwise(m, x) - b) + nonneg(x) + 0.1 * norm1(x)", "opp", "opp", "opp"},
       // grad is Gram-diagonal in neither domain: no omega for admm.
       {"sum_squares(x - b) + norm1(grad(x))", "pp", "op", "op"},
-      // Fourier: both quadratics (x is diagonal there too); the others take the first only.
-      {"sum_squares(x - b) + sum_squares(conv(k, x) - b) + norm1(x)", "oop", "opp", "opp"},
-      // conv is not Gram-diagonal in space, mul_elemwise not in frequency.
+      // Fourier: both quadratics (x is diagonal there too; pc: ProxImaL's max_diag_set, more
+      // there than in space); hqs takes the first only.
+      {"sum_squares(x - b) + sum_squares(conv(k, x) - b) + norm1(x)", "oop", "opp", "oop"},
+      // Two kernels: no one FFT solve for pc (the first alone); admm's x-update is then CG.
+      {"sum_squares(conv(k, x) - b) + sum_squares(conv(m, x)) + norm1(x)", "oop", "opp", "opp"},
+      // conv is not Gram-diagonal in space, mul_elemwise not in frequency (pc: space wins the tie).
       {"sum_squares(mul_elemwise(m, x) - b) + sum_squares(conv(k, x) - b) + nonneg(x)", "ppp", "opp", "opp"},
       // Space: a subsample is Gram-diagonal there.
       {"norm1(subsample(x, [2])) + sum_squares(x - b)", "po", "po", "po"},
@@ -365,19 +368,22 @@ TEST(Passes, SplitPartitionsAsProximal) {
       EXPECT_EQ(passes_record_violation(q), "") << c.objective << " " << solver;
     }
   }
-  // Two omega terms are for admm and hqs only (hqs's from a written partition).
+  // pc takes several omega terms only where one direct solve takes them.
   PassOptions o;
-  o.solver = "admm";
-  Problem two = split_pass(
-      absorb_pass(parse_program(decls + "minimize " + cases[3].objective + "\n", "p.prox", dir).problem, {}),
-      o);
-  two.solver = "pc";
-  EXPECT_THAT(passes_record_violation(two), HasSubstr("2 omega terms (at most one for pc)"));
-  // A function of x itself as omega is for pc and ladmm only.
   o.solver = "pc";
-  Problem nonneg = split_pass(
-      absorb_pass(parse_program(decls + "minimize " + cases[7].objective + "\n", "p.prox", dir).problem, {}),
-      o);
+  auto split = [&](const Case& c) {
+    return split_pass(
+        absorb_pass(parse_program(decls + "minimize " + c.objective + "\n", "p.prox", dir).problem, {}), o);
+  };
+  Problem two = split(cases[5]);  // mul_elemwise and conv
+  two.terms[1].role = TermRole::Omega;
+  two.terms[1].kind = FunctionKind::LeastSquares;
+  EXPECT_THAT(passes_record_violation(two),
+              HasSubstr("2 omega terms that one direct solve cannot take together"));
+  two.solver = "admm";
+  EXPECT_EQ(passes_record_violation(two), "");
+  // A function of x itself as omega is for pc and ladmm only.
+  Problem nonneg = split(cases[8]);
   nonneg.solver = "admm";
   EXPECT_THAT(passes_record_violation(nonneg), HasSubstr("for admm only a least_squares term can be"));
 }

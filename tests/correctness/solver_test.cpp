@@ -125,6 +125,11 @@ const Canonical kProblems[] = {
     {"weighted", "b = load(\"masked.npy\")\nm = load(\"mask.npy\")\nx = variable(shape(b))\n"
                  "minimize weighted_sum_squares(x - b, m + 0.1) + 0.05 * weighted_group_norm1(grad(x), [2], 2)"
                  " + 0.01 * weighted_norm1(x, m) + weighted_nonneg(x, m + 1)\n"},
+    // Two quadratics diagonal in frequency: omega together for pc, ladmm and admm (one FFT
+    // solve of both), the first alone for hqs.
+    {"two_quadratics", "b = load(\"noisy.npy\")\nc = load(\"blurred.npy\")\nk = load(\"k.npy\")\n"
+                       "x = variable(shape(b))\n"
+                       "minimize sum_squares(x - b) + sum_squares(conv(k, x) - c) + 0.05 * norm1(x)\n"},
 };
 
 Problem problem(const Canonical& c) { return parse_program(c.text, std::string(c.name) + ".prox", data_dir()).problem; }
