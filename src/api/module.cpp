@@ -31,7 +31,7 @@ Module compile(const Problem& problem, const CompileOptions& options) {
   so.validate();
   internal::PassManagerOptions po;
   po.pass.solver = to_string(options.solver);
-  internal::Problem split = internal::run_passes(Access::impl(problem).problem, po);
+  internal::Problem split = internal::split_for_solver(Access::impl(problem).problem, po);
   internal::SolverOptions iso = internal::solver_options(so);
   internal::StepProgram chosen;
   if (options.program == ProgramKind::Iteration) {

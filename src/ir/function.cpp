@@ -117,6 +117,33 @@ bool diag(const Expr& e, bool freq, std::map<const ExprNode*, bool>* memo) {
   return (*memo)[e.get()] = d;
 }
 
+// ProxImaL's is_gram_diag, memoized as diag.
+bool gram_diag(const Expr& e, bool freq, std::map<const ExprNode*, bool>* gram_memo,
+               std::map<const ExprNode*, bool>* diag_memo) {
+  if (auto it = gram_memo->find(e.get()); it != gram_memo->end()) return it->second;
+  bool d = true;
+  switch (e->kind) {
+    case ExprKind::Scale:
+    case ExprKind::Neg:
+      d = gram_diag(e->args[0], freq, gram_memo, diag_memo);
+      break;
+    case ExprKind::VStack:
+      for (const Expr& a : e->args) d = d && gram_diag(a, freq, gram_memo, diag_memo);
+      break;
+    case ExprKind::Transpose:
+      d = diag(e->args[0], freq, diag_memo);
+      break;  // a permutation: PᵀP = I
+    case ExprKind::Subsample:
+    case ExprKind::UnevenSubsample:
+      d = !freq && diag(e->args[0], freq, diag_memo);
+      break;
+    default:
+      d = diag(e, freq, diag_memo);
+      break;
+  }
+  return (*gram_memo)[e.get()] = d;
+}
+
 }  // namespace
 
 bool is_diag_operator(const Expr& e, bool freq) {
@@ -125,22 +152,8 @@ bool is_diag_operator(const Expr& e, bool freq) {
 }
 
 bool is_gram_diag_operator(const Expr& e, bool freq) {
-  switch (e->kind) {
-    case ExprKind::Scale:
-    case ExprKind::Neg:
-      return is_gram_diag_operator(e->args[0], freq);
-    case ExprKind::VStack:
-      for (const Expr& a : e->args) {
-        if (!is_gram_diag_operator(a, freq)) return false;
-      }
-      return true;
-    case ExprKind::Transpose:
-      return is_diag_operator(e->args[0], freq);  // a permutation: PᵀP = I
-    case ExprKind::Subsample:
-      return !freq && is_diag_operator(e->args[0], freq);
-    default:
-      return is_diag_operator(e, freq);
-  }
+  std::map<const ExprNode*, bool> gram_memo, diag_memo;
+  return gram_diag(e, freq, &gram_memo, &diag_memo);
 }
 
 std::string term_function_name(const FunctionTerm& t) {

@@ -9,7 +9,7 @@ Module Module::for_problem(const Problem& problem, const SolverOptions& options,
   options.validate();
   PassManagerOptions po;
   po.pass.solver = options.solver;
-  return Module(iteration_program(run_passes(problem, po), options), halide);
+  return Module(iteration_program(split_for_solver(problem, po), options), halide);
 }
 
 Module::Module(StepProgram program, HalideOptions halide) : program_(std::move(program)), halide_(std::move(halide)) {

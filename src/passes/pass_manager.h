@@ -56,8 +56,10 @@ Problem run_pipeline(const Problem& p, const std::vector<std::string>& pipeline,
                      std::vector<PassRecord>* records = nullptr);
 
 /// What breaks the record of passes, "" when nothing: roles consistent with
-/// the recorded passes (after split every term has one; omega terms are
-/// least_squares, one at most), a solver recorded exactly when split, knorm
+/// the recorded passes (after split every term has one; omega terms as the
+/// recorded solver can take them: least_squares, several only where its
+/// x-update solves them together, or for pc and ladmm one function of the
+/// variable itself; one variable), a solver recorded exactly when split, knorm
 /// exactly when scaled and every psi operand scaled by 1/knorm. Words for a
 /// user who edited a dump (the terms counted from 1).
 std::string passes_record_violation(const Problem& p);

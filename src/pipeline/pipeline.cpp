@@ -128,6 +128,22 @@ void ReportPasses::after_pass(const Problem&, const Problem& after, PassRecord* 
   }
 }
 
+Problem split_for_solver(const Problem& problem, const PassManagerOptions& o) {
+  user_assert(problem.solver.empty() || problem.solver == o.pass.solver)
+      << "the problem was split for the solver '" << problem.solver << "'; use --solver " << problem.solver
+      << " or start from a dump taken before the split pass";
+  const Problem p = run_passes(problem, o);
+  // A hand-edited or corrupt dump, not a bug of the passes that made it.
+  const std::string violation = passes_record_violation(p);
+  user_assert(violation.empty()) << "the problem's record of passes is inconsistent: " << violation;
+  try {
+    verify_passes_invariants(p);
+  } catch (const InternalError& e) {
+    user_error << "the problem's record of passes is inconsistent (" << e.what() << ")";
+  }
+  return p;
+}
+
 Problem run_passes(const Problem& p, const PassManagerOptions& o, std::vector<PassRecord>* records) {
   PassOptions pass = o.pass;
   // The oracle is made when the scale pass asks (an unknown method is its

@@ -38,6 +38,12 @@ struct PassManagerOptions {
 /// with the instrumentation `o` asks for.
 Problem run_passes(const Problem& p, const PassManagerOptions& o, std::vector<PassRecord>* records = nullptr);
 
+/// run_passes for a solve or a compile for the solver o.pass.solver: a
+/// problem split for another solver is refused, and so is a result whose
+/// record of passes is inconsistent (a hand-edited or corrupt dump: roles that
+/// solver cannot take), as UserErrors.
+Problem split_for_solver(const Problem& p, const PassManagerOptions& o);
+
 /// ||K|| by the method `norm` names: "bound" (ProxImaL's propagated upper
 /// bound) or "power" (estimated on the emulator by Lanczos iteration on KᵀK,
 /// as ProxImaL's est_CompGraph_norm with scipy's eigs); a UserError for any

@@ -14,9 +14,6 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   options.validate();
   // Passes: continue the default pipeline, split for this solver.
   const auto t0 = std::chrono::steady_clock::now();
-  user_assert(problem.solver.empty() || problem.solver == options.solver)
-      << "the problem was split for the solver '" << problem.solver << "'; solve it with --solver "
-      << problem.solver << " or start from a dump taken before the split pass";
   PassManagerOptions po;
   po.pass.solver = options.solver;
   po.pass.norm = options.norm;
@@ -30,15 +27,7 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
     if (options.merge) po.pipeline.push_back("merge");
     po.pipeline.insert(po.pipeline.end(), {"split", "scale"});
   }
-  const Problem p = run_passes(problem, po);
-  // A hand-edited or corrupt dump, not a bug of the passes that made it.
-  const std::string violation = passes_record_violation(p);
-  user_assert(violation.empty()) << "the problem's record of passes is inconsistent: " << violation;
-  try {
-    verify_passes_invariants(p);
-  } catch (const InternalError& e) {
-    user_error << "the problem's record of passes is inconsistent (" << e.what() << ")";
-  }
+  const Problem p = split_for_solver(problem, po);
   const double passes_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // The user's objective at the result, on the solve's backend (on the
   // emulator, a 2048² deconvolution's objective took longer than its 40

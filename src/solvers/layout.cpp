@@ -137,9 +137,15 @@ void admm_residuals(const Builder& b, const std::vector<Step>& kx, const std::ve
   p->outputs.push_back({"ktu2", step_binary(StepKind::Mul, rho2, Builder::norm2(ktu))});
 }
 
-double omega_hessian(const FunctionTerm& t) { return 2 * t.alpha * t.beta * t.beta + 2 * t.gamma; }
+double omega_hessian(const FunctionTerm& t) {
+  internal_assert(t.kind == FunctionKind::LeastSquares)
+      << to_string(t.kind) << " as a least-squares omega term";
+  return 2 * t.alpha * t.beta * t.beta + 2 * t.gamma;
+}
 
 Step omega_linear(const FunctionTerm& t) {
+  internal_assert(t.kind == FunctionKind::LeastSquares)
+      << to_string(t.kind) << " as a least-squares omega term";
   auto data_or_fill = [&](const Param& q) {
     return q.array ? step_data(q.array) : step_fill(q.scalar, t.arg->shape);
   };

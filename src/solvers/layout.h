@@ -44,7 +44,9 @@ inline std::string finite(const std::string& name) { return "finite_" + name; }
 struct Layout {
   std::vector<Expr> vars;
   std::vector<const FunctionTerm*> psi;
-  /// At most one for pc and ladmm; admm and hqs solve every one in the x-update.
+  /// pc and ladmm: one function of x itself, or least squares that one direct
+  /// solve takes together (prox_omega); admm and hqs: least squares, all
+  /// solved in the x-update.
   std::vector<const FunctionTerm*> omega;
   std::string name(size_t i) const { return state_names::x(i); }
 };
@@ -72,8 +74,9 @@ class Builder {
   Step K(size_t i, const std::vector<Step>& x) const;
   /// Kᵀ y for variable v: the sum over the psi terms that use it.
   Step KT(size_t v, const std::vector<Step>& y) const;
-  /// The prox of the (one) omega term with respect to x (a direct
-  /// least-squares solve), or the identity when there is none.
+  /// The prox of the omega terms' sum with respect to x: one direct solve of
+  /// their least squares, or the one omega function's own prox; the identity
+  /// when there is none.
   Step prox_omega(const Step& v, const Step& rho) const;
   /// ‖a‖² summed over a list, computed by checking runs only (kCheckParam).
   static Step norm2(const std::vector<Step>& a);

@@ -146,7 +146,7 @@ void add_finiteness_norms(StepProgram* program);
 
 /// The programs of the conjugate-gradient x-update that runs before each
 /// iteration program of hqs, and of admm unless its x-update is direct (one
-/// variable, no omega, KᵀK an invertible diagonal or circulant): cg_init,
+/// variable, ρKᵀK + omega's Hessian an invertible diagonal or circulant): cg_init,
 /// cg_apply and cg_update (docs/solvers.md); empty where there is none.
 std::vector<StepProgram> cg_step_programs(const Problem& split_scaled_problem, const SolverOptions& options);
 

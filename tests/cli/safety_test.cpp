@@ -275,6 +275,29 @@ TEST(CliSafety, DumpsWithImpossibleRecordsAreRefused) {
       r.out,
       HasSubstr("is omega, which only a least_squares term or a function of the variable itself can be"));
   EXPECT_THAT(r.out, Not(HasSubstr("internal error")));
+  // compile checks the record as solve does: pc's omega nonneg(x) is no term
+  // admm's x-update can take (it would be solved as a quadratic), and a
+  // problem split for pc is not compiled for admm.
+  test::write_text(dir + "/nonneg.prox",
+                   "b = gaussian([8, 8], 2)\nx = variable(8, 8)\n"
+                   "minimize 0.1 * norm1(grad(x)) + nonneg(x) + norm1(x - b)\n");
+  ASSERT_EQ(
+      proxc("opt " + shell_quote(dir + "/nonneg.prox") + " -o " + shell_quote(dir + "/pc.prox")).exit_code,
+      0);
+  std::string pc = read_file(dir + "/pc.prox");
+  EXPECT_THAT(pc, HasSubstr("omega(nonneg("));
+  r = proxc("compile " + shell_quote(dir + "/pc.prox") + " --solver admm --emit step");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("was split for the solver 'pc'"));
+  const std::string pc_solver = "solver = \"pc\"";
+  const size_t solver_at = pc.find(pc_solver);
+  ASSERT_NE(solver_at, std::string::npos);
+  test::write_text(dir + "/admm.prox", pc.replace(solver_at, pc_solver.size(), "solver = \"admm\""));
+  for (const std::string command : {"compile --emit step", "solve --iters 5"}) {
+    r = proxc(command + " " + shell_quote(dir + "/admm.prox") + " --solver admm");
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("is omega, which for admm only a least_squares term can be")) << command;
+  }
 }
 
 TEST(CliSafety, ATinySigmaGaussianIsAnImpulseNotNaN) {

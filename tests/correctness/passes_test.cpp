@@ -317,12 +317,16 @@ TEST(Passes, SplitKeepsALoneTermInPsi) {
 // Gram-diagonal in the Fourier domain (or every one in space), the
 // least_squares terms diagonal in that domain are omega, the domain with more
 // of them winning, Fourier on a tie; never all of them. pc and ladmm take the
-// first least_squares term, else the first function of the variable itself
-// (ProxImaL's pock_chambolle.partition); hqs the first least_squares term.
+// least_squares terms diagonal in space, or in frequency where more are (space
+// on a tie), when one direct solve takes them, else the first one, else the
+// first function of the variable itself (ProxImaL's pock_chambolle.partition);
+// hqs the first least_squares term.
 TEST(Passes, SplitPartitionsAsProximal) {
   const std::string dir = test::temp_dir();
   const std::string decls =
-      "k = array([3], [1, 2, 3])\nm = array([3], [1, 0, 2])\nb = array([3], [1, 2, 3])\nx = variable(3)\n";
+      "k = array([3], [1, 2, 3])\nm = array([3], [1, 0, 2])\nb = array([3], [1, 2, 3])\ni = array([1, 2], "
+      "[0, 2])\n"
+      "x = variable(3)\n";
   struct Case {
     const char* objective;
     // The roles, 'o' omega and 'p' psi, in the terms' order.
@@ -341,8 +345,10 @@ TEST(Passes, SplitPartitionsAsProximal) {
       {"sum_squares(conv(k, x) - b) + sum_squares(conv(m, x)) + norm1(x)", "oop", "opp", "opp"},
       // conv is not Gram-diagonal in space, mul_elemwise not in frequency (pc: space wins the tie).
       {"sum_squares(mul_elemwise(m, x) - b) + sum_squares(conv(k, x) - b) + nonneg(x)", "ppp", "opp", "opp"},
+      {"sum_squares(conv(k, x) - b) + sum_squares(mul_elemwise(m, x) - b) + nonneg(x)", "ppp", "opp", "pop"},
       // Space: a subsample is Gram-diagonal there.
       {"norm1(subsample(x, [2])) + sum_squares(x - b)", "po", "po", "po"},
+      {"norm1(uneven_subsample(x, i)) + sum_squares(x - b)", "po", "po", "po"},
       // A pure least-squares problem keeps a psi term (ProxImaL refuses it).
       {"sum_squares(x - b) + sum_squares(conv(k, x))", "pp", "op", "op"},
       // No least squares: pc and ladmm take the first function of x itself (its prox).
@@ -383,7 +389,7 @@ TEST(Passes, SplitPartitionsAsProximal) {
   two.solver = "admm";
   EXPECT_EQ(passes_record_violation(two), "");
   // A function of x itself as omega is for pc and ladmm only.
-  Problem nonneg = split(cases[8]);
+  Problem nonneg = split(cases[10]);  // norm1(grad(x)) + nonneg(x) + norm1(x)
   nonneg.solver = "admm";
   EXPECT_THAT(passes_record_violation(nonneg), HasSubstr("for admm only a least_squares term can be"));
 }
