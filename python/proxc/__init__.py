@@ -30,6 +30,8 @@ from .prox_fns import __all__ as _fn_all
 from .problem import Module, Problem, load, parse, SOLVER_NAMES  # noqa: F401
 from .plot import plot_convergence  # noqa: F401
 from . import utils  # noqa: F401
+from . import algorithms  # noqa: F401
+from .algorithms import absorb_offset, admm, hqs, ladmm, pc  # noqa: F401 (ProxImaL's `from proximal import *` has them)
 
 __version__ = _proxc.version()
 
@@ -67,5 +69,5 @@ def load_plugin(path):
 
 __all__ = list(_lin_all) + list(_fn_all) + [
     "Problem", "Module", "load", "parse", "plot_convergence", "Impl", "load_array", "save_array", "psnr", "ssim",
-    "load_plugin",
+    "load_plugin", "admm", "pc", "hqs", "ladmm", "absorb_offset",
 ]

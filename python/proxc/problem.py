@@ -57,9 +57,6 @@ class Problem:
     def __init__(self, prox_fns=None, implem=None, try_diagonalize=True, absorb=True, merge=True, try_split=True,
                  try_fast_norm=True, scale=True, psi_fns=None, omega_fns=None, lin_solver="cg", solver="pc",
                  _native=None, _variables=None):
-        if psi_fns is not None or omega_fns is not None:
-            raise ValueError("Problem: psi_fns and omega_fns (a split of your own) are not supported: "
-                             "proxc splits the problem itself (docs/passes.md)")
         if not try_split:
             warnings.warn("Problem(try_split=False): proxc always splits the problem", stacklevel=2)
         if not scale:
@@ -75,6 +72,7 @@ class Problem:
         self._const_names = {}
         self.summary = None
         self.history = []
+        self.psi_fns, self.omega_fns, self._roles = [], [], None
         if _native is not None:
             self.prox_fns = []
             self._native = _native
@@ -82,6 +80,8 @@ class Problem:
             return
         if isinstance(prox_fns, ProxFn):
             prox_fns = [prox_fns]
+        if psi_fns is not None or omega_fns is not None:
+            prox_fns = self._user_split(prox_fns, psi_fns, omega_fns)
         if prox_fns is not None and not isinstance(prox_fns, (list, tuple)):
             raise TypeError(f"Problem: expected proximal functions (sum_squares(...) + ...), got "
                             f"{type(prox_fns).__name__}")
@@ -94,11 +94,94 @@ class Problem:
         self.prox_fns = prox_fns
         self._build()
 
+    def _user_split(self, prox_fns, psi_fns, omega_fns):
+        """ProxImaL's Problem(prox_fns, psi_fns=, omega_fns=): the split is the
+        user's; either list may be left out (the other functions). As in
+        ProxImaL the problem solved is omega_fns + psi_fns, so that a function
+        in both counts twice (with a warning). Returns those functions; sets
+        psi_fns, omega_fns and each one's role."""
+        def fns(v, what):
+            v = [v] if isinstance(v, ProxFn) else list(v)
+            for f in v:
+                if not isinstance(f, ProxFn):
+                    raise TypeError(f"Problem: {what} must hold proximal functions, got {type(f).__name__}")
+            return v
+
+        def has(v, f):
+            return any(g is f for g in v)
+
+        if prox_fns is None:
+            prox_fns = fns(omega_fns or [], "omega_fns") + fns(psi_fns or [], "psi_fns")
+        prox_fns = fns(prox_fns, "prox_fns")
+        omega = fns(omega_fns, "omega_fns") if omega_fns is not None else None
+        psi = fns(psi_fns, "psi_fns") if psi_fns is not None else None
+        if omega is None:
+            omega = [f for f in prox_fns if not has(psi, f)]
+        if psi is None:
+            psi = [f for f in prox_fns if not has(omega, f)]
+        for f in psi + omega:
+            if not has(prox_fns, f):
+                raise ValueError(f"Problem: {f!r} is in psi_fns or omega_fns but not in prox_fns")
+        for f in prox_fns:
+            if not has(psi, f) and not has(omega, f):
+                raise ValueError(f"Problem: {f!r} is in neither psi_fns nor omega_fns (each function is in one of "
+                                 "them)")
+        for f in omega:
+            if has(psi, f):
+                warnings.warn(f"Problem: {f!r} is in both psi_fns and omega_fns: it counts twice in the objective, "
+                              "as in ProxImaL", stacklevel=3)
+        self.psi_fns, self.omega_fns = psi, omega
+        self._roles = ["omega"] * len(omega) + ["psi"] * len(psi)
+        return omega + psi
+
+    def _split_native(self, name):
+        """The problem to solve: the user's split, when given, as a problem that
+        has run absorb (offsets into b) and a split with the user's roles; a
+        solve continues it with the scale pass (docs/python.md)."""
+        if self._roles is None:
+            return self._native
+        import json
+        absorbed = _proxc.run_passes(self._native, ["absorb"], name)
+        d = json.loads(absorbed.print("json", "", True))
+        roles = [r for r, n in zip(self._roles, self._term_counts) for _ in range(n)]
+        if len(roles) != len(d["terms"]):
+            raise RuntimeError(f"proxc: {len(d['terms'])} terms after absorb for {len(roles)} roles")
+        for t, role in zip(d["terms"], roles):
+            t["role"] = role
+            if role == "omega" and t["function"] == "sum_squares":
+                t["function"] = "least_squares"  # solved in the x-update
+            elif role == "psi" and t["function"] == "least_squares":
+                t["function"] = "sum_squares"
+        d["passes_run"] = d["passes_run"] + ["split"]
+        d["solver"] = name
+        try:
+            return _proxc.parse_problem_json(json.dumps(d), "<omega_fns>")
+        except ValueError as e:
+            raise ValueError(f"Problem: psi_fns and omega_fns: {self._split_message(e)}") from None
+
+    def _split_message(self, e):
+        """A message about the user's split in its own words: the function, not
+        the term of a dump (proxc's record check, or the parser's of an omega
+        term no x-update takes)."""
+        import re
+        m = str(e).replace("the problem's record of passes is inconsistent: ", "")
+        owner = [f for f, n in zip(self.prox_fns, self._term_counts) for _ in range(n)]
+
+        def fn(i):
+            return repr(owner[i]) if 0 <= i < len(owner) else f"term {i + 1}"
+
+        m = re.sub(r"<omega_fns>: terms\[(\d+)\]: least_squares:",
+                   lambda g: f"{fn(int(g.group(1)))} in omega_fns is not solved in the x-update:", m)
+        m = re.sub(r"term (\d+) \([a-z_0-9]+\)", lambda g: fn(int(g.group(1)) - 1), m)
+        return m + " (docs/python.md, 'A split of your own')"
+
     def _build(self):
         terms, variables, constants = None, [], []
+        self._term_counts = []
         for f in self.prox_fns:
             t, c = f._term()
             terms = t if terms is None else terms + t
+            self._term_counts.append(len(t))
             variables += f.variables()
             constants += c
         self._native = _proxc.Problem()
@@ -182,8 +265,14 @@ class Problem:
 
     def compile(self, solver=None, program="iteration", fuse=1, target="host", schedule="default", cache_dir=""):
         """The compiled program of one step of `solver` (a Module)."""
-        return Module(_proxc.compile(self._native, _solver_name(solver or self.solver), program, fuse, target,
-                                     schedule, cache_dir))
+        name = _solver_name(solver or self.solver)
+        try:
+            return Module(_proxc.compile(self._split_native(name), name, program, fuse, target, schedule,
+                                         cache_dir))
+        except ValueError as e:
+            if self._roles is None:
+                raise
+            raise ValueError(f"Problem: psi_fns and omega_fns: {self._split_message(e)}") from None
 
     def _sync_constants(self):
         """Hands constants whose value changed since the last solve to proxc."""
@@ -233,11 +322,19 @@ class Problem:
         if verbose:
             print(f"proxc: solving with {name} ({o.backend}), at most {o.max_iters} iterations, "
                   f"checked every {o.check_every}")
-        summary = _proxc.solve(self._native, o, cb, pass_iterate)
+        native = self._split_native(name)
+        try:
+            summary = _proxc.solve(native, o, cb, pass_iterate)
+        except ValueError as e:
+            if native is self._native:
+                raise
+            raise ValueError(f"Problem: psi_fns and omega_fns: {self._split_message(e)}") from None
         self.summary = summary
         self.history = [_history_row(i) for i in summary.history]
+        by_name = {native.name_of(e): e for e in native.variables()}
         for v in self._variables:
-            v._value = self._native.value(v._expr)  # proxc's array, no copy
+            # proxc's array, no copy (the user's split: the split problem's variable of that name)
+            v._value = native.value(by_name[self._native.name_of(v._expr)])
         if verbose:
             print(summary.full_report() if verbose >= 2 else summary.brief_report())
         if summary.termination == "diverged":

@@ -1,6 +1,7 @@
 // Running the passes with their instrumentation and norm oracle (pipeline.h).
 #include "pipeline/pipeline.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -128,11 +129,44 @@ void ReportPasses::after_pass(const Problem&, const Problem& after, PassRecord* 
   }
 }
 
+namespace {
+
+// The passes a solve runs on a problem that has run `record`: `whole` (the
+// default pipeline without the passes switched off) when the record starts
+// it; otherwise, for a record in the default order that starts with absorb
+// (a dump made with other switches, or a split of the user's own made
+// without merge), the record and then the passes of `whole` that come after
+// its last. Anything else goes to the pass manager as it is, which says why
+// it cannot continue.
+std::vector<std::string> continuation(const std::vector<std::string>& record,
+                                      std::vector<std::string> whole) {
+  if (record.empty()) return whole;
+  const std::vector<std::string> order = default_pipeline();
+  auto rank = [&](const std::string& s) { return std::find(order.begin(), order.end(), s) - order.begin(); };
+  bool ordered = record.front() == order.front();
+  for (size_t i = 0; ordered && i < record.size(); ++i) {
+    ordered = rank(record[i]) < static_cast<std::ptrdiff_t>(order.size()) &&
+              (i == 0 || rank(record[i - 1]) < rank(record[i]));
+  }
+  const bool prefix =
+      record.size() <= whole.size() && std::equal(record.begin(), record.end(), whole.begin());
+  if (!ordered || prefix) return whole;
+  std::vector<std::string> out = record;
+  for (const std::string& s : whole) {
+    if (rank(s) > rank(record.back())) out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
 Problem split_for_solver(const Problem& problem, const PassManagerOptions& o) {
   user_assert(problem.solver.empty() || problem.solver == o.pass.solver)
       << "the problem was split for the solver '" << problem.solver << "'; use --solver " << problem.solver
       << " or start from a dump taken before the split pass";
-  const Problem p = run_passes(problem, o);
+  PassManagerOptions po = o;
+  po.pipeline = continuation(problem.passes_run, o.pipeline.empty() ? default_pipeline() : o.pipeline);
+  const Problem p = run_passes(problem, po);
   // A hand-edited or corrupt dump, not a bug of the passes that made it.
   const std::string violation = passes_record_violation(p);
   user_assert(violation.empty()) << "the problem's record of passes is inconsistent: " << violation;

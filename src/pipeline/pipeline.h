@@ -41,7 +41,9 @@ Problem run_passes(const Problem& p, const PassManagerOptions& o, std::vector<Pa
 /// run_passes for a solve or a compile for the solver o.pass.solver: a
 /// problem split for another solver is refused, and so is a result whose
 /// record of passes is inconsistent (a hand-edited or corrupt dump: roles that
-/// solver cannot take), as UserErrors.
+/// solver cannot take), as UserErrors. A problem whose record of passes is in
+/// the default order but does not start o.pipeline (a dump made with other
+/// switches, or split without merge) continues with the passes after its last.
 Problem split_for_solver(const Problem& p, const PassManagerOptions& o);
 
 /// ||K|| by the method `norm` names: "bound" (ProxImaL's propagated upper

@@ -20,10 +20,11 @@ SolveResult solve(const Problem& problem, const SolverOptions& options, Backend&
   po.pass.diagonalize = options.diagonalize;
   po.pass.circulant = !options.communicator;
   if (!options.absorb || !options.merge) {
-    // The default pipeline without the passes switched off. absorb off keeps
-    // moving offsets into the parameters, as ProxImaL's absorb=False does.
-    if (problem.passes_run.empty()) po.pipeline.push_back("absorb");  // a dump continues its record
+    // The default pipeline without the passes switched off (a dump continues
+    // its record: split_for_solver). absorb off keeps moving offsets into the
+    // parameters, as ProxImaL's absorb=False does.
     po.pass.absorb_operators = options.absorb;
+    po.pipeline.push_back("absorb");
     if (options.merge) po.pipeline.push_back("merge");
     po.pipeline.insert(po.pipeline.end(), {"split", "scale"});
   }

@@ -9,8 +9,9 @@ namespace proxc::internal {
 
 using namespace state_names;
 
-StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals,
-                              const DirectGram* direct) {
+StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals) {
+  DirectGram gram;
+  const DirectGram* direct = direct_gram(l, &gram) ? &gram : nullptr;
   Builder b(l);
   StepProgram prog;
   prog.name = name + "_iteration";
@@ -55,6 +56,12 @@ StepProgram penalty_iteration(const Layout& l, const std::string& name, bool upd
   return prog;
 }
 
+// Whether the x-update of penalty_iteration is a CG solve on the host.
+bool penalty_host_cg(const Layout& l) {
+  DirectGram gram;
+  return !direct_gram(l, &gram);
+}
+
 namespace {
 
 class Admm : public Algorithm {
@@ -62,15 +69,10 @@ class Admm : public Algorithm {
   SolverKind kind() const override { return SolverKind::ADMM; }
 
   StepProgram iteration(const Layout& l, const SolverOptions&) const override {
-    DirectGram gram;
-    const bool direct = direct_gram(l, &gram);
-    return penalty_iteration(l, name(), /*update_duals=*/true, direct ? &gram : nullptr);
+    return penalty_iteration(l, name(), /*update_duals=*/true);
   }
 
-  bool host_cg(const Layout& l) const override {
-    DirectGram gram;
-    return !direct_gram(l, &gram);
-  }
+  bool host_cg(const Layout& l) const override { return penalty_host_cg(l); }
 
   void init_state(const Layout& l, std::map<std::string, Array>* state) const override {
     init_split_state(l, state);

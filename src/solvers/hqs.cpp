@@ -1,16 +1,18 @@
 // Half-quadratic splitting with continuation (ProxImaL's rho_0, rho_scale,
 // rho_max): rho = hqs_rho_0, · hqs_rho_scale, ... below hqs_rho_max, then
 // hqs_rho_max; each level at most hqs_max_inner_iters iterations (0: max_iters
-// spread over the levels); a level that converges early hands over to the next. The x-update is a CG solve on the host, the
-// z-update the psi terms' proxes at Kx (no dual variable: u stays 0).
+// spread over the levels); a level that converges early hands over to the next. The x-update is
+// admm's: a direct solve where ρKᵀK + H is diagonal or circulant (as ProxImaL's
+// try_diagonalize), a CG solve on the host otherwise; the z-update the psi
+// terms' proxes at Kx (no dual variable: u stays 0).
 #include <cmath>
 
 #include "solvers/algorithm.h"
 
 namespace proxc::internal {
 
-StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals,
-                              const DirectGram* direct);
+StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals);
+bool penalty_host_cg(const Layout& l);
 
 namespace {
 
@@ -18,11 +20,14 @@ class Hqs : public Algorithm {
  public:
   SolverKind kind() const override { return SolverKind::HQS; }
 
+  // The direct solve is exact: CG's relative tolerance, against a right-hand
+  // side of ρ's order, left x biased by about cg_tol·ρ·|x| at the late levels
+  // (3.7e-3 on norm1(X) + sum_squares(X - B), B up to 49, at ρ = 256).
   StepProgram iteration(const Layout& l, const SolverOptions&) const override {
-    return penalty_iteration(l, name(), /*update_duals=*/false, nullptr);
+    return penalty_iteration(l, name(), /*update_duals=*/false);
   }
 
-  bool host_cg(const Layout& l) const override { return true; }
+  bool host_cg(const Layout& l) const override { return penalty_host_cg(l); }
   void init_state(const Layout& l, std::map<std::string, Array>* state) const override {
     init_split_state(l, state);
   }

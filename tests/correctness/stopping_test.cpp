@@ -225,29 +225,51 @@ TEST(StoppingRule, ResidualsAndTolerancesFollowTheirFormulas) {
 // max_iters with all three; so does hqs, whose continuation needs each
 // level to converge, on every example). A change to the rule,
 // the tolerances' defaults or the iteration moves them.
-TEST(StoppingRule, TheExamplesStopWhereTheyDidAtTheDefaults) {
+// One case per example and solver, so that CTest runs them side by side (the
+// nine solves take minutes under the sanitizers).
+struct DefaultStop {
+  const char* file;
+  const char* solver;
+  int iterations;
+};
+
+class StoppingRuleDefaults : public ::testing::TestWithParam<DefaultStop> {};
+
+TEST(StoppingRule, TheDefaultsAreTheDocumentedOnes) {
   const SolverOptions defaults;
   EXPECT_EQ(defaults.eps_abs, 3e-6);
   EXPECT_EQ(defaults.eps_rel, 3e-6);
   EXPECT_EQ(defaults.check_every, 10);
   EXPECT_EQ(defaults.max_iters, 1000);
-  const std::map<std::string, std::map<std::string, int>> stops = {
-      {"denoise_tv_aniso.prox", {{"pc", 660}, {"ladmm", 660}, {"admm", 630}}},
-      {"deconv_tv.prox", {{"pc", 1000}, {"ladmm", 1000}, {"admm", 1000}}},
-      {"inpaint.prox", {{"pc", 960}, {"ladmm", 970}, {"admm", 880}}},
-  };
-  for (const auto& [file, by_solver] : stops) {
-    for (const auto& [solver, iterations] : by_solver) {
-      SCOPED_TRACE(file + " " + solver);
-      SolverOptions o;
-      o.solver = solver;
-      const SolveResult r = solve(small_example(file), o, emulator());
-      EXPECT_EQ(r.summary.termination,
-                iterations < o.max_iters ? Termination::Converged : Termination::MaxIterations);
-      EXPECT_EQ(r.summary.iterations, iterations);
-    }
-  }
 }
+
+TEST_P(StoppingRuleDefaults, TheExampleStopsWhereItDid) {
+  const DefaultStop& c = GetParam();
+  SolverOptions o;
+  o.solver = c.solver;
+  const SolveResult r = solve(small_example(c.file), o, emulator());
+  EXPECT_EQ(r.summary.termination,
+            c.iterations < o.max_iters ? Termination::Converged : Termination::MaxIterations);
+  EXPECT_EQ(r.summary.iterations, c.iterations);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    StoppingRule, StoppingRuleDefaults,
+    ::testing::Values(DefaultStop{"denoise_tv_aniso.prox", "pc", 660},
+                      DefaultStop{"denoise_tv_aniso.prox", "ladmm", 660},
+                      DefaultStop{"denoise_tv_aniso.prox", "admm", 630},
+                      DefaultStop{"deconv_tv.prox", "pc", 1000}, DefaultStop{"deconv_tv.prox", "ladmm", 1000},
+                      DefaultStop{"deconv_tv.prox", "admm", 1000}, DefaultStop{"inpaint.prox", "pc", 960},
+                      DefaultStop{"inpaint.prox", "ladmm", 970}, DefaultStop{"inpaint.prox", "admm", 880}),
+    [](const ::testing::TestParamInfo<DefaultStop>& info) {
+      std::string name = std::string(info.param.file) + "_" + info.param.solver;
+      for (char& ch : name) {
+        if (ch == '.' || ch == '-') {
+          ch = '_';
+        }
+      }
+      return name;
+    });
 
 // The adaptive rules at a check, by themselves (docs/solvers.md, "Adaptive
 // step sizes"). pc: r > 1.5 s scales τ by 1/(1 − α) and σ by (1 − α), the
