@@ -126,6 +126,9 @@ class Problem:
             if not has(psi, f) and not has(omega, f):
                 raise ValueError(f"Problem: {f!r} is in neither psi_fns nor omega_fns (each function is in one of "
                                  "them)")
+        if not psi:
+            raise ValueError("Problem: psi_fns is empty: at least one function must be split off (psi), or the "
+                             "x-update would be the whole problem (ProxImaL refuses it too)")
         for f in omega:
             if has(psi, f):
                 warnings.warn(f"Problem: {f!r} is in both psi_fns and omega_fns: it counts twice in the objective, "
@@ -158,6 +161,13 @@ class Problem:
             return _proxc.parse_problem_json(json.dumps(d), "<omega_fns>")
         except ValueError as e:
             raise ValueError(f"Problem: psi_fns and omega_fns: {self._split_message(e)}") from None
+
+    def _split_error(self, e, native):
+        """e, or, where it is about the user's split (proxc's record check), the
+        same in the split's words."""
+        if native is self._native or "record of passes is inconsistent" not in str(e):
+            return e
+        return ValueError(f"Problem: psi_fns and omega_fns: {self._split_message(e)}")
 
     def _split_message(self, e):
         """A message about the user's split in its own words: the function, not
@@ -266,13 +276,11 @@ class Problem:
     def compile(self, solver=None, program="iteration", fuse=1, target="host", schedule="default", cache_dir=""):
         """The compiled program of one step of `solver` (a Module)."""
         name = _solver_name(solver or self.solver)
+        native = self._split_native(name)
         try:
-            return Module(_proxc.compile(self._split_native(name), name, program, fuse, target, schedule,
-                                         cache_dir))
+            return Module(_proxc.compile(native, name, program, fuse, target, schedule, cache_dir))
         except ValueError as e:
-            if self._roles is None:
-                raise
-            raise ValueError(f"Problem: psi_fns and omega_fns: {self._split_message(e)}") from None
+            raise self._split_error(e, native) from None
 
     def _sync_constants(self):
         """Hands constants whose value changed since the last solve to proxc."""
@@ -326,9 +334,7 @@ class Problem:
         try:
             summary = _proxc.solve(native, o, cb, pass_iterate)
         except ValueError as e:
-            if native is self._native:
-                raise
-            raise ValueError(f"Problem: psi_fns and omega_fns: {self._split_message(e)}") from None
+            raise self._split_error(e, native) from None
         self.summary = summary
         self.history = [_history_row(i) for i in summary.history]
         by_name = {native.name_of(e): e for e in native.variables()}

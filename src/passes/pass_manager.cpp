@@ -76,6 +76,8 @@ std::string passes_record_violation(const Problem& p) {
       }
     }
   }
+  if (split && omega == static_cast<int>(p.terms.size()) && omega > 0)
+    return "every term is omega, so K (the psi operators) is empty: at least one term must be psi";
   if (omega > 0 && p.variables().size() > 1)
     return "an omega term in a problem of " + std::to_string(p.variables().size()) +
            " variables (omega is the x-update of one variable)";

@@ -11,7 +11,8 @@
 //   least_squares term alone; without one, the first term whose operand is the
 //   variable itself (nonneg(x): its prox is the x-update's). Every other term
 //   is psi.
-// - hqs: the first least_squares term is omega, solved in its CG x-update.
+// - hqs: the first least_squares term is omega, solved in its x-update (admm's:
+//   direct where it can be, else CG).
 //   (ProxImaL's hqs.partition is admm's, but its Problem.solve cannot run hqs
 //   (0.1.7 passes it an `implem` argument it does not take), and the terms
 //   solved exactly keep HQS's finite-rho fixed point nearer the optimum.)

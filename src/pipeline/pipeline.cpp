@@ -148,6 +148,12 @@ std::vector<std::string> continuation(const std::vector<std::string>& record,
     ordered = rank(record[i]) < static_cast<std::ptrdiff_t>(order.size()) &&
               (i == 0 || rank(record[i - 1]) < rank(record[i]));
   }
+  // Only merge may be left out before the record's last pass (a split without
+  // merge); a record that skipped split, say, goes to the pass manager as it is.
+  for (const std::string& s : order) {
+    if (ordered && rank(s) < rank(record.back()) && s != "merge")
+      ordered = std::find(record.begin(), record.end(), s) != record.end();
+  }
   const bool prefix =
       record.size() <= whole.size() && std::equal(record.begin(), record.end(), whole.begin());
   if (!ordered || prefix) return whole;
@@ -164,10 +170,13 @@ Problem split_for_solver(const Problem& problem, const PassManagerOptions& o) {
   user_assert(problem.solver.empty() || problem.solver == o.pass.solver)
       << "the problem was split for the solver '" << problem.solver << "'; use --solver " << problem.solver
       << " or start from a dump taken before the split pass";
+  // A hand-edited or corrupt dump, not a bug of the passes that made it:
+  // refused before the passes continue it, and after.
+  const std::string given = passes_record_violation(problem);
+  user_assert(given.empty()) << "the problem's record of passes is inconsistent: " << given;
   PassManagerOptions po = o;
   po.pipeline = continuation(problem.passes_run, o.pipeline.empty() ? default_pipeline() : o.pipeline);
   const Problem p = run_passes(problem, po);
-  // A hand-edited or corrupt dump, not a bug of the passes that made it.
   const std::string violation = passes_record_violation(p);
   user_assert(violation.empty()) << "the problem's record of passes is inconsistent: " << violation;
   try {

@@ -9,9 +9,14 @@ namespace proxc::internal {
 
 using namespace state_names;
 
-StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals) {
+// Whether the x-update is direct (direct_gram), an FFT solve only where `circulant`.
+bool penalty_direct(const Layout& l, bool circulant, DirectGram* gram) {
+  return direct_gram(l, gram) && (circulant || !gram->kernel);
+}
+
+StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals, bool circulant) {
   DirectGram gram;
-  const DirectGram* direct = direct_gram(l, &gram) ? &gram : nullptr;
+  const DirectGram* direct = penalty_direct(l, circulant, &gram) ? &gram : nullptr;
   Builder b(l);
   StepProgram prog;
   prog.name = name + "_iteration";
@@ -57,9 +62,9 @@ StepProgram penalty_iteration(const Layout& l, const std::string& name, bool upd
 }
 
 // Whether the x-update of penalty_iteration is a CG solve on the host.
-bool penalty_host_cg(const Layout& l) {
+bool penalty_host_cg(const Layout& l, bool circulant) {
   DirectGram gram;
-  return !direct_gram(l, &gram);
+  return !penalty_direct(l, circulant, &gram);
 }
 
 namespace {
@@ -69,10 +74,10 @@ class Admm : public Algorithm {
   SolverKind kind() const override { return SolverKind::ADMM; }
 
   StepProgram iteration(const Layout& l, const SolverOptions&) const override {
-    return penalty_iteration(l, name(), /*update_duals=*/true);
+    return penalty_iteration(l, name(), /*update_duals=*/true, /*circulant=*/true);
   }
 
-  bool host_cg(const Layout& l) const override { return penalty_host_cg(l); }
+  bool host_cg(const Layout& l, const SolverOptions&) const override { return penalty_host_cg(l, true); }
 
   void init_state(const Layout& l, std::map<std::string, Array>* state) const override {
     init_split_state(l, state);

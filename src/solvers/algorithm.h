@@ -42,7 +42,7 @@ class Algorithm {
 
   /// Whether the x-update runs as a conjugate-gradient solve on the host
   /// before each iteration program (cg.h).
-  virtual bool host_cg(const Layout& l) const { return false; }
+  virtual bool host_cg(const Layout& l, const SolverOptions& o) const { return false; }
 
   /// The state besides the variables (set by the caller): zero duals, an
   /// extrapolation equal to x, ...

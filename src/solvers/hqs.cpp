@@ -3,7 +3,7 @@
 // hqs_rho_max; each level at most hqs_max_inner_iters iterations (0: max_iters
 // spread over the levels); a level that converges early hands over to the next. The x-update is
 // admm's: a direct solve where ρKᵀK + H is diagonal or circulant (as ProxImaL's
-// try_diagonalize), a CG solve on the host otherwise; the z-update the psi
+// try_diagonalize; circulant not on slabs), a CG solve on the host otherwise; the z-update the psi
 // terms' proxes at Kx (no dual variable: u stays 0).
 #include <cmath>
 
@@ -11,8 +11,8 @@
 
 namespace proxc::internal {
 
-StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals);
-bool penalty_host_cg(const Layout& l);
+StepProgram penalty_iteration(const Layout& l, const std::string& name, bool update_duals, bool circulant);
+bool penalty_host_cg(const Layout& l, bool circulant);
 
 namespace {
 
@@ -23,11 +23,15 @@ class Hqs : public Algorithm {
   // The direct solve is exact: CG's relative tolerance, against a right-hand
   // side of ρ's order, left x biased by about cg_tol·ρ·|x| at the late levels
   // (3.7e-3 on norm1(X) + sum_squares(X - B), B up to 49, at ρ = 256).
-  StepProgram iteration(const Layout& l, const SolverOptions&) const override {
-    return penalty_iteration(l, name(), /*update_duals=*/false);
+  // On slabs (--distributed) an FFT solve of the whole image cannot run: there
+  // hqs keeps its CG x-update where the direct one would be circulant.
+  StepProgram iteration(const Layout& l, const SolverOptions& o) const override {
+    return penalty_iteration(l, name(), /*update_duals=*/false, /*circulant=*/!o.communicator);
   }
 
-  bool host_cg(const Layout& l) const override { return penalty_host_cg(l); }
+  bool host_cg(const Layout& l, const SolverOptions& o) const override {
+    return penalty_host_cg(l, !o.communicator);
+  }
   void init_state(const Layout& l, std::map<std::string, Array>* state) const override {
     init_split_state(l, state);
   }

@@ -595,7 +595,7 @@ void add_finiteness_norms(StepProgram* prog) {
 
 std::vector<StepProgram> cg_step_programs(const Problem& p, const SolverOptions& o) {
   const Layout l = layout_of(p);
-  if (!Algorithm::create(o.solver)->host_cg(l)) return {};
+  if (!Algorithm::create(o.solver)->host_cg(l, o)) return {};
   CgPrograms c = cg_programs(l);
   return {c.init, c.apply, c.update};
 }

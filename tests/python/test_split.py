@@ -138,10 +138,50 @@ def test_problem_with_a_split_of_ones_own():
     (lambda x: pc.solve([norm1(grad(x))], [sum_squares(conv(np.ones((3, 3)), x), b=1.0),
                                            sum_squares(conv(np.ones((2, 2)), x), b=1.0)], max_iters=5),
      "2 omega terms that one direct solve cannot take together"),
-    (lambda x: ladmm.solve([norm1(x)], [], quad_funcs=[sum_squares(x)]), "quad_funcs is not supported"),
+    (lambda x: ladmm.solve([], [sum_squares(x, b=1.0)]), "psi_fns is empty"),
+    (lambda x: Problem([sum_squares(x)], omega_fns=[]).solve(max_iters=5, tau=2.0, sigma=1.0, theta=1.0),
+     "steps.pc_sigma must be <= 1"),
 ])
 def test_splits_no_solver_takes_are_value_errors(make, message):
     with pytest.raises(ValueError) as e:
         make(Variable((8, 8)))
     assert message in str(e.value)
     assert "record of passes" not in str(e.value) and "internal" not in str(e.value)
+    # Said once, and in the split's words only where the message is about the split.
+    assert str(e.value).count("docs/python.md") <= 1
+    about_split = "must be <= 1" not in message and "is empty" not in message and "prox_fns" not in message
+    assert ("psi_fns and omega_fns:" in str(e.value)) == about_split
+
+
+def test_compile_of_a_split_no_solver_takes_names_the_function_once():
+    x = Variable((8, 8))
+    data, l1 = sum_squares(x, b=1.0), norm1(x)
+    with pytest.raises(ValueError) as e:
+        Problem([data, l1], psi_fns=[data]).compile("admm")
+    assert str(e.value).count("psi_fns and omega_fns:") == 1
+    assert "norm1(shape=(8, 8), alpha=1.0) is omega" in str(e.value)
+
+
+def test_steps_the_bound_makes_too_long_are_shortened_with_a_warning():
+    # ||vstack(x, x/2)|| is sqrt(1.25) = 1.118; proxc's bound N is 1 + 1/2 = 1.5. ProxImaL's rule
+    # with ||K|| allows tau*sigma = 0.8; proxc's with N allows 0.444: sigma is shortened.
+    x = Variable(4)
+    b = np.array([1., -2., 3., 4.])
+    with pytest.warns(UserWarning, match="is above 1/N"):
+        pc.solve([sum_squares(x - b), norm1(0.5 * x)], [], 0.8, 1.0, 1.0, max_iters=2000, eps_abs=1e-6, eps_rel=1e-6)
+    # (x - b)^2 + |x|/2: x = b - sign(b)/4.
+    np.testing.assert_allclose(x.value, b - np.sign(b) / 4, rtol=0, atol=1e-3)
+    with pytest.warns(UserWarning, match="quad_funcs is ignored"):
+        ladmm.solve([sum_squares(x - b), norm1(0.5 * x)], [], quad_funcs=[sum_squares(x)], max_iters=2000)
+    np.testing.assert_allclose(x.value, b - np.sign(b) / 4, rtol=0, atol=1e-2)
+
+
+def test_pc_with_scaled_false_takes_proximals_estimate():
+    # ProxImaL's pc.solve(scaled=False): sigma = 1, tau = 1/||K||^2 in K's units.
+    x = Variable(4)
+    b = np.array([1., -2., 3., 4.])
+    value = pc.solve([sum_squares(conv(np.array([1., 2., 3.]), x) - b), norm1(x)], [], scaled=False, max_iters=3000,
+                     eps_abs=1e-7, eps_rel=1e-7)
+    auto = Problem([sum_squares(conv(np.array([1., 2., 3.]), x) - b), norm1(x)]).solve(
+        max_iters=3000, eps_abs=1e-7, eps_rel=1e-7, proximal_stopping=False)
+    assert value == pytest.approx(auto, rel=1e-4)

@@ -42,7 +42,7 @@ def _roles(native):
     return [t["role"] for t in json.loads(native.print("json", "", False))["terms"]]
 
 
-def solve(solver, psi_fns, omega_fns, try_fast_norm=None, **kwargs):
+def solve(solver, psi_fns, omega_fns, try_fast_norm=None, scaled=None, **kwargs):
     """ProxImaL's <module>.solve(psi_fns, omega_fns, ...): the objective at the
     solution; each Variable's value set. The split is the user's (proxc's
     passes absorb offsets and scale ||K||, and keep the roles)."""
@@ -54,24 +54,30 @@ def solve(solver, psi_fns, omega_fns, try_fast_norm=None, **kwargs):
     prob = Problem(psi + omega, psi_fns=psi, omega_fns=omega, solver=name,
                    try_fast_norm=True if try_fast_norm is None else try_fast_norm)
     kwargs = {k: v for k, v in kwargs.items() if v is not None or k in ("x0",)}
-    _unscaled_steps(prob, name, kwargs)
+    _unscaled_steps(prob, name, kwargs, scaled)
     return prob.solve(name, **kwargs)
 
 
-def _unscaled_steps(prob, name, kw):
+def _unscaled_steps(prob, name, kw, scaled):
     """ProxImaL's module solves do not scale the problem: their step sizes are
     in the units of K. proxc's solvers iterate on K' = K/N (N = Knorm, the
-    variable s = sqrt(N) x), where the same iterates take (docs/python.md):
+    bound of ||K||; the variable s = sqrt(N) x), where the same iterates take
+    (as long as absorb leaves the psi operands as written: a scalar factor or a
+    positive weight it moves into beta changes K, not the optimum):
     admm rho' = N rho (the penalty (rho'/2)||K's - z'||^2 is (rho'/(2N))||Kx - z||^2),
-    hqs likewise rho_0 and rho_max; ladmm lmb' = lmb/N, mu' = N mu (ProxImaL's mu
-    defaults to lmb/||K||^2, here lmb/N^2); pc tau' = N tau, sigma' = N sigma
-    when all of tau, sigma and theta are given. pc's steps otherwise are
-    proxc's, sigma as given (1) and tau = 1/sigma on the scaled problem:
-    ProxImaL's module defaults (tau = sigma = 1 in K's units) iterate
-    unstably when ||K|| > 1."""
+    hqs likewise rho_0 and rho_max; ladmm lmb' = lmb/N, mu' = N mu (ProxImaL's
+    mu defaults to lmb/||K||^2, here lmb/N^2, or lmb with scaled=True); pc
+    tau' = N tau, sigma' = N sigma when tau, sigma and theta are all given, and
+    with scaled=False ProxImaL's sigma (1) and tau = 1/(sigma ||K||^2). pc's
+    steps otherwise are proxc's: sigma as given (1) and tau = 1/sigma on the
+    scaled problem (ProxImaL's module default, tau = sigma = 1 in K's units,
+    iterates unstably when ||K|| > 1). Steps that N, a bound above ||K||,
+    makes too long for proxc's rule (tau' sigma' <= 1, mu' <= lmb') are
+    shortened to it, with a warning."""
     steps = {"admm": ("rho",), "hqs": ("rho_0", "rho_max"), "ladmm": ("lmb", "mu"),
              "pc": ("tau", "sigma", "theta")}[name]
-    if name == "pc" and any(kw.get(k) is None for k in steps):
+    given = all(kw.get(k) is not None for k in steps)
+    if name == "pc" and not given and scaled is not False:
         return
     from ..problem import _check_steps
     _check_steps(kw)
@@ -83,13 +89,27 @@ def _unscaled_steps(prob, name, kw):
         kw["rho_max"] = float(kw.get("rho_max", 2.0**8)) * n
     elif name == "ladmm":
         lmb = max(float(kw.get("lmb", 1.0)), 1e-5)
-        mu = float(kw["mu"]) if kw.get("mu") is not None else lmb / (n * n)
-        kw["lmb"], kw["mu"] = lmb / n, mu * n
+        mu = float(kw["mu"]) if kw.get("mu") is not None else lmb / (1.0 if scaled else n * n)
+        lmb, mu = max(lmb / n, 1e-5), mu * n
+        if mu > lmb * (1 + 1e-12):
+            _shortened(f"ladmm.solve: mu = {mu / n:g} is above lmb/N^2 = {lmb / n:g}", n, "mu = lmb/N^2")
+        kw["lmb"], kw["mu"] = lmb, min(mu, lmb)
     else:
-        tau, sigma = float(kw["tau"]) * n, float(kw["sigma"]) * n
-        if 1 < tau * sigma <= 1 + 1e-12:  # tau sigma ||K||^2 = 1 rounded up
-            sigma = 1 / tau
-        kw["tau"], kw["sigma"] = tau, sigma
+        if given:
+            tau, sigma = float(kw["tau"]) * n, float(kw["sigma"]) * n
+        else:  # scaled=False: ProxImaL's est_params_pc with ||K|| = N
+            sigma = float(kw.get("sigma") or 1.0) * n
+            tau, kw["theta"] = 1 / sigma, 1.0
+        if tau * sigma > 1 + 1e-12:
+            _shortened(f"pc.solve: tau*sigma = {tau * sigma / (n * n):g} is above 1/N^2 = {1 / (n * n):g}", n,
+                       "sigma = 1/(tau N^2)")
+        kw["tau"], kw["sigma"] = tau, min(sigma, 1 / tau)
+
+
+def _shortened(what, n, to):
+    import warnings
+    warnings.warn(f"{what}, where N = {n:g} is proxc's bound of ||K|| (ProxImaL's steps must satisfy it with "
+                  f"||K||; proxc's rule, with N): {to} instead", stacklevel=4)
 
 
 def _knorm(prob, name):

@@ -14,7 +14,7 @@ def solve(psi_fns, omega_fns, tau=None, sigma=None, theta=None, max_iters=1000, 
           try_fast_norm=None, scaled=True, implem=None, metric=None, convlog=None, verbose=0, callback=None,
           adapter=None, **kwargs):
     """Pock-Chambolle over the user's split: the objective at the solution."""
-    return _split.solve("pc", psi_fns, omega_fns, try_fast_norm=try_fast_norm, tau=tau, sigma=sigma, theta=theta,
+    return _split.solve("pc", psi_fns, omega_fns, try_fast_norm=try_fast_norm, scaled=scaled, tau=tau, sigma=sigma, theta=theta,
                         max_iters=max_iters, eps_abs=eps_abs, eps_rel=eps_rel, x0=x0, lin_solver=lin_solver,
                         lin_solver_options=lin_solver_options, conv_check=conv_check, metric=metric,
                         convlog=convlog, verbose=verbose, callback=callback, **kwargs)
