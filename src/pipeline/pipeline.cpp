@@ -143,17 +143,15 @@ std::vector<std::string> continuation(const std::vector<std::string>& record,
   if (record.empty()) return whole;
   const std::vector<std::string> order = default_pipeline();
   auto rank = [&](const std::string& s) { return std::find(order.begin(), order.end(), s) - order.begin(); };
-  bool ordered = record.front() == order.front();
-  for (size_t i = 0; ordered && i < record.size(); ++i) {
-    ordered = rank(record[i]) < static_cast<std::ptrdiff_t>(order.size()) &&
-              (i == 0 || rank(record[i - 1]) < rank(record[i]));
-  }
-  // Only merge may be left out before the record's last pass (a split without
-  // merge); a record that skipped split, say, goes to the pass manager as it is.
+  // The default order up to the record's last pass, merge left out unless it
+  // ran (a split without merge): a record that skipped another pass, or is
+  // out of order, goes to the pass manager as it is.
+  std::vector<std::string> expected;
   for (const std::string& s : order) {
-    if (ordered && rank(s) < rank(record.back()) && s != "merge")
-      ordered = std::find(record.begin(), record.end(), s) != record.end();
+    if (s != "merge" || std::find(record.begin(), record.end(), s) != record.end()) expected.push_back(s);
+    if (s == record.back()) break;
   }
+  const bool ordered = expected == record;
   const bool prefix =
       record.size() <= whole.size() && std::equal(record.begin(), record.end(), whole.begin());
   if (!ordered || prefix) return whole;
