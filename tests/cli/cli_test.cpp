@@ -89,6 +89,40 @@ TEST(Cli, JsonOutputLoadsBackToTheSameText) {
   }
 }
 
+// Without --emit, -o's extension chooses the form, so that `opt ... -o
+// dump.json` writes a dump that loads back; --emit against the extension is
+// refused before anything is done, and what was at the path stays.
+TEST(Cli, TheOutputsExtensionChoosesItsForm) {
+  std::string dir = test::temp_dir();
+  const std::string dump = dir + "/dump.json";
+  auto r = proxc("opt " + example("deconv_tv.prox") + " --passes absorb,split --solver hqs -o " +
+                 shell_quote(dump));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(read_file(dump).substr(0, 1), "{");
+  auto back = proxc("--allow-path " + example("") + " parse " + shell_quote(dump) + " --verify-roundtrip");
+  EXPECT_EQ(back.exit_code, 0) << back.out;
+  EXPECT_THAT(back.out, HasSubstr("round trip ok"));
+
+  ASSERT_EQ(proxc("parse " + example("inpaint.prox") + " -o " + shell_quote(dir + "/p.JSON")).exit_code, 0);
+  EXPECT_EQ(read_file(dir + "/p.JSON").substr(0, 1), "{");
+  ASSERT_EQ(proxc("parse " + example("inpaint.prox") + " -o " + shell_quote(dir + "/g.gv")).exit_code, 0);
+  EXPECT_THAT(read_file(dir + "/g.gv"), HasSubstr("digraph problem"));
+  for (const char* name : {"/o.prox", "/o.txt", "/o.dot"}) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(proxc("opt " + example("inpaint.prox") + " -o " + shell_quote(dir + name)).exit_code, 0);
+    EXPECT_THAT(read_file(dir + name), HasSubstr("minimize"));
+  }
+
+  test::write_text(dir + "/keep.json", "kept");
+  auto clash = proxc("opt " + example("inpaint.prox") + " --emit text -o " + shell_quote(dir + "/keep.json"));
+  EXPECT_EQ(clash.exit_code, 2);
+  EXPECT_THAT(clash.out, HasSubstr("--emit text and -o " + dir + "/keep.json: a .json file holds json"));
+  EXPECT_EQ(read_file(dir + "/keep.json"), "kept");
+  auto clash2 = proxc("parse " + example("inpaint.prox") + " --emit json -o " + shell_quote(dir + "/q.prox"));
+  EXPECT_EQ(clash2.exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/q.prox"));
+}
+
 TEST(Cli, EmitsDotAndLatex) {
   auto d = proxc("parse " + example("deconv_tv.prox") + " --emit dot");
   EXPECT_EQ(d.exit_code, 0);

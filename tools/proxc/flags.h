@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "proxc/proxc.h"
@@ -22,6 +23,26 @@ Kind parse_kind(const std::string& flag, const char* noun, const std::string& na
     throw proxc::UserError(flag + ": unknown " + noun + " '" + name + "' (one of: " + all + ")");
   }
   return k;
+}
+
+// The form `parse` and `opt` write a problem in: --emit's when given, else the
+// one -o's extension names (.json or .JSON, as the loader reads them; .prox;
+// for parse also .dot, .gv and .tex), else text. --emit against the extension
+// (`--emit text -o p.json`) is refused: the file would not load back as what
+// its name says.
+inline proxc::ProblemFormat problem_form(const std::string& emit_kind, const std::string& output,
+                                         bool graph_forms) {
+  const std::string ext = std::filesystem::path(output).extension().string();
+  std::string implied;
+  if (ext == ".json" || ext == ".JSON") implied = "json";
+  if (ext == ".prox") implied = "text";
+  if (graph_forms && (ext == ".dot" || ext == ".gv")) implied = "dot";
+  if (graph_forms && ext == ".tex") implied = "latex";
+  if (!emit_kind.empty() && !implied.empty() && emit_kind != implied)
+    throw proxc::UserError("--emit " + emit_kind + " and -o " + output + ": a " + ext + " file holds " +
+                           implied + "; name the output for its form, or leave --emit out");
+  const std::string form = !emit_kind.empty() ? emit_kind : !implied.empty() ? implied : "text";
+  return parse_kind<proxc::ProblemFormat>("--emit", "form", form);
 }
 
 // A number that must be finite (the solvers' settings): "nan" or "inf" is

@@ -71,12 +71,13 @@ void emit(const std::string& text, const std::string& out) {
 
 struct ParseCommand {
   std::string file;
-  std::string emit_kind = "text";
+  std::string emit_kind;  // empty: from -o's extension (problem_form)
   std::string output;
   bool verify_roundtrip = false;
   bool inline_constants = false;
 
   int run() const {
+    const proxc::ProblemFormat form = proxc_cli::problem_form(emit_kind, output, true);
     proxc::Problem p = proxc::load_problem(file);
     std::string in_dir = std::filesystem::path(file).parent_path().string();
     if (in_dir.empty()) in_dir = ".";
@@ -88,7 +89,7 @@ struct ParseCommand {
     proxc::PrintOptions o;
     o.base_dir = output.empty() ? "" : std::filesystem::path(output).parent_path().string();
     o.inline_constants = inline_constants;
-    emit(p.print(parse_kind<proxc::ProblemFormat>("--emit", "form", emit_kind), o), output);
+    emit(p.print(form, o), output);
     return kExitOk;
   }
 
@@ -129,12 +130,13 @@ struct OptCommand {
   std::string norm = "bound";
   std::string dump_dir;
   std::string output;
-  std::string emit_kind = "text";
+  std::string emit_kind;  // empty: from -o's extension (problem_form)
   bool print_after_all = false;
   bool verify_each = false;
   bool time_passes = false;
 
   int run() const {
+    const proxc::ProblemFormat form = proxc_cli::problem_form(emit_kind, output, false);
     proxc::Problem p = proxc::load_problem(file);
     proxc::PassOptions o;
     if (!passes.empty()) {
@@ -158,8 +160,7 @@ struct OptCommand {
     proxc::Problem out = proxc::run_passes(p, o);
     proxc::PrintOptions po;
     po.base_dir = output.empty() ? "" : std::filesystem::path(output).parent_path().string();
-    emit(out.print(emit_kind == "json" ? proxc::ProblemFormat::Json : proxc::ProblemFormat::Text, po),
-         output);
+    emit(out.print(form, po), output);
     return kExitOk;
   }
 };
@@ -438,7 +439,8 @@ CLI::App* add_parse(CLI::App& app, ParseCommand& parse) {
   parse_cmd
       ->add_option("--emit", parse.emit_kind,
                    "Output form: text (canonical .prox), json, dot (operator DAG for Graphviz), "
-                   "latex (the objective as an equation)")
+                   "latex (the objective as an equation); default: -o's extension (.prox, .json, .dot, "
+                   ".gv, .tex), else text")
       ->check(one_of<proxc::ProblemFormat>());
   parse_cmd
       ->add_option("-o,--output", parse.output, "Write to this file (whole or not at all) instead of stdout")
@@ -473,7 +475,9 @@ CLI::App* add_opt(CLI::App& app, OptCommand& opt) {
   opt_cmd->add_flag("--verify-each", opt.verify_each,
                     "Verify the IR and that the objective is preserved after each pass");
   opt_cmd->add_flag("--time-passes", opt.time_passes, "Report each pass's time (stderr)");
-  opt_cmd->add_option("--emit", opt.emit_kind, "Output form: text or json")
+  opt_cmd
+      ->add_option("--emit", opt.emit_kind,
+                   "Output form: text or json (default: json for -o *.json, else text)")
       ->check(CLI::IsMember({"text", "json"}));
   opt_cmd->add_option("-o,--output", opt.output, "Write the result here instead of stdout")->check(kPath);
 
