@@ -66,6 +66,13 @@ enum class ProgramKind {
   CgUpdate,   ///< "cg_update": its update
 };
 
+/// The part of the objective a term joins in a split of the user's own
+/// (PassOptions::roles; ProxImaL's psi_fns and omega_fns).
+enum class SplitRole {
+  Psi,    ///< "psi": split off through K and handled by its prox
+  Omega,  ///< "omega": handled exactly in the x-update
+};
+
 const char* to_string(SolverKind kind);
 const char* to_string(BackendKind kind);
 const char* to_string(ScheduleKind kind);
@@ -73,6 +80,7 @@ const char* to_string(NormKind kind);
 const char* to_string(ProblemFormat kind);
 const char* to_string(ProgramFormat kind);
 const char* to_string(ProgramKind kind);
+const char* to_string(SplitRole kind);
 
 bool from_string(const std::string& name, SolverKind* kind);
 bool from_string(const std::string& name, BackendKind* kind);
@@ -81,6 +89,7 @@ bool from_string(const std::string& name, NormKind* kind);
 bool from_string(const std::string& name, ProblemFormat* kind);
 bool from_string(const std::string& name, ProgramFormat* kind);
 bool from_string(const std::string& name, ProgramKind* kind);
+bool from_string(const std::string& name, SplitRole* kind);
 
 /// Every value of the enum, in declaration order.
 template <typename Kind>
@@ -117,5 +126,7 @@ template <>
 const std::vector<ProgramFormat>& all_kinds<ProgramFormat>();
 template <>
 const std::vector<ProgramKind>& all_kinds<ProgramKind>();
+template <>
+const std::vector<SplitRole>& all_kinds<SplitRole>();
 
 }  // namespace proxc

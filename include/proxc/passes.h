@@ -23,6 +23,16 @@ struct PassOptions {
   SolverKind solver = SolverKind::PockChambolle;
   /// How the scale pass gets ||K||.
   NormKind norm = NormKind::Bound;
+  /// A split of the user's own (ProxImaL's Problem(psi_fns=, omega_fns=)):
+  /// the split pass gives term i the role roles[i] instead of the solver's
+  /// partition. The roles are those of the terms the split pass sees (after
+  /// absorb and merge, which can change their number: run the split with
+  /// pipeline {"absorb", "split"}, as ProxImaL's own split skips merge, and a
+  /// solve continues it). An omega sum_squares is solved in the x-update as
+  /// least squares; a split no solver takes (an omega term whose Gram matrix
+  /// is neither diagonal nor circulant, every term omega, ...) is a UserError
+  /// naming the term. Empty: the solver's partition (docs/passes.md).
+  std::vector<SplitRole> roles;
   /// Write NN_<pass>.prox and NN_<pass>.json here after each pass ("": none).
   std::string dump_dir;
   /// Print the problem after each pass to `log`.

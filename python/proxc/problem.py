@@ -143,22 +143,9 @@ class Problem:
         solve continues it with the scale pass (docs/python.md)."""
         if self._roles is None:
             return self._native
-        import json
-        absorbed = _proxc.run_passes(self._native, ["absorb"], name)
-        d = json.loads(absorbed.print("json", "", True))
         roles = [r for r, n in zip(self._roles, self._term_counts) for _ in range(n)]
-        if len(roles) != len(d["terms"]):
-            raise RuntimeError(f"proxc: {len(d['terms'])} terms after absorb for {len(roles)} roles")
-        for t, role in zip(d["terms"], roles):
-            t["role"] = role
-            if role == "omega" and t["function"] == "sum_squares":
-                t["function"] = "least_squares"  # solved in the x-update
-            elif role == "psi" and t["function"] == "least_squares":
-                t["function"] = "sum_squares"
-        d["passes_run"] = d["passes_run"] + ["split"]
-        d["solver"] = name
         try:
-            return _proxc.parse_problem_json(json.dumps(d), "<omega_fns>")
+            return _proxc.run_passes(self._native, ["absorb", "split"], name, roles=roles)
         except ValueError as e:
             raise ValueError(f"Problem: psi_fns and omega_fns: {self._split_message(e)}") from None
 
@@ -174,14 +161,15 @@ class Problem:
         the term of a dump (proxc's record check, or the parser's of an omega
         term no x-update takes)."""
         import re
-        m = str(e).replace("the problem's record of passes is inconsistent: ", "")
+        m = re.sub(r"^split: |the problem's record of passes is inconsistent: ", "", str(e))
         owner = [f for f, n in zip(self.prox_fns, self._term_counts) for _ in range(n)]
 
         def fn(i):
             return repr(owner[i]) if 0 <= i < len(owner) else f"term {i + 1}"
 
-        m = re.sub(r"<omega_fns>: terms\[(\d+)\]: least_squares:",
-                   lambda g: f"{fn(int(g.group(1)))} in omega_fns is not solved in the x-update:", m)
+        m = re.sub(r"term (\d+) \(sum_squares\) is omega, which it can be only",
+                   lambda g: f"{fn(int(g.group(1)) - 1)} in omega_fns is not solved in the x-update: it can be "
+                   "omega only", m)
         m = re.sub(r"term (\d+) \([a-z_0-9]+\)", lambda g: fn(int(g.group(1)) - 1), m)
         return m + " (docs/python.md, 'A split of your own')"
 

@@ -431,17 +431,19 @@ void bind_problems(nb::module_& m) {
   m.def(
       "run_passes",
       [](const proxc::Problem& p, std::vector<std::string> pipeline, const std::string& solver,
-         const std::string& norm, const std::string& dump_dir, bool verify_each) {
+         const std::string& norm, const std::string& dump_dir, bool verify_each,
+         const std::vector<std::string>& roles) {
         proxc::PassOptions o;
         o.pipeline = std::move(pipeline);
         o.solver = kind_from<proxc::SolverKind>(solver, "solver");
         o.norm = kind_from<proxc::NormKind>(norm, "norm");
         o.dump_dir = dump_dir;
         o.verify_each = verify_each;
+        for (const std::string& r : roles) o.roles.push_back(kind_from<proxc::SplitRole>(r, "role"));
         return proxc::run_passes(p, o);
       },
       "problem"_a, "pipeline"_a = std::vector<std::string>{}, "solver"_a = "pc", "norm"_a = "bound",
-      "dump_dir"_a = "", "verify_each"_a = false);
+      "dump_dir"_a = "", "verify_each"_a = false, "roles"_a = std::vector<std::string>{});
   m.def("pass_names", &proxc::pass_names);
 }
 

@@ -20,6 +20,8 @@ Problem run_passes(const Problem& problem, const PassOptions& options) {
   o.pipeline = options.pipeline;
   o.pass.solver = to_string(options.solver);
   o.pass.norm = to_string(options.norm);
+  for (SplitRole r : options.roles)
+    o.pass.roles.push_back(r == SplitRole::Omega ? internal::TermRole::Omega : internal::TermRole::Psi);
   o.dump_dir = options.dump_dir;
   o.print_after_all = options.print_after_all;
   o.verify_each = options.verify_each;

@@ -21,6 +21,9 @@ struct PassOptions {
   /// ProxImaL's est_CompGraph_norm with scipy's eigs; the name is the
   /// option's since the first release).
   std::string norm = "bound";
+  /// split: the roles the user gives the terms, in order (proxc/passes.h
+  /// PassOptions::roles); empty: the solver's partition.
+  std::vector<TermRole> roles;
   /// absorb: fold operators into the parameters too (scalar scales, positive
   /// weights, direct least squares), not only offsets. False is ProxImaL's
   /// absorb=False, which still absorbs every offset (its absorb_offset).

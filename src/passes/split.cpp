@@ -25,11 +25,13 @@
 //   every term is psi.
 // Least_squares terms that are not omega become sum_squares. The objective is
 // unchanged (least_squares and sum_squares have the same value).
+// A split of the user's own (PassOptions::roles) replaces the partition.
 
 #include <algorithm>
 
 #include "ir/function.h"
 #include "passes/pass.h"
+#include "passes/pass_manager.h"
 #include "proxc/kinds.h"
 #include "support/error.h"
 
@@ -88,8 +90,40 @@ std::vector<size_t> max_diag_set(const Problem& p) {
 
 }  // namespace
 
+// A split of the user's own (PassOptions::roles): the roles as given, an
+// omega sum_squares solved in the x-update as least squares, a psi
+// least_squares split off as sum_squares; a split no solver takes is the
+// user's error, in the words of a dump's record check.
+Problem user_split(const Problem& p, const PassOptions& o) {
+  Problem out = p;
+  user_assert(o.roles.size() == out.terms.size())
+      << "split: " << o.roles.size() << " roles given for the problem's " << out.terms.size() << " terms";
+  for (size_t i = 0; i < out.terms.size(); ++i) {
+    FunctionTerm& t = out.terms[i];
+    internal_assert(o.roles[i] != TermRole::Unassigned) << "split: no role given to term " << i + 1;
+    t.role = o.roles[i];
+    if (t.role == TermRole::Omega && t.kind == FunctionKind::SumSquares) {
+      user_assert(is_direct_least_squares_operator(t.arg))
+          << "split: term " << i + 1
+          << " (sum_squares) is omega, which it can be only where its operand has a "
+          << "diagonal or circulant Gram matrix (a variable, mul_elemwise(w, x), conv(k, x) or a scaling of "
+             "these), "
+          << "for the x-update's direct solve";
+      t.kind = FunctionKind::LeastSquares;
+    } else if (t.role == TermRole::Psi && t.kind == FunctionKind::LeastSquares) {
+      t.kind = FunctionKind::SumSquares;
+    }
+  }
+  out.solver = o.solver;
+  out.passes_run.push_back("split");
+  const std::string violation = passes_record_violation(out);
+  user_assert(violation.empty()) << "split: " << violation;
+  return out;
+}
+
 Problem split_pass(const Problem& p, const PassOptions& o) {
   check_solver_name(o.solver);
+  if (!o.roles.empty()) return user_split(p, o);
   Problem out = p;
   const bool partition = out.variables().size() == 1 && out.terms.size() > 1;
   std::vector<size_t> omega;

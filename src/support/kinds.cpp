@@ -59,6 +59,11 @@ struct Names<ProgramKind> {
                                                                   {ProgramKind::CgApply, "cg_apply"},
                                                                   {ProgramKind::CgUpdate, "cg_update"}};
 };
+template <>
+struct Names<SplitRole> {
+  static constexpr std::pair<SplitRole, const char*> table[] = {{SplitRole::Psi, "psi"},
+                                                                {SplitRole::Omega, "omega"}};
+};
 
 template <typename Kind>
 const char* name_of(Kind k) {
@@ -106,6 +111,7 @@ PROXC_KIND_FUNCTIONS(NormKind)
 PROXC_KIND_FUNCTIONS(ProblemFormat)
 PROXC_KIND_FUNCTIONS(ProgramFormat)
 PROXC_KIND_FUNCTIONS(ProgramKind)
+PROXC_KIND_FUNCTIONS(SplitRole)
 
 #undef PROXC_KIND_FUNCTIONS
 

@@ -83,6 +83,7 @@ TEST(ApiKinds, NamesRoundTrip) {
   EXPECT_FALSE(proxc::from_string("fastest", &s));
   EXPECT_STREQ(proxc::to_string(proxc::NormKind::Estimate), "power");
   EXPECT_STREQ(proxc::to_string(proxc::Termination::MaxIterations), "max_iterations");
+  EXPECT_EQ(proxc::kind_names<proxc::SplitRole>(), (std::vector<std::string>{"psi", "omega"}));
 }
 
 TEST(ApiProblem, BuiltInCppPrintsAsTheParsedFile) {
@@ -523,6 +524,79 @@ TEST(ApiPasses, RunWithDumpsAndContinueFromOne) {
                 proxc::run_passes(p, bad);
               }),
               HasSubstr("inline"));
+}
+
+// A split of the user's own (PassOptions::roles, ProxImaL's psi_fns and
+// omega_fns): run with absorb, continued by the solve, it reaches the
+// optimum of the solver's own partition by another path; splits no solver
+// takes are UserErrors naming the term.
+TEST(ApiPasses, ASplitOfTheUsersOwnReachesTheSameOptimum) {
+  const proxc::Array b = small_noisy_image();
+  proxc::Problem p;
+  proxc::Expr x = p.variable(b.shape(), "x");
+  p.minimize(proxc::sum_squares(x - b) + 0.05 * proxc::norm1(proxc::grad(x)) + proxc::nonneg(x));
+  proxc::SolverOptions so;
+  so.backend = proxc::BackendKind::Emulate;
+  so.max_iters = 4000;
+  so.eps_abs = so.eps_rel = 1e-7;
+  auto objective = [&](proxc::Problem q, proxc::SolverKind solver) {
+    so.solver = solver;
+    const proxc::SolverSummary s = proxc::solve(q, so);
+    EXPECT_EQ(s.termination, proxc::Termination::Converged) << proxc::to_string(solver);
+    return s.objective_at_projection;
+  };
+  using R = proxc::SplitRole;
+  struct Case {
+    proxc::SolverKind solver;
+    std::vector<R> roles;
+  };
+  for (const Case& c : {Case{proxc::SolverKind::PockChambolle, {R::Psi, R::Psi, R::Omega}},
+                        Case{proxc::SolverKind::LinearizedADMM, {R::Omega, R::Psi, R::Psi}},
+                        Case{proxc::SolverKind::ADMM, {R::Omega, R::Psi, R::Psi}}}) {
+    SCOPED_TRACE(proxc::to_string(c.solver));
+    proxc::PassOptions o;
+    o.pipeline = {"absorb", "split"};
+    o.solver = c.solver;
+    o.roles = c.roles;
+    const proxc::Problem split = proxc::run_passes(p, o);
+    EXPECT_EQ(split.passes_run(), (std::vector<std::string>{"absorb", "split"}));
+    const std::string text = split.print(proxc::ProblemFormat::Text);
+    EXPECT_THAT(text, HasSubstr(c.roles[0] == R::Omega ? "omega(least_squares(" : "psi(sum_squares("));
+    EXPECT_THAT(text, HasSubstr(c.roles[2] == R::Omega ? "omega(nonneg(" : "psi(nonneg("));
+    const double own = objective(p, c.solver), users = objective(split, c.solver);
+    EXPECT_NEAR(users, own, 1e-5 * own);
+  }
+  auto refused = [&](proxc::SolverKind solver, std::vector<R> roles) {
+    proxc::PassOptions o;
+    o.pipeline = {"absorb", "split"};
+    o.solver = solver;
+    o.roles = std::move(roles);
+    return error_of([&] { proxc::run_passes(p, o); });
+  };
+  EXPECT_THAT(refused(proxc::SolverKind::PockChambolle, {R::Psi, R::Omega}),
+              HasSubstr("2 roles given for the problem's 3 terms"));
+  EXPECT_THAT(refused(proxc::SolverKind::PockChambolle, {R::Psi, R::Omega, R::Psi}),
+              HasSubstr("term 2 (norm1) is omega, which only a least_squares term or a function of the "
+                        "variable itself can be"));
+  EXPECT_THAT(refused(proxc::SolverKind::ADMM, {R::Psi, R::Psi, R::Omega}),
+              HasSubstr("term 3 (nonneg) is omega, which for admm only a least_squares term can be"));
+  proxc::Problem two;
+  proxc::Expr z = two.variable(b.shape(), "z");
+  two.minimize(proxc::sum_squares(z - b) + proxc::nonneg(z));
+  proxc::PassOptions all;
+  all.pipeline = {"absorb", "split"};
+  all.roles = {R::Omega, R::Omega};
+  EXPECT_THAT(error_of([&] { proxc::run_passes(two, all); }), HasSubstr("every term is omega"));
+  proxc::Problem tv;
+  proxc::Expr y = tv.variable(b.shape(), "y");
+  tv.minimize(proxc::sum_squares(proxc::grad(y)) + proxc::sum_squares(y - b));
+  proxc::PassOptions o;
+  o.pipeline = {"absorb", "split"};
+  o.roles = {R::Omega, R::Psi};
+  EXPECT_THAT(
+      error_of([&] { proxc::run_passes(tv, o); }),
+      HasSubstr("term 1 (sum_squares) is omega, which it can be only where its operand has a diagonal or "
+                "circulant Gram matrix"));
 }
 
 TEST(ApiCheck, DotTestsPassAndABrokenAdjointFails) {
