@@ -27,5 +27,9 @@ build/venv/bin/python -m pytest -q tests/python
 
 bash scripts/build.sh fuzz unit_tests error_tests golden_tests correctness_tests \
   fuzz_prox fuzz_json fuzz_npy fuzz_png fuzz_tiff fuzz_npz fuzz_hdf5
+# (Not the deconvolution's default stop with admm: 1000 CG iterations, two of
+# this run's three minutes under the sanitizers; the TV and inpainting admm
+# cases run the same CG code, and the dev build runs it.)
 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan-suppressions.txt" UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build/fuzz --output-on-failure -j "$jobs" -L 'unit|error|golden|correctness|fuzz'
+  ctest --test-dir build/fuzz --output-on-failure -j "$jobs" -L 'unit|error|golden|correctness|fuzz' \
+  -E 'TheExampleStopsWhereItDid/deconv_tv_prox_admm$'

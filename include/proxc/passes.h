@@ -23,6 +23,11 @@ struct PassOptions {
   SolverKind solver = SolverKind::PockChambolle;
   /// How the scale pass gets ||K||.
   NormKind norm = NormKind::Bound;
+  /// absorb: fold operators (scalar scales, positive weights, direct least
+  /// squares) into the functions' parameters as well as offsets. False is
+  /// ProxImaL's absorb=False, which still moves every offset into b
+  /// (SolverOptions::absorb = false runs absorb so).
+  bool absorb_operators = true;
   /// A split of the user's own (ProxImaL's Problem(psi_fns=, omega_fns=)):
   /// the split pass gives term i the role roles[i] instead of the solver's
   /// partition. The roles are those of the terms the split pass sees (after

@@ -139,13 +139,15 @@ class Problem:
 
     def _split_native(self, name):
         """The problem to solve: the user's split, when given, as a problem that
-        has run absorb (offsets into b) and a split with the user's roles; a
-        solve continues it with the scale pass (docs/python.md)."""
+        has run absorb (offsets into b; operators too unless absorb=False) and a
+        split with the user's roles; a solve continues it with the scale pass
+        (docs/python.md)."""
         if self._roles is None:
             return self._native
         roles = [r for r, n in zip(self._roles, self._term_counts) for _ in range(n)]
         try:
-            return _proxc.run_passes(self._native, ["absorb", "split"], name, roles=roles)
+            return _proxc.run_passes(self._native, ["absorb", "split"], name, roles=roles,
+                                     absorb_operators=self.absorb)
         except ValueError as e:
             raise ValueError(f"Problem: psi_fns and omega_fns: {self._split_message(e)}") from None
 
@@ -158,8 +160,8 @@ class Problem:
 
     def _split_message(self, e):
         """A message about the user's split in its own words: the function, not
-        the term of a dump (proxc's record check, or the parser's of an omega
-        term no x-update takes)."""
+        the term (the split pass's checks of the roles, or a solve's record
+        check)."""
         import re
         m = re.sub(r"^split: |the problem's record of passes is inconsistent: ", "", str(e))
         owner = [f for f, n in zip(self.prox_fns, self._term_counts) for _ in range(n)]

@@ -432,7 +432,7 @@ void bind_problems(nb::module_& m) {
       "run_passes",
       [](const proxc::Problem& p, std::vector<std::string> pipeline, const std::string& solver,
          const std::string& norm, const std::string& dump_dir, bool verify_each,
-         const std::vector<std::string>& roles) {
+         const std::vector<std::string>& roles, bool absorb_operators) {
         proxc::PassOptions o;
         o.pipeline = std::move(pipeline);
         o.solver = kind_from<proxc::SolverKind>(solver, "solver");
@@ -440,10 +440,12 @@ void bind_problems(nb::module_& m) {
         o.dump_dir = dump_dir;
         o.verify_each = verify_each;
         for (const std::string& r : roles) o.roles.push_back(kind_from<proxc::SplitRole>(r, "role"));
+        o.absorb_operators = absorb_operators;
         return proxc::run_passes(p, o);
       },
       "problem"_a, "pipeline"_a = std::vector<std::string>{}, "solver"_a = "pc", "norm"_a = "bound",
-      "dump_dir"_a = "", "verify_each"_a = false, "roles"_a = std::vector<std::string>{});
+      "dump_dir"_a = "", "verify_each"_a = false, "roles"_a = std::vector<std::string>{},
+      "absorb_operators"_a = true);
   m.def("pass_names", &proxc::pass_names);
 }
 

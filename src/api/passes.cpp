@@ -20,6 +20,7 @@ Problem run_passes(const Problem& problem, const PassOptions& options) {
   o.pipeline = options.pipeline;
   o.pass.solver = to_string(options.solver);
   o.pass.norm = to_string(options.norm);
+  o.pass.absorb_operators = options.absorb_operators;
   for (SplitRole r : options.roles)
     o.pass.roles.push_back(r == SplitRole::Omega ? internal::TermRole::Omega : internal::TermRole::Psi);
   o.dump_dir = options.dump_dir;

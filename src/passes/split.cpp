@@ -104,11 +104,9 @@ Problem user_split(const Problem& p, const PassOptions& o) {
     t.role = o.roles[i];
     if (t.role == TermRole::Omega && t.kind == FunctionKind::SumSquares) {
       user_assert(is_direct_least_squares_operator(t.arg))
-          << "split: term " << i + 1
-          << " (sum_squares) is omega, which it can be only where its operand has a "
-          << "diagonal or circulant Gram matrix (a variable, mul_elemwise(w, x), conv(k, x) or a scaling of "
-             "these), "
-          << "for the x-update's direct solve";
+          << "split: term " << i + 1 << " (sum_squares) is omega, which it can be only where its operand "
+          << "has a diagonal or circulant Gram matrix (a variable, mul_elemwise(w, x), conv(k, x) or a "
+          << "scaling of these), for the x-update's direct solve";
       t.kind = FunctionKind::LeastSquares;
     } else if (t.role == TermRole::Psi && t.kind == FunctionKind::LeastSquares) {
       t.kind = FunctionKind::SumSquares;

@@ -185,3 +185,18 @@ def test_pc_with_scaled_false_takes_proximals_estimate():
     auto = Problem([sum_squares(conv(np.array([1., 2., 3.]), x) - b), norm1(x)]).solve(
         max_iters=3000, eps_abs=1e-7, eps_rel=1e-7, proximal_stopping=False)
     assert value == pytest.approx(auto, rel=1e-4)
+
+
+def test_a_split_of_ones_own_honours_absorb_false():
+    # absorb=False leaves scalings in K (ProxImaL's absorb=False) with a split of one's own
+    # too; offsets still move into b. The optimum is the same: per entry (x - v)² + 3|x| is
+    # least at x = max(v - 1.5, 0), where it is v² for v <= 1.5 and 3v - 2.25 above.
+    b = np.arange(12.0).reshape(3, 4)
+    want = float(np.sum([v * v if v <= 1.5 else 3 * v - 2.25 for v in b.flat]))
+    for absorb, operand in ((True, "psi(norm1(x, beta=3))"), (False, "psi(norm1(3 * x))")):
+        x = Variable((3, 4))
+        data, prior = sum_squares(x - b), norm1(3 * x)
+        prob = Problem([data, prior], omega_fns=[data], absorb=absorb)
+        text = prob._split_native("ladmm").print("text", "", False)
+        assert "omega(least_squares(x, b=" in text and operand in text, text
+        assert prob.solve(solver="ladmm", eps_abs=1e-6, eps_rel=1e-6, max_iters=3000) == pytest.approx(want, rel=1e-5)
