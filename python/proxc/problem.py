@@ -151,19 +151,11 @@ class Problem:
         except ValueError as e:
             raise ValueError(f"Problem: psi_fns and omega_fns: {self._split_message(e)}") from None
 
-    def _split_error(self, e, native):
-        """e, or, where it is about the user's split (proxc's record check), the
-        same in the split's words."""
-        if native is self._native or "record of passes is inconsistent" not in str(e):
-            return e
-        return ValueError(f"Problem: psi_fns and omega_fns: {self._split_message(e)}")
-
     def _split_message(self, e):
         """A message about the user's split in its own words: the function, not
-        the term (the split pass's checks of the roles, or a solve's record
-        check)."""
+        the term (the split pass checks the roles as a solve checks a dump's)."""
         import re
-        m = re.sub(r"^split: |the problem's record of passes is inconsistent: ", "", str(e))
+        m = re.sub(r"^split: ", "", str(e))
         owner = [f for f, n in zip(self.prox_fns, self._term_counts) for _ in range(n)]
 
         def fn(i):
@@ -267,10 +259,7 @@ class Problem:
         """The compiled program of one step of `solver` (a Module)."""
         name = _solver_name(solver or self.solver)
         native = self._split_native(name)
-        try:
-            return Module(_proxc.compile(native, name, program, fuse, target, schedule, cache_dir))
-        except ValueError as e:
-            raise self._split_error(e, native) from None
+        return Module(_proxc.compile(native, name, program, fuse, target, schedule, cache_dir))
 
     def _sync_constants(self):
         """Hands constants whose value changed since the last solve to proxc."""
@@ -321,10 +310,7 @@ class Problem:
             print(f"proxc: solving with {name} ({o.backend}), at most {o.max_iters} iterations, "
                   f"checked every {o.check_every}")
         native = self._split_native(name)
-        try:
-            summary = _proxc.solve(native, o, cb, pass_iterate)
-        except ValueError as e:
-            raise self._split_error(e, native) from None
+        summary = _proxc.solve(native, o, cb, pass_iterate)
         self.summary = summary
         self.history = [_history_row(i) for i in summary.history]
         by_name = {native.name_of(e): e for e in native.variables()}
