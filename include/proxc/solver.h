@@ -228,6 +228,13 @@ struct SolverSummary {
   /// The terms the objective leaves out: prox functions of the user's
   /// without a value callback (a denoiser), by name.
   std::vector<std::string> objective_leaves_out;
+  /// What the caller should know about the result, one sentence each: a
+  /// convergence that the absolute tolerance alone decided, where the
+  /// relative parts of both tolerances are under a hundredth of their
+  /// absolute parts (most often the problem's values are small for eps_abs:
+  /// the result may be short of the optimum; docs/solvers.md, "Units"). The proxc
+  /// command prints them on stderr; Python raises them as RuntimeWarning.
+  std::vector<std::string> warnings;
   /// Seconds per phase.
   double parse_s = 0, passes_s = 0, compile_s = 0, iterate_s = 0;
   BackendKind backend_requested = BackendKind::Halide, backend_used = BackendKind::Halide;

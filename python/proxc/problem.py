@@ -321,6 +321,8 @@ class Problem:
             print(summary.full_report() if verbose >= 2 else summary.brief_report())
         if summary.termination == "diverged":
             warnings.warn("Problem.solve: the iterates diverged (" + summary.brief_report() + ")", stacklevel=2)
+        for w in summary.warnings:
+            warnings.warn("Problem.solve: " + w, RuntimeWarning, stacklevel=2)
         return summary.objective
 
     def solve_batch(self, data_sets, solver=None, **kwargs):

@@ -541,6 +541,7 @@ void bind_solving(nb::module_& m) {
       .def_ro("has_projection", &proxc::SolverSummary::has_projection)
       .def_ro("objective_at_projection", &proxc::SolverSummary::objective_at_projection)
       .def_ro("objective_leaves_out", &proxc::SolverSummary::objective_leaves_out)
+      .def_ro("warnings", &proxc::SolverSummary::warnings)
       .def_ro("parse_s", &proxc::SolverSummary::parse_s)
       .def_ro("passes_s", &proxc::SolverSummary::passes_s)
       .def_ro("compile_s", &proxc::SolverSummary::compile_s)

@@ -78,6 +78,7 @@ std::string SolverSummary::full_report() const {
     std::snprintf(buf, sizeof buf, "objective at max(x, 0)  %.9g\n", objective_at_projection);
     out << buf;
   }
+  for (const std::string& w : warnings) out << "warning           " << w << "\n";
   std::snprintf(buf, sizeof buf, "knorm             %.17g\n", knorm);
   out << buf;
   if (cg_steps > 0) {
@@ -129,6 +130,7 @@ std::string SolverSummary::to_json() const {
   j["objective"] = num(objective);
   if (has_projection) j["objective_at_projection"] = num(objective_at_projection);
   if (!objective_leaves_out.empty()) j["objective_leaves_out"] = objective_leaves_out;
+  if (!warnings.empty()) j["warnings"] = warnings;
   j["residuals"] = {{"r", num(last.r)},
                     {"s", num(last.s)},
                     {"eps_pri", num(last.eps_pri)},

@@ -292,6 +292,41 @@ TEST(CliSolve, WritesTheResultAndASummary) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/x.png"));
 }
 
+// A stop the absolute tolerance alone decided (the TV example in units of
+// 1e-3: docs/solvers.md, "Stopping") is a warning on stderr, in --json's
+// "warnings", in the report and in a batch row; the exit code stays 0. With eps_abs as the
+// warning advises there is none.
+TEST(CliSolve, AStopByTheAbsoluteToleranceAloneIsWarned) {
+  const std::string dir = test::temp_dir();
+  proxc::internal::Array b = io::load_array(test::source_dir() + "/examples/data/noisy.npy");
+  for (float& v : b.data) v *= 1e-3f;
+  io::save_array(dir + "/noisy_milli.npy", b);
+  test::write_text(dir + "/milli.prox",
+                   "b = load(\"noisy_milli.npy\")\nx = variable(shape(b))\n"
+                   "minimize sum_squares(x - b) + 0.0001 * norm1(grad(x)) + nonneg(x)\n");
+  const std::string p = shell_quote(dir + "/milli.prox"), out = " -o " + shell_quote(dir + "/x.npy");
+  auto r = proxc("solve " + p + " --backend emulate" + out + " --report " + shell_quote(dir + "/rep"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("pc: converged after"));
+  EXPECT_THAT(r.out, HasSubstr("proxc: warning: converged by the absolute tolerance alone"));
+  EXPECT_THAT(read_file(dir + "/rep/index.html"),
+              HasSubstr("<p class=\"warning\">warning: converged by the absolute tolerance alone"));
+  const auto json = test::run_command(shell_quote(test::proxc_binary()) + " solve " + p +
+                                      " --backend emulate --json" + out + " 2>/dev/null");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const auto j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j["warnings"].size(), 1u) << json.out;
+  EXPECT_THAT(j["warnings"][0].get<std::string>(), HasSubstr("set eps_abs to"));
+  auto batch =
+      proxc("batch " + p + " --backend emulate --set " + shell_quote("b=" + dir + "/noisy_mill?.npy"));
+  ASSERT_EQ(batch.exit_code, 0) << batch.out;
+  EXPECT_THAT(batch.out, HasSubstr("noisy_milli.npy: warning: converged by the absolute tolerance alone"));
+  auto tight = proxc("solve " + p + " --backend emulate --eps-abs 1e-9" + out);
+  ASSERT_EQ(tight.exit_code, 0) << tight.out;
+  EXPECT_THAT(tight.out, HasSubstr("pc: converged after"));
+  EXPECT_THAT(tight.out, Not(HasSubstr("warning")));
+}
+
 TEST(CliSolve, AThreeDimensionalProblemTakesATiffStackAndWritesOne) {
   // A z-stack from a multi-page TIFF gives the result the same array gives
   // from .npy, and a 3-D result written as .tif reads back as the same stack.

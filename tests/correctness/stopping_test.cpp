@@ -40,10 +40,9 @@ Problem example(const std::string& file) {
   return parse_program_file(dir + "/" + file).problem;
 }
 
-// The example with its images cut to their top-left 32 × 40 (kernels
-// whole): the same problem, small enough to solve 1000 iterations on the
-// emulator under the sanitizers.
-Problem small_example(const std::string& file) {
+// The examples' data with its images cut to their top-left 32 × 40
+// (kernels whole), in a folder of the first test that asks.
+const std::string& small_examples_dir() {
   static const std::string dir = [] {
     const std::string d = test::temp_dir() + "/small_examples";
     std::filesystem::create_directories(d + "/data");
@@ -62,6 +61,13 @@ Problem small_example(const std::string& file) {
     }
     return d;
   }();
+  return dir;
+}
+
+// The example on that data: the same problem, small enough to solve 1000
+// iterations on the emulator under the sanitizers.
+Problem small_example(const std::string& file) {
+  const std::string& dir = small_examples_dir();
   std::ifstream in(test::source_dir() + "/examples/" + file);
   std::stringstream text;
   text << in.rdbuf();
@@ -251,6 +257,7 @@ TEST_P(StoppingRuleDefaults, TheExampleStopsWhereItDid) {
   EXPECT_EQ(r.summary.termination,
             c.iterations < o.max_iters ? Termination::Converged : Termination::MaxIterations);
   EXPECT_EQ(r.summary.iterations, c.iterations);
+  EXPECT_TRUE(r.summary.warnings.empty()) << r.summary.warnings.front();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -270,6 +277,69 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return name;
     });
+
+// A stop the absolute tolerance alone decides, more than 1e-5 of the
+// values, is said in the summary's warnings (docs/solvers.md, "Stopping"). The TV example with its data and
+// weight scaled by 1e-3 is the same problem in other units (x and its
+// objective scaled by 1e-3 and 1e-6), but at the defaults its residuals pass
+// √n·eps_abs while the iterates still move: it stops short of the optimum,
+// and says so. With eps_abs lowered to what the warning names, it stops
+// where the unscaled problem does, silently; so does the unscaled problem.
+TEST(StoppingRule, AStopByTheAbsoluteToleranceAloneIsWarned) {
+  const Problem unscaled = small_example("denoise_tv_aniso.prox");
+  const std::string& dir = small_examples_dir();
+  Array b = io::read_npy(dir + "/data/noisy.npy");
+  for (float& v : b.data) v *= 1e-3f;
+  io::write_npy(dir + "/data/noisy_milli.npy", b);
+  const Problem milli = parse_program(
+                            "b = load(\"data/noisy_milli.npy\")\nx = variable(shape(b))\n"
+                            "minimize sum_squares(x - b) + 0.0001 * norm1(grad(x)) + nonneg(x)\n",
+                            "milli.prox", dir)
+                            .problem;
+  SolverOptions o;
+  o.solver = "pc";
+  const SolveResult want = solve(unscaled, o, emulator());
+  ASSERT_EQ(want.summary.termination, Termination::Converged);
+  EXPECT_TRUE(want.summary.warnings.empty());
+
+  const SolveResult loose = solve(milli, o, emulator());
+  ASSERT_EQ(loose.summary.termination, Termination::Converged);
+  EXPECT_LT(loose.summary.iterations, want.summary.iterations / 4);
+  EXPECT_GT(loose.summary.objective * 1e6, want.summary.objective * (1 + 1e-3));
+  ASSERT_EQ(loose.summary.warnings.size(), 1u);
+  const std::string& w = loose.summary.warnings[0];
+  EXPECT_NE(w.find("converged by the absolute tolerance alone"), std::string::npos) << w;
+  const size_t at = w.find("set eps_abs to ");
+  ASSERT_NE(at, std::string::npos) << w;
+  const double advised = std::stod(w.substr(at + 15));
+  EXPECT_GT(advised, 0);
+  EXPECT_LT(advised, o.eps_abs * 1e-2);
+
+  o.eps_abs = advised;
+  const SolveResult tight = solve(milli, o, emulator());
+  ASSERT_EQ(tight.summary.termination, Termination::Converged);
+  EXPECT_TRUE(tight.summary.warnings.empty()) << tight.summary.warnings.front();
+  EXPECT_NEAR(tight.summary.objective * 1e6, want.summary.objective, 1e-5 * want.summary.objective);
+  // eps_rel = 0 asks for the absolute rule alone: no warning. Nor where
+  // eps_abs is under 1e-5 of the values (here 1e-9 against about 5e-4),
+  // whatever eps_rel: the stop is then within float32's reach of the
+  // optimum.
+  o.eps_abs = 3e-6;
+  o.eps_rel = 0;
+  EXPECT_TRUE(solve(milli, o, emulator()).summary.warnings.empty());
+  o.eps_abs = 1e-9;
+  o.eps_rel = 1e-11;
+  const SolveResult fine = solve(milli, o, emulator());
+  EXPECT_TRUE(fine.summary.warnings.empty());
+  EXPECT_NEAR(fine.summary.objective * 1e6, want.summary.objective, 1e-5 * want.summary.objective);
+  // The unscaled problem with eps_rel far below eps_abs: eps_rel did not decide, and the warning says so.
+  o.eps_abs = 1e-3;
+  o.eps_rel = 1e-6;
+  const SolveResult absolute = solve(unscaled, o, emulator());
+  ASSERT_EQ(absolute.summary.warnings.size(), 1u);
+  EXPECT_NE(absolute.summary.warnings[0].find("times the relative part (eps_rel = 1e-06"), std::string::npos)
+      << absolute.summary.warnings[0];
+}
 
 // The adaptive rules at a check, by themselves (docs/solvers.md, "Adaptive
 // step sizes"). pc: r > 1.5 s scales τ by 1/(1 − α) and σ by (1 − α), the

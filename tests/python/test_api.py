@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -207,6 +208,37 @@ def test_adaptive_steps_reach_the_fixed_steps_optimum():
     assert not prob.summary.adapted_steps
 
 
+def test_a_stop_by_the_absolute_tolerance_alone_is_warned():
+    """The TV problem in units of 1e-3 (data and weight scaled) passes the
+    absolute tolerance while its iterates still move: the solve says so with
+    a RuntimeWarning (and summary.warnings), under ProxImaL's rule and
+    proxc's, and stops further from the optimum than the same problem in its
+    own units. With eps_abs as the warning advises there is none."""
+    b = _data()
+    x = Variable(b.shape)
+    milli = Problem(sum_squares(x - 1e-3 * b) + 1e-4 * group_norm1(grad(x), [2]) + nonneg(x))
+    _, unscaled = _tv(b)
+    optimum = unscaled.solve(max_iters=4000, eps_abs=0, eps_rel=0)
+    for proximal in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            short_of = unscaled.solve(proximal_stopping=proximal) / optimum - 1
+        assert unscaled.summary.termination == "converged" and not unscaled.summary.warnings
+        with pytest.warns(RuntimeWarning, match="converged by the absolute tolerance alone") as caught:
+            milli_short_of = milli.solve(proximal_stopping=proximal) * 1e6 / optimum - 1
+        assert milli.summary.termination == "converged"
+        assert milli.summary.iterations < unscaled.summary.iterations
+        assert milli_short_of > 2 * short_of > 0, proximal
+        (w,) = milli.summary.warnings
+        assert w in str(caught[0].message)
+    advised = float(w.split("set eps_abs to ")[1].split()[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value = milli.solve(proximal_stopping=False, eps_abs=advised)
+    assert milli.summary.termination == "converged" and not milli.summary.warnings
+    assert value * 1e6 / optimum - 1 < 2 * short_of
+
+
 def test_an_opencl_target_runs_the_gpu_schedule():
     """target="host-opencl" runs proxc's GPU schedule: on this machine on the
     CPU, through PoCL (scripts/install-deps.sh installs it; without an OpenCL
@@ -307,6 +339,9 @@ def test_the_gil_is_released_while_solving():
     assert elapsed > 0.02 and ticks[0] >= 5, (elapsed, ticks[0])
 
 
+# hqs's eps_rel=1e-5 beside ProxImaL's eps_abs=1e-3: a stop eps_rel did not
+# decide, which is warned (test_a_stop_by_the_absolute_tolerance_alone_is_warned).
+@pytest.mark.filterwarnings("ignore:Problem.solve. converged by the absolute tolerance alone")
 def test_solvers_and_their_keywords():
     b = _data()
     results = {}

@@ -68,8 +68,10 @@ std::string row_text(const Row& r, size_t index, size_t count) {
                 proxc::to_string(r.summary.termination), r.summary.iterations, r.summary.objective, r.seconds,
                 r.summary.pipelines_compiled > 0 ? " (compiled)" : "");
   // Without -o nothing is written, and the row says so.
-  return head + r.input + ": " + buf +
-         (r.outputs.empty() ? " (not written: no -o)" : " -> " + join_names(r.outputs)) + "\n";
+  std::string row = head + r.input + ": " + buf +
+                    (r.outputs.empty() ? " (not written: no -o)" : " -> " + join_names(r.outputs)) + "\n";
+  for (const std::string& w : r.summary.warnings) row += head + r.input + ": warning: " + w + "\n";
+  return row;
 }
 
 std::string row_json(const Row& r) {

@@ -215,7 +215,8 @@ std::string plot(const std::string& title, const std::vector<Series>& series, bo
   return o.str();
 }
 
-const char* kStyle = R"(body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+const char* kStyle =
+    R"(body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 1.6em; }
 .formula { font: 1.25em/1.6 "Latin Modern Math", "STIX Two Math", Cambria, serif; padding: .6em 1em; background: #f6f6f4; border-radius: 6px; }
 .formula .rm { font-style: normal; } .formula .cal { font-family: cursive; }
@@ -227,6 +228,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 svg.plot text { font-size: 12px; fill: #333; } svg.plot .title { font-weight: bold; }
 svg.plot .frame { fill: none; stroke: #999; } svg.plot .grid { stroke: #eee; }
 pre { background: #f6f6f4; padding: .6em 1em; overflow-x: auto; }
+.warning { color: #8a3b00; }
 #render-check { color: #777; font-size: .85em; }
 )";
 
@@ -393,7 +395,9 @@ void write_report(const std::string& dir, const Report& r) {
        << " (white), the same range for every image.</p>\n" << figs.str();
   html << "<h2>Convergence</h2>\n<p>" << s.history.size() << " checks.</p>\n";
   html << plot("objective per check", objective, false) << plot("residuals and tolerances per check", residuals, true);
-  html << "<h2>Summary</h2>\n<pre>" << escape(s.brief_report()) << "</pre>\n<table>\n";
+  html << "<h2>Summary</h2>\n<pre>" << escape(s.brief_report()) << "</pre>\n";
+  for (const std::string& w : s.warnings) html << "<p class=\"warning\">warning: " << escape(w) << "</p>\n";
+  html << "<table>\n";
   auto row = [&](const std::string& k, const std::string& v) {
     html << "<tr><td>" << escape(k) << "</td><td>" << escape(v) << "</td></tr>\n";
   };
