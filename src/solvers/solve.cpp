@@ -355,10 +355,10 @@ class HostLoop {
 
   // A convergence the absolute tolerance alone decided: in both tests the
   // absolute part (eps_abs times a root of a size) is over 1/kShare times
-  // the relative part (eps_rel times the iterates' norms), and over kFloor
-  // of the iterates' root mean square (eps_rel/share: below it eps_abs asks
-  // for about what float32 iterates resolve, and the stop cannot be far
-  // off). Most often the problem's values are small against eps_abs, and
+  // the relative part (eps_rel times the iterates' norms), and eps_abs is
+  // over kFloor of the iterates' root mean square (eps_rel/share > kFloor:
+  // below it eps_abs asks for about what float32 iterates resolve, and the
+  // stop cannot be far off). Most often the problem's values are small against eps_abs, and
   // the residuals pass while the iterates still move by much of themselves:
   // TV denoising at 512² with its data and weight scaled by 1e-3 stopped
   // after 20 iterations 1.5 % above its optimum (relative part 0.00095 of
@@ -370,14 +370,16 @@ class HostLoop {
   void warn_if_absolute_stop(const IterationInfo& info) {
     constexpr double kShare = 0.01, kFloor = 1e-5;
     if (o_.eps_abs <= 0 || o_.eps_rel <= 0) return;
-    SolverOptions absolute = o_;
-    absolute.eps_rel = 0;
+    // The tolerances at norms of zero are their absolute parts.
+    StepOutputs zero_norms;
+    for (const auto& [name, v] : out_.scalars) zero_norms.scalars[name] = 0;
     IterationInfo a;
-    algorithm_->tolerances(out_, m_, n_, absolute, &a);
+    algorithm_->tolerances(zero_norms, m_, n_, o_, &a);
     if (!(a.eps_pri > 0 && a.eps_dual > 0)) return;
     const double share =
         std::max((info.eps_pri - a.eps_pri) / a.eps_pri, (info.eps_dual - a.eps_dual) / a.eps_dual);
-    if (!(share < kShare && o_.eps_rel > kFloor * share)) return;
+    // (A share of 0, iterates of 0, is an exact stop: no warning.)
+    if (!(share > 0 && share < kShare && o_.eps_rel > kFloor * share)) return;
     char buf[640];
     std::snprintf(buf, sizeof buf,
                   "converged by the absolute tolerance alone: in both tests its part (eps_abs = %g times the "

@@ -293,9 +293,10 @@ TEST(CliSolve, WritesTheResultAndASummary) {
 }
 
 // A stop the absolute tolerance alone decided (the TV example in units of
-// 1e-3: docs/solvers.md, "Stopping") is a warning on stderr, in --json's
-// "warnings", in the report and in a batch row; the exit code stays 0. With eps_abs as the
-// warning advises there is none.
+// 1e-3: docs/solvers.md, "Units") is a warning on stderr (in --full's
+// report instead), in --json's "warnings", in the report, in a batch row and
+// the batch report; the exit code stays 0. With eps_abs as the warning
+// advises there is none.
 TEST(CliSolve, AStopByTheAbsoluteToleranceAloneIsWarned) {
   const std::string dir = test::temp_dir();
   proxc::internal::Array b = io::load_array(test::source_dir() + "/examples/data/noisy.npy");
@@ -317,10 +318,20 @@ TEST(CliSolve, AStopByTheAbsoluteToleranceAloneIsWarned) {
   const auto j = nlohmann::json::parse(json.out);
   ASSERT_EQ(j["warnings"].size(), 1u) << json.out;
   EXPECT_THAT(j["warnings"][0].get<std::string>(), HasSubstr("set eps_abs to"));
+  // --full's report lists it, on stdout, instead of stderr.
+  const auto full = test::run_command(shell_quote(test::proxc_binary()) + " solve " + p +
+                                      " --backend emulate --full" + out + " 2>&1 >/dev/null");
+  ASSERT_EQ(full.exit_code, 0) << full.out;
+  EXPECT_THAT(full.out, Not(HasSubstr("warning")));
+  EXPECT_THAT(proxc("solve " + p + " --backend emulate --full" + out).out,
+              HasSubstr("warning           converged by the absolute tolerance alone"));
   auto batch =
-      proxc("batch " + p + " --backend emulate --set " + shell_quote("b=" + dir + "/noisy_mill?.npy"));
+      proxc("batch " + p + " --backend emulate --set " + shell_quote("b=" + dir + "/noisy_mill?.npy") +
+            " --report " + shell_quote(dir + "/batch"));
   ASSERT_EQ(batch.exit_code, 0) << batch.out;
   EXPECT_THAT(batch.out, HasSubstr("noisy_milli.npy: warning: converged by the absolute tolerance alone"));
+  EXPECT_THAT(read_file(dir + "/batch/index.html"),
+              HasSubstr("<span class=\"warning\">warning: converged by the absolute tolerance alone"));
   auto tight = proxc("solve " + p + " --backend emulate --eps-abs 1e-9" + out);
   ASSERT_EQ(tight.exit_code, 0) << tight.out;
   EXPECT_THAT(tight.out, HasSubstr("pc: converged after"));

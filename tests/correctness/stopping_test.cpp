@@ -321,15 +321,18 @@ TEST(StoppingRule, AStopByTheAbsoluteToleranceAloneIsWarned) {
   EXPECT_TRUE(tight.summary.warnings.empty()) << tight.summary.warnings.front();
   EXPECT_NEAR(tight.summary.objective * 1e6, want.summary.objective, 1e-5 * want.summary.objective);
   // eps_rel = 0 asks for the absolute rule alone: no warning. Nor where
-  // eps_abs is under 1e-5 of the values (here 1e-9 against about 5e-4),
+  // eps_abs is under 1e-5 of the values (here 5e-9 against about 1e-3),
   // whatever eps_rel: the stop is then within float32's reach of the
   // optimum.
   o.eps_abs = 3e-6;
   o.eps_rel = 0;
-  EXPECT_TRUE(solve(milli, o, emulator()).summary.warnings.empty());
-  o.eps_abs = 1e-9;
-  o.eps_rel = 1e-11;
+  const SolveResult abs_only = solve(milli, o, emulator());
+  ASSERT_EQ(abs_only.summary.termination, Termination::Converged);
+  EXPECT_TRUE(abs_only.summary.warnings.empty());
+  o.eps_abs = 5e-9;  // about 5e-6 of the values (without the floor, a share of 2e-5: warned)
+  o.eps_rel = 1e-10;
   const SolveResult fine = solve(milli, o, emulator());
+  ASSERT_EQ(fine.summary.termination, Termination::Converged);
   EXPECT_TRUE(fine.summary.warnings.empty());
   EXPECT_NEAR(fine.summary.objective * 1e6, want.summary.objective, 1e-5 * want.summary.objective);
   // The unscaled problem with eps_rel far below eps_abs: eps_rel did not decide, and the warning says so.

@@ -285,7 +285,8 @@ struct SolveCommand {
     if (options.callback) std::fprintf(stderr, "\r%80s\r", "");
     if (ranks.rank != 0) return kExitOk;  // --distributed: rank 0 has the result and reports
     summary.parse_s = parse_s;
-    for (const std::string& w : summary.warnings) std::fprintf(stderr, "proxc: warning: %s\n", w.c_str());
+    if (!full || json)  // (--full's report lists them)
+      for (const std::string& w : summary.warnings) std::fprintf(stderr, "proxc: warning: %s\n", w.c_str());
     std::map<std::string, proxc::Expr> by_name;
     for (const proxc::Expr& v : vars) by_name.emplace(p.name_of(v), v);
     std::vector<std::string> written;

@@ -494,6 +494,8 @@ void BatchReport::add(size_t index, const proxc::Problem& p, const std::string& 
       << "</td><td class=\"n\">" << fmt("%.6g", s.objective) << "</td><td class=\"n\">"
       << fmt("%.3f", s.iterate_s) << "</td><td class=\"n\">" << fmt("%.3f", s.compile_s) << "</td><td>";
   for (const std::string& o : outputs) row << escape(o) << "<br>";
+  for (const std::string& w : s.warnings)
+    row << "<span class=\"warning\">warning: " << escape(w) << "</span><br>";
   row << "</td></tr>\n";
   rows_[index] = row.str();
 }
