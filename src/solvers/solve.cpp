@@ -386,7 +386,7 @@ class HostLoop {
                   "root of a size) is %.3g times the relative part (eps_rel = %g times the iterates' norms), "
                   "so the result may be short of the optimum; if the problem's values are far below 1, "
                   "scale the data to values near 1, or set eps_abs to %.1g or less",
-                  o_.eps_abs, 1 / share, o_.eps_rel, o_.eps_abs * std::max(share, 1e-300));
+                  o_.eps_abs, 1 / share, o_.eps_rel, o_.eps_abs * share);
     sum_.warnings.push_back(buf);
   }
 

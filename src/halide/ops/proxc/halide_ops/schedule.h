@@ -16,9 +16,11 @@ namespace proxc::halide_ops {
 inline Halide::Func Graph::output(const std::string& name, const Val& v, const Ext& ext) {
   if (record_) *record_ << "  g.output(" << args(name, v, ext) << ");\n";
   // A value computed at root anyway is the output itself (its users read
-  // the output buffer): no copy.
-  if ((schedule_ == Schedule::Default || gpu()) && !v.is_buffer && !v.vars.empty() &&
-      materialized_.count(v.f.name()) && strip_rows_ == kRowsPerTask &&
+  // the output buffer): no copy. So is a host extern stage's (the circulant
+  // solve writes x⁺ into the output buffer itself).
+  const bool host_extern = schedule_ == Schedule::Default && !gpu() && v.f.defined() && v.f.is_extern();
+  if ((schedule_ == Schedule::Default || gpu()) && !v.is_buffer &&
+      ((!v.vars.empty() && materialized_.count(v.f.name())) || host_extern) && strip_rows_ == kRowsPerTask &&
       output_funcs_.insert(v.f.name()).second) {
     outputs_.push_back(v.f);
     output_ext_.push_back(ext);
