@@ -122,18 +122,41 @@ void answer_bounds_query(halide_buffer_t* in, halide_buffer_t* spectrum, int spe
   }
 }
 
-// For each channel of `in`: r2c FFT, `filter` on the half spectrum (given
-// 1/n, the inverse transform's scale, to fold in), c2r, into `out`. Element
-// (channel ch, spatial flat index f) sits at ch + f·channels: the buffers are
-// dense (Halide lays dimension 0 innermost). One channel transforms from
-// `in` and into `out` directly when they are aligned as the plan's arrays
-// (an r2c transform leaves its input as it was); others are copied.
+// Whether a buffer's elements are stored densely, dimension 0 innermost.
+bool is_dense(const halide_buffer_t* b) {
+  int64_t stride = 1;
+  for (int i = 0; i < b->dimensions; ++i) {
+    if (b->dim[i].extent > 1 && b->dim[i].stride != stride) return false;
+    stride *= b->dim[i].extent;
+  }
+  return true;
+}
+
+// Copies between a buffer of any strides and `dense`, its elements in
+// dense order (dimension 0 innermost).
+void copy_strided(const halide_buffer_t* b, float* dense, bool into_dense) {
+  float* base = reinterpret_cast<float*>(b->host);
+  std::vector<int> at(static_cast<size_t>(b->dimensions), 0);
+  int64_t n = 1;
+  for (int i = 0; i < b->dimensions; ++i) n *= b->dim[i].extent;
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t offset = 0;
+    for (int i = 0; i < b->dimensions; ++i)
+      offset += static_cast<int64_t>(at[static_cast<size_t>(i)]) * b->dim[i].stride;
+    if (into_dense)
+      dense[k] = base[offset];
+    else
+      base[offset] = dense[k];
+    for (int i = 0; i < b->dimensions && ++at[static_cast<size_t>(i)] == b->dim[i].extent; ++i)
+      at[static_cast<size_t>(i)] = 0;
+  }
+}
+
+// The transforms of filter_channels (below), on dense arrays.
 template <typename Filter>
-void filter_channels(const Layout& l, const halide_buffer_t* in_buf, halide_buffer_t* out_buf, Filter filter) {
+void transform_channels(const Layout& l, float* in, float* o, Filter filter) {
   Plans& p = plans_for(l.spatial);
   std::lock_guard<std::mutex> lock(exec_mutex());  // the plan's buffers are shared
-  float* in = reinterpret_cast<float*>(in_buf->host);
-  float* o = reinterpret_cast<float*>(out_buf->host);
   const float scale = 1.0f / static_cast<float>(l.n);
   const int aligned = fftwf_alignment_of(p.real);
   if (l.channels == 1 && fftwf_alignment_of(in) == aligned && fftwf_alignment_of(o) == aligned) {
@@ -149,6 +172,33 @@ void filter_channels(const Layout& l, const halide_buffer_t* in_buf, halide_buff
     fftwf_execute(p.inverse);
     for (int64_t f = 0; f < l.n; ++f) o[ch + f * l.channels] = p.real[f];
   }
+}
+
+// For each channel of `in`: r2c FFT, `filter` on the half spectrum (given
+// 1/n, the inverse transform's scale, to fold in), c2r, into `out`. Element
+// (channel ch, spatial flat index f) sits at ch + f·channels in a dense
+// buffer (Halide lays dimension 0 innermost); a buffer of other strides (an
+// output an AOT caller passes, which the stage now writes itself) goes
+// through a dense copy. One channel transforms from `in` and into `out`
+// directly when they are aligned as the plan's arrays (an r2c transform
+// leaves its input as it was); others are copied.
+template <typename Filter>
+void filter_channels(const Layout& l, const halide_buffer_t* in_buf, halide_buffer_t* out_buf,
+                     Filter filter) {
+  std::vector<float> in_copy, out_copy;
+  float* in = reinterpret_cast<float*>(in_buf->host);
+  float* o = reinterpret_cast<float*>(out_buf->host);
+  if (!is_dense(in_buf)) {
+    in_copy.resize(static_cast<size_t>(l.n * l.channels));
+    copy_strided(in_buf, in_copy.data(), true);
+    in = in_copy.data();
+  }
+  if (!is_dense(out_buf)) {
+    out_copy.resize(static_cast<size_t>(l.n * l.channels));
+    o = out_copy.data();
+  }
+  transform_channels(l, in, o, filter);
+  if (!out_copy.empty()) copy_strided(out_buf, out_copy.data(), false);
 }
 
 }  // namespace

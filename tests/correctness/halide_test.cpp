@@ -20,17 +20,18 @@
 #include "check/check.h"
 #include "emulate/emulate_backend.h"
 #include "emulate/linop.h"
-#include "halide/device_fft.h"
-#include "halide/halide_backend.h"
-#include "halide/lower.h"
-#include "ir/printer.h"
-#include "support/file_util.h"
 #include "frontend/parser.h"
 #include "gpu_backend.h"
+#include "halide/device_fft.h"
+#include "halide/fft_extern.h"
+#include "halide/halide_backend.h"
+#include "halide/lower.h"
 #include "io/npy.h"
+#include "ir/printer.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/solve.h"
 #include "solvers/solver.h"
+#include "support/file_util.h"
 #include "test_black_boxes.h"
 #include "test_util.h"
 
@@ -1274,6 +1275,42 @@ TEST(HalideSchedule, AnExternStageIsTheOutputItself) {
     }
     EXPECT_NEAR(h.scalars.at("ss"), e.scalars.at("ss"), 1e-5 * (1 + e.scalars.at("ss")));
   }
+}
+
+// The FFT stages write an output of any strides (an AOT caller's view with
+// padded rows): the values the dense output gets, the padding untouched.
+TEST(HalideSchedule, TheSolveStageWritesAnOutputOfAnyStrides) {
+  constexpr int rows = 6, cols = 5, pad = 3;
+  std::vector<float> rhs(rows * cols), otf2(rows * (cols / 2 + 1)), dense(rows * cols, 0.0f),
+      padded(rows * (cols + pad), -7.0f);
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (float& v : rhs) v = u(rng);
+  for (float& v : otf2) v = u(rng);
+  auto buffer = [](float* data, int extent0, int extent1, int stride1) {
+    halide_buffer_t b{};
+    b.host = reinterpret_cast<uint8_t*>(data);
+    b.type = halide_type_t(halide_type_float, 32);
+    b.dimensions = 2;
+    b.dim = new halide_dimension_t[2]{{0, extent0, 1, 0}, {0, extent1, stride1, 0}};
+    return b;
+  };
+  halide_buffer_t in = buffer(rhs.data(), cols, rows, cols),
+                  s = buffer(otf2.data(), cols / 2 + 1, rows, cols / 2 + 1),
+                  out_dense = buffer(dense.data(), cols, rows, cols),
+                  out_padded = buffer(padded.data(), cols, rows, cols + pad);
+  ASSERT_EQ(proxc_circulant_solve(&in, &s, 0.75, 0.5, 2, &out_dense), 0);
+  ASSERT_EQ(proxc_circulant_solve(&in, &s, 0.75, 0.5, 2, &out_padded), 0);
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols + pad; ++c) {
+      const float got = padded[static_cast<size_t>(r * (cols + pad) + c)];
+      if (c < cols)
+        EXPECT_FLOAT_EQ(got, dense[static_cast<size_t>(r * cols + c)]) << r << ", " << c;
+      else
+        EXPECT_EQ(got, -7.0f) << "padding at " << r << ", " << c;
+    }
+  }
+  for (halide_buffer_t* b : {&in, &s, &out_dense, &out_padded}) delete[] b->dim;
 }
 
 TEST(HalideCache, NewSizesAndDataDoNotRecompile) {
