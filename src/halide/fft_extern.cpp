@@ -177,9 +177,9 @@ void transform_channels(const Layout& l, float* in, float* o, Filter filter) {
 // For each channel of `in`: r2c FFT, `filter` on the half spectrum (given
 // 1/n, the inverse transform's scale, to fold in), c2r, into `out`. Element
 // (channel ch, spatial flat index f) sits at ch + f·channels in a dense
-// buffer (Halide lays dimension 0 innermost); a buffer of other strides (an
-// output an AOT caller passes, which the stage now writes itself) goes
-// through a dense copy. One channel transforms from `in` and into `out`
+// buffer (Halide lays dimension 0 innermost); a buffer of other strides (a
+// padded output an AOT caller passes: the stage writes a step's output
+// itself, Graph::output) goes through a dense copy. One channel transforms from `in` and into `out`
 // directly when they are aligned as the plan's arrays (an r2c transform
 // leaves its input as it was); others are copied.
 template <typename Filter>
