@@ -12,51 +12,9 @@
 
 namespace {
 
-// Copies between a dense C-order array of `shape` (numpy order) and a Halide
-// buffer (dimension 0 innermost = numpy's last axis) over the part of the
-// array that the buffer's region covers, element by element through its
-// strides. `to_buffer` picks the direction.
-void transfer(float* dense, const std::vector<int64_t>& shape, halide_buffer_t* b, bool to_buffer) {
-  const int rank = static_cast<int>(shape.size());
-  std::vector<int64_t> lo(rank), hi(rank), idx(rank), stride(rank, 1);
-  for (int a = rank - 2; a >= 0; --a) stride[a] = stride[a + 1] * shape[a + 1];
-  for (int a = 0; a < rank; ++a) {
-    const halide_dimension_t& d = b->dim[rank - 1 - a];
-    lo[a] = std::max<int64_t>(0, d.min);
-    hi[a] = std::min<int64_t>(shape[a], static_cast<int64_t>(d.min) + d.extent);
-    if (lo[a] >= hi[a]) return;
-    idx[a] = lo[a];
-  }
-  float* host = reinterpret_cast<float*>(b->host);
-  while (true) {
-    int64_t f = 0, off = 0;
-    for (int a = 0; a < rank; ++a) {
-      f += idx[a] * stride[a];
-      const halide_dimension_t& d = b->dim[rank - 1 - a];
-      off += (idx[a] - d.min) * static_cast<int64_t>(d.stride);
-    }
-    if (to_buffer) host[off] = dense[f];
-    else dense[f] = host[off];
-    int a = rank - 1;
-    while (a >= 0 && ++idx[a] == hi[a]) {
-      idx[a] = lo[a];
-      --a;
-    }
-    if (a < 0) return;
-  }
-}
-
-// The buffer holds exactly the whole array, densely in C order.
-bool whole_and_dense(const halide_buffer_t* b, const std::vector<int64_t>& shape) {
-  int64_t stride = 1;
-  const int rank = static_cast<int>(shape.size());
-  for (int i = 0; i < rank; ++i) {
-    const halide_dimension_t& d = b->dim[i];
-    if (d.min != 0 || d.extent != shape[rank - 1 - i] || d.stride != stride) return false;
-    stride *= d.extent;
-  }
-  return true;
-}
+using proxc::internal::dense_input;
+using proxc::internal::DenseOutput;
+using proxc::internal::element_count;
 
 std::string shape_text(const std::vector<int64_t>& s) {
   std::string t = "(";
@@ -67,16 +25,6 @@ std::string shape_text(const std::vector<int64_t>& s) {
 int fail(const std::string& message) {
   proxc_black_box_set_failure(message.c_str());
   return -1;
-}
-
-}  // namespace
-
-namespace {
-
-int64_t count(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  return n;
 }
 
 // A stage's operand as a dense array: the buffer's own memory when it is
@@ -92,32 +40,8 @@ const float* whole_operand(halide_buffer_t* in, const std::vector<int64_t>& shap
     }
     return nullptr;
   }
-  if (whole_and_dense(in, shape)) return reinterpret_cast<const float*>(in->host);
-  copy->assign(static_cast<size_t>(count(shape)), 0.0f);
-  transfer(copy->data(), shape, in, false);
-  return copy->data();
+  return dense_input(in, shape, copy);
 }
-
-// A stage's output as a dense array of `shape`: the buffer's own memory
-// when it is that already, else a zeroed copy that finish() writes into the
-// part of the array the buffer holds.
-class DenseOutput {
- public:
-  DenseOutput(halide_buffer_t* out, std::vector<int64_t> shape)
-      : out_(out), shape_(std::move(shape)), direct_(whole_and_dense(out, shape_)) {
-    if (!direct_) copy_.assign(static_cast<size_t>(count(shape_)), 0.0f);
-  }
-  float* data() { return direct_ ? reinterpret_cast<float*>(out_->host) : copy_.data(); }
-  void finish() {
-    if (!direct_) transfer(copy_.data(), shape_, out_, true);
-  }
-
- private:
-  halide_buffer_t* out_;
-  std::vector<int64_t> shape_;
-  bool direct_;
-  std::vector<float> copy_;
-};
 
 }  // namespace
 
@@ -170,7 +94,7 @@ extern "C" int proxc_prox_fn_stage(halide_buffer_t* in, halide_buffer_t* rho_buf
   if (!fn) return fail("prox_fn: no prox function with id " + std::to_string(id) + " is registered in this program");
   DenseOutput dst(out, shape);
   if (!(rho < HUGE_VAL)) {  // alpha = 0: the term is the identity's prox
-    std::copy(src, src + count(shape), dst.data());
+    std::copy(src, src + element_count(shape), dst.data());
   } else {
     int rc = 0;
     try {

@@ -122,39 +122,23 @@ void answer_bounds_query(halide_buffer_t* in, halide_buffer_t* spectrum, int spe
   }
 }
 
-// Whether a buffer's elements are stored densely, dimension 0 innermost.
-bool is_dense(const halide_buffer_t* b) {
-  int64_t stride = 1;
-  for (int i = 0; i < b->dimensions; ++i) {
-    if (b->dim[i].extent > 1 && b->dim[i].stride != stride) return false;
-    stride *= b->dim[i].extent;
-  }
-  return true;
-}
-
-// Copies between a buffer of any strides and `dense`, its elements in
-// dense order (dimension 0 innermost).
-void copy_strided(const halide_buffer_t* b, float* dense, bool into_dense) {
-  float* base = reinterpret_cast<float*>(b->host);
-  std::vector<int> at(static_cast<size_t>(b->dimensions), 0);
-  int64_t n = 1;
-  for (int i = 0; i < b->dimensions; ++i) n *= b->dim[i].extent;
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t offset = 0;
-    for (int i = 0; i < b->dimensions; ++i)
-      offset += static_cast<int64_t>(at[static_cast<size_t>(i)]) * b->dim[i].stride;
-    if (into_dense)
-      dense[k] = base[offset];
-    else
-      base[offset] = dense[k];
-    for (int i = 0; i < b->dimensions && ++at[static_cast<size_t>(i)] == b->dim[i].extent; ++i)
-      at[static_cast<size_t>(i)] = 0;
-  }
-}
-
-// The transforms of filter_channels (below), on dense arrays.
+// For each channel of `in`: r2c FFT, `filter` on the half spectrum (given
+// 1/n, the inverse transform's scale, to fold in), c2r, into `out`. Element
+// (channel ch, spatial flat index f) sits at ch + f·channels: the buffers are
+// dense (Halide lays dimension 0 innermost), or copied to be so
+// (extern_inputs.h: an AOT caller's padded output, which the stage may write
+// itself). One channel transforms from `in` and into `out` directly when
+// they are aligned as the plan's arrays (an r2c transform leaves its input
+// as it was); others are copied.
 template <typename Filter>
-void transform_channels(const Layout& l, float* in, float* o, Filter filter) {
+void filter_channels(const Layout& l, halide_buffer_t* in_buf, halide_buffer_t* out_buf, Filter filter) {
+  std::vector<int64_t> shape;  // numpy order
+  for (int i = out_buf->dimensions; i-- > 0;) shape.push_back(out_buf->dim[i].extent);
+  std::vector<float> in_copy;
+  // (FFTW takes the input as non-const; the plan preserves it.)
+  float* in = const_cast<float*>(proxc::internal::dense_input(in_buf, shape, &in_copy));
+  proxc::internal::DenseOutput out(out_buf, shape);
+  float* o = out.data();
   Plans& p = plans_for(l.spatial);
   std::lock_guard<std::mutex> lock(exec_mutex());  // the plan's buffers are shared
   const float scale = 1.0f / static_cast<float>(l.n);
@@ -163,42 +147,16 @@ void transform_channels(const Layout& l, float* in, float* o, Filter filter) {
     fftwf_execute_dft_r2c(p.forward, in, p.spec);
     for (int64_t k = 0; k < l.half; ++k) filter(k, scale, p.spec[k]);
     fftwf_execute_dft_c2r(p.inverse, p.spec, o);
-    return;
+  } else {
+    for (int64_t ch = 0; ch < l.channels; ++ch) {
+      for (int64_t f = 0; f < l.n; ++f) p.real[f] = in[ch + f * l.channels];
+      fftwf_execute(p.forward);
+      for (int64_t k = 0; k < l.half; ++k) filter(k, scale, p.spec[k]);
+      fftwf_execute(p.inverse);
+      for (int64_t f = 0; f < l.n; ++f) o[ch + f * l.channels] = p.real[f];
+    }
   }
-  for (int64_t ch = 0; ch < l.channels; ++ch) {
-    for (int64_t f = 0; f < l.n; ++f) p.real[f] = in[ch + f * l.channels];
-    fftwf_execute(p.forward);
-    for (int64_t k = 0; k < l.half; ++k) filter(k, scale, p.spec[k]);
-    fftwf_execute(p.inverse);
-    for (int64_t f = 0; f < l.n; ++f) o[ch + f * l.channels] = p.real[f];
-  }
-}
-
-// For each channel of `in`: r2c FFT, `filter` on the half spectrum (given
-// 1/n, the inverse transform's scale, to fold in), c2r, into `out`. Element
-// (channel ch, spatial flat index f) sits at ch + f·channels in a dense
-// buffer (Halide lays dimension 0 innermost); a buffer of other strides (a
-// padded output an AOT caller passes: the stage writes a step's output
-// itself, Graph::output) goes through a dense copy. One channel transforms from `in` and into `out`
-// directly when they are aligned as the plan's arrays (an r2c transform
-// leaves its input as it was); others are copied.
-template <typename Filter>
-void filter_channels(const Layout& l, const halide_buffer_t* in_buf, halide_buffer_t* out_buf,
-                     Filter filter) {
-  std::vector<float> in_copy, out_copy;
-  float* in = reinterpret_cast<float*>(in_buf->host);
-  float* o = reinterpret_cast<float*>(out_buf->host);
-  if (!is_dense(in_buf)) {
-    in_copy.resize(static_cast<size_t>(l.n * l.channels));
-    copy_strided(in_buf, in_copy.data(), true);
-    in = in_copy.data();
-  }
-  if (!is_dense(out_buf)) {
-    out_copy.resize(static_cast<size_t>(l.n * l.channels));
-    o = out_copy.data();
-  }
-  transform_channels(l, in, o, filter);
-  if (!out_copy.empty()) copy_strided(out_buf, out_copy.data(), false);
+  out.finish();
 }
 
 }  // namespace
