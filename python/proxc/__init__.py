@@ -31,7 +31,8 @@ from .problem import Module, Problem, load, parse, SOLVER_NAMES  # noqa: F401
 from .plot import plot_convergence  # noqa: F401
 from . import utils  # noqa: F401
 from . import algorithms  # noqa: F401
-from .algorithms import absorb_offset, admm, hqs, ladmm, pc  # noqa: F401 (ProxImaL's `from proximal import *` has them)
+from .algorithms import (absorb_lin_op, absorb_offset, admm, can_merge, equil, hqs, ladmm,  # noqa: F401
+                         merge_fns, pc)  # (ProxImaL's `from proximal import *` has them)
 
 __version__ = _proxc.version()
 
@@ -69,5 +70,5 @@ def load_plugin(path):
 
 __all__ = list(_lin_all) + list(_fn_all) + [
     "Problem", "Module", "load", "parse", "plot_convergence", "Impl", "load_array", "save_array", "psnr", "ssim",
-    "load_plugin", "admm", "pc", "hqs", "ladmm", "absorb_offset",
+    "load_plugin", "admm", "pc", "hqs", "ladmm", "absorb_offset", "absorb_lin_op", "can_merge", "merge_fns", "equil",
 ]

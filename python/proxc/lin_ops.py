@@ -115,6 +115,11 @@ class LinOp:
     def is_constant(self):
         return not self._variables
 
+    def get_offset(self):
+        """ProxImaL's get_offset: the constant offset, the expression with every variable 0."""
+        zeros = [(v._expr, np.zeros(v.shape, np.float32)) for v in self._variables]
+        return np.asarray(_proxc.evaluate(self._expr, zeros))
+
     @property
     def value(self):
         """The expression at its variables' values (after a solve), as ProxImaL's LinOp.value."""
@@ -146,11 +151,11 @@ class LinOp:
         return _apply(lambda e: e[0] - e[1], [o, self])
 
     def __neg__(self):
-        return _apply(lambda e: -e[0], [self])
+        return _scaled(_apply(lambda e: -e[0], [self]), -1.0)
 
     def __mul__(self, other):
         if isinstance(other, numbers.Real):
-            return _apply(lambda e: float(other) * e[0], [self])
+            return _scaled(_apply(lambda e: float(other) * e[0], [self]), float(other))
         if isinstance(other, (np.ndarray, Constant)):
             # ProxImaL raises here; elementwise is what NumPy users mean.
             return mul_elemwise(other, self)
@@ -160,7 +165,7 @@ class LinOp:
 
     def __truediv__(self, other):
         if isinstance(other, numbers.Real):
-            return _apply(lambda e: e[0] / float(other), [self])
+            return _scaled(_apply(lambda e: e[0] / float(other), [self]), 1.0 / float(other))
         return NotImplemented
 
 
@@ -194,6 +199,13 @@ def _apply(make, inputs, constants=()):
     out._make = make
     out._own_constants = list(constants)
     return out
+
+
+def _scaled(node, s):
+    """node (s times its operand) with s kept as ProxImaL's scale.scalar, for
+    absorb_lin_op."""
+    node.scalar = s
+    return node
 
 
 def _lin(value, what):
@@ -350,13 +362,16 @@ def grad(arg, dims=None, implem=None):
 def mul_elemwise(weight, arg, implem=None):
     w, wc = _const_expr(weight, "mul_elemwise's weight")
     x = _lin(arg, "mul_elemwise")
-    return _apply(lambda e: _proxc.mul_elemwise(w, e[0]), [x], wc)
+    out = _apply(lambda e: _proxc.mul_elemwise(w, e[0]), [x], wc)
+    # ProxImaL's mul_elemwise.weight (a Constant stays one: its value may change).
+    out.weight = weight if isinstance(weight, LinOp) else _as_float32(weight, "mul_elemwise's weight")
+    return out
 
 
 def scale(scalar, arg, implem=None):
     x = _lin(arg, "scale")
     s = float(scalar)
-    return _apply(lambda e: _proxc.scale(s, e[0]), [x])
+    return _scaled(_apply(lambda e: _proxc.scale(s, e[0]), [x]), s)
 
 
 def subsample(arg, steps, implem=None):

@@ -1,5 +1,7 @@
 """ProxImaL's proximal.algorithms: the solver modules (each with partition and
-solve over a split of the user's), Problem and absorb_offset.
+solve over a split of the user's), Problem, and its passes as functions on
+the Python objects (absorb_offset, absorb_lin_op, can_merge, merge_fns and
+equil; the modules absorb, merge and equil as ProxImaL's).
 
     from proxc.algorithms import admm, pc      # was: from proximal.algorithms import ...
     psi_fns, omega_fns = admm.partition(prox_fns)
@@ -13,6 +15,9 @@ from . import admm
 from . import half_quadratic_splitting as hqs
 from . import linearized_admm as ladmm
 from . import pock_chambolle as pc
-from ._split import absorb_offset
+from .absorb import absorb_lin_op, absorb_offset
+from .equil import equil
+from .merge import can_merge, merge_fns
 
-__all__ = ["admm", "pc", "hqs", "ladmm", "Problem", "absorb_offset"]
+__all__ = ["admm", "pc", "hqs", "ladmm", "Problem", "absorb_offset", "absorb_lin_op", "can_merge", "merge_fns",
+           "equil"]

@@ -128,8 +128,7 @@ def absorb_offset(prox_fn):
     op = prox_fn.lin_op
     if not op.constants():
         return prox_fn
-    zeros = [(v._expr, np.zeros(v.shape, np.float32)) for v in op.variables()]
-    e0 = np.asarray(_proxc.evaluate(op._expr, zeros), dtype=np.float32)
+    e0 = op.get_offset().astype(np.float32)
     if not e0.any():
         return prox_fn
     b = prox_fn.b
