@@ -21,7 +21,7 @@ ctest --test-dir build/dev --output-on-failure -j "$jobs"
 rm -rf build/venv
 python3 -m venv build/venv
 build/venv/bin/python -m pip install --quiet --upgrade pip
-build/venv/bin/python -m pip install --quiet pytest matplotlib scikit-image h5py
+build/venv/bin/python -m pip install --quiet pytest matplotlib scikit-image h5py scipy
 CMAKE_BUILD_PARALLEL_LEVEL="$jobs" build/venv/bin/python -m pip install --quiet .
 build/venv/bin/python -m pytest -q tests/python
 

@@ -345,4 +345,9 @@ Problem parse_problem(const std::string& text, const std::string& file = "<strin
 Problem parse_problem_json(const std::string& json, const std::string& file = "<string>",
                            const std::string& base_dir = ".");
 
+/// Whether the .prox language reserves `name` (a keyword, a built-in
+/// function or operator, a term role): a black box or prox function of the
+/// user's registered under it could not be called from a .prox file.
+bool is_reserved_name(const std::string& name);
+
 }  // namespace proxc

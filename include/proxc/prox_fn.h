@@ -47,7 +47,8 @@ extern "C" {
  * are dense, C order, of `shape` (numpy order), and do not alias; rho > 0 and
  * finite; `params` holds the declared parameters in their declared order.
  * Returns 0, or non-zero on failure (the solve stops with an error naming the
- * function). */
+ * function, and quoting what the callback said with
+ * proxc_black_box_set_failure of black_box.h, if it said something). */
 typedef int (*proxc_prox_fn_apply)(void* user, const float* v, const int64_t* shape, int rank, double rho,
                                    const double* params, float* out);
 

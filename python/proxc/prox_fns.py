@@ -5,6 +5,7 @@ Each function term is ``alpha * f(beta * e - b) + <c, e> + gamma * ||e||^2 + d``
 is a description until a Problem builds it, so ``2 * f`` and ``f + g`` work as
 in ProxImaL (a copy with alpha scaled, a list).
 """
+import itertools
 import numbers
 
 import numpy as np
@@ -16,6 +17,7 @@ __all__ = [
     "ProxFn", "sum_squares", "norm1", "group_norm1", "nonneg", "poisson_norm", "sum_entries", "weighted_norm1",
     "weighted_sum_squares", "weighted_group_norm1", "weighted_nonneg", "masked_nonneg", "weighted_poisson_norm",
     "zero_prox", "patch_NLM", "box", "prox_fn", "least_squares", "diff_fn", "cg_options", "lsqr_options",
+    "register_prox_fn",
 ]
 
 
@@ -312,10 +314,83 @@ def least_squares(*args, **kwargs):
     raise NotImplementedError("least_squares is ProxImaL's internal x-update; write sum_squares(K(x) - b) instead")
 
 
-def diff_fn(*args, **kwargs):
-    raise NotImplementedError(
-        "diff_fn (a smooth function with its gradient in Python) is not supported; write the prox in C "
-        "(include/proxc/prox_fn.h) and call it with prox_fn(name, x)")
+def register_prox_fn(name, prox, value=None, **params):
+    """A prox function written in Python, for prox_fn(name, x, ...) in this
+    process: ``prox(v, rho, **params)`` returns argmin_x f(x) + (rho/2)||x - v||^2
+    (an array of v's shape: a plug-and-play denoiser of noise level
+    sqrt(1/rho), a projection), ``value(x, **params)`` returns f(x) (without
+    it the objective leaves the term out). v and x are float32 arrays of the
+    operand's shape; params are the parameters' names with their defaults.
+    Solves call the functions with the GIL taken, between compiled regions
+    (include/proxc/prox_fn.h); an exception they raise stops the solve with
+    an error that quotes it."""
+    if not callable(prox) or (value is not None and not callable(value)):
+        raise TypeError(f"register_prox_fn '{name}': prox and value must be callables")
+    names = list(params)
+    defaults = []
+    for k in names:
+        v = params[k]
+        if not isinstance(v, numbers.Real) or isinstance(v, bool):
+            raise ValueError(f"register_prox_fn '{name}': the default of {k} must be a number, got {v!r}")
+        defaults.append(float(v))
+
+    def call_prox(v, rho, p):
+        out = prox(v, rho, **dict(zip(names, p)))
+        if out is None:
+            raise ValueError("prox returned None, not its result (an array of the operand's shape)")
+        a = np.asarray(out, dtype=np.float32)
+        if a.shape != v.shape:
+            raise ValueError(f"prox returned an array of shape {a.shape} for an operand of shape {v.shape}")
+        if not np.isfinite(a).all():
+            bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
+            raise ValueError(f"prox returned {a[bad]} at {bad} (rho {rho:g})")
+        return np.ascontiguousarray(a)
+
+    def call_value(x, p):
+        return float(value(x, **dict(zip(names, p))))
+
+    _proxc.register_python_prox_fn(str(name), call_prox, None if value is None else call_value, names, defaults)
+    return name
+
+
+class diff_fn(ProxFn):  # noqa: N801 (ProxImaL's name)
+    """ProxImaL's diff_fn: a smooth function f given by ``func`` and its
+    gradient ``fprime``, its prox computed by L-BFGS-B (SciPy's, as
+    ProxImaL's: ``bounds`` a list of (lower, upper) per entry, ``factr`` its
+    tolerance) from v. As in ProxImaL, func and fprime get the flat vector
+    in the prox (L-BFGS-B's x) and func the operand's shape for the value."""
+
+    _names = itertools.count()
+
+    def __init__(self, lin_op, func, fprime, bounds=None, factr=1e7, **kwargs):
+        if not callable(func) or not callable(fprime):
+            raise TypeError("diff_fn: func and fprime must be callables")
+        try:
+            import scipy.optimize  # noqa: F401
+        except ImportError:
+            raise ImportError("diff_fn needs SciPy for its L-BFGS-B prox: pip install scipy") from None
+        self.func, self.fprime, self.bounds, self.factr = func, fprime, bounds, float(factr)
+        self._registered = None
+        super().__init__(lin_op, **kwargs)
+
+    def _make(self):
+        if self._registered is None:
+            self._registered = register_prox_fn(f"_proxc_diff_fn_{next(diff_fn._names)}", self._prox_lbfgs,
+                                                lambda x: self.func(x))
+        return _proxc.prox_fn(self._registered, self.lin_op._expr, {})
+
+    def _prox_lbfgs(self, v, rho):
+        from scipy.optimize import minimize
+        v0 = np.asarray(v, dtype=np.float64).ravel()
+
+        def objective(x):
+            r = x - v0
+            grad = np.asarray(self.fprime(x), dtype=np.float64).ravel() + rho * r
+            return float(self.func(x)) + 0.5 * rho * float(r @ r), grad
+
+        res = minimize(objective, v0.copy(), jac=True, method="L-BFGS-B", bounds=self.bounds,
+                       options={"ftol": self.factr * np.finfo(float).eps, "gtol": 1e-5, "maxiter": 15000})
+        return res.x.reshape(v.shape)
 
 
 def cg_options(tol=1e-6, num_iters=50, verbose=False):

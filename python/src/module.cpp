@@ -200,12 +200,132 @@ std::vector<PyBlackBox*>& python_black_boxes() {
   return all;
 }
 
+// A prox function written in Python (proxc.register_prox_fn, diff_fn),
+// registered as a prox function of the user's (include/proxc/prox_fn.h): its
+// callbacks take the GIL and call prox(v, rho, params) or value(x, params)
+// with NumPy arrays of their own and the parameters as a tuple. The Python
+// side (prox_fns.py) checks what they return; a failure's Python exception
+// is what the solve's error quotes. Kept for the life of the process, as the
+// black boxes are.
+struct PyProxFn {
+  std::string name;
+  nb::object prox, value;
+  std::vector<std::string> param_names;
+  std::vector<double> param_defaults;
+};
+
+std::vector<PyProxFn*>& python_prox_fns() {
+  static std::vector<PyProxFn*> all;
+  return all;
+}
+
 // Python's atexit: no callback runs after it (the interpreter is finishing).
 void release_python_black_boxes() {
   for (PyBlackBox* bb : python_black_boxes()) {
     bb->forward = nb::object();
     bb->adjoint = nb::object();
   }
+  for (PyProxFn* f : python_prox_fns()) {
+    f->prox = nb::object();
+    f->value = nb::object();
+  }
+}
+
+// "TypeError: what it said" of a Python exception, without its traceback.
+std::string python_error_text(const nb::python_error& e) {
+  std::string type = "error";
+  try {
+    type = nb::cast<std::string>(e.type().attr("__name__"));
+    return type + ": " + nb::cast<std::string>(nb::str(e.value()));
+  } catch (...) {
+    return type;
+  }
+}
+
+// A callback of a Python prox function: call(fn) with the GIL taken, its
+// failure reported through proxc_black_box_set_failure.
+template <typename Call>
+int call_py_prox_fn(const PyProxFn& f, const char* role, const nb::object& fn, Call call) {
+  nb::gil_scoped_acquire gil;
+  std::string why;
+  try {
+    if (!fn.is_valid()) throw std::runtime_error("called after the interpreter began to exit");
+    call(fn);
+    return 0;
+  } catch (const nb::python_error& e) {
+    why = "raised " + python_error_text(e);
+  } catch (const std::exception& e) {
+    why = std::string("failed: ") + e.what();
+  }
+  const std::string msg = "the Python " + std::string(role) + " of '" + f.name + "' " + why;
+  proxc_black_box_set_failure(msg.c_str());
+  return 1;
+}
+
+nb::tuple py_prox_params(const PyProxFn* f, const double* params) {
+  nb::list out;
+  for (size_t i = 0; i < f->param_names.size(); ++i) out.append(params[i]);
+  return nb::tuple(out);
+}
+
+int py_prox_fn_apply(void* user, const float* v, const int64_t* shape, int rank, double rho,
+                     const double* params, float* out) {
+  const auto* f = static_cast<const PyProxFn*>(user);
+  return call_py_prox_fn(*f, "prox", f->prox, [&](const nb::object& prox) {
+    proxc::Array va(proxc::Shape(shape, shape + rank));
+    const size_t n = static_cast<size_t>(va.size());
+    if (n > 0) std::memcpy(va.data(), v, n * sizeof(float));
+    // The Python side returns a float32 array of v's shape (or raises).
+    proxc::Array result =
+        nb::cast<proxc::Array>(prox(nb::cast(std::move(va)), rho, py_prox_params(f, params)));
+    if (static_cast<size_t>(result.size()) != n)
+      throw std::runtime_error("a result of " + std::to_string(result.size()) +
+                               " entries for an operand of " + std::to_string(n));
+    if (n > 0) std::memcpy(out, static_cast<const proxc::Array&>(result).data(), n * sizeof(float));
+  });
+}
+
+int py_prox_fn_value(void* user, const float* x, const int64_t* shape, int rank, const double* params,
+                     double* value) {
+  const auto* f = static_cast<const PyProxFn*>(user);
+  return call_py_prox_fn(*f, "value", f->value, [&](const nb::object& fn) {
+    proxc::Array xa(proxc::Shape(shape, shape + rank));
+    if (xa.size() > 0) std::memcpy(xa.data(), x, static_cast<size_t>(xa.size()) * sizeof(float));
+    *value = nb::cast<double>(fn(nb::cast(std::move(xa)), py_prox_params(f, params)));
+  });
+}
+
+void register_python_prox_fn(const std::string& name, nb::object prox, nb::object value,
+                             const std::vector<std::string>& param_names,
+                             const std::vector<double>& defaults) {
+  if (param_names.size() != defaults.size())
+    throw proxc::UserError("register_prox_fn: one default per parameter");
+  if (proxc::is_reserved_name(name))
+    throw proxc::UserError("register_prox_fn: cannot register '" + name +
+                           "' (a name the language reserves: a built-in function, operator or keyword)");
+  auto f = std::make_unique<PyProxFn>(PyProxFn{
+      name, std::move(prox), value.is_none() ? nb::object() : std::move(value), param_names, defaults});
+  std::vector<const char*> names;
+  for (const std::string& p : f->param_names) names.push_back(p.c_str());
+  proxc_prox_fn d{};
+  d.name = f->name.c_str();
+  d.prox = &py_prox_fn_apply;
+  d.value = f->value.is_valid() ? &py_prox_fn_value : nullptr;
+  d.num_params = static_cast<int>(names.size());
+  d.param_names = names.data();
+  d.param_defaults = f->param_defaults.data();
+  d.user = f.get();
+  const int rc = proxc_register_prox_fn(&d);
+  if (rc != 0) {
+    const std::string why =
+        rc == 1   ? "not a name: letters, digits and '_', not starting with a digit"
+        : rc == 3 ? "another prox function has that name"
+        : rc == 4 ? "bad parameters: at most " + std::to_string(PROXC_PROX_FN_MAX_PARAMS) +
+                        " names other than alpha, beta, b, c, gamma and d, each once, with finite defaults"
+                  : "the registry refused it";
+    throw proxc::UserError("register_prox_fn: cannot register '" + name + "' (" + why + ")");
+  }
+  python_prox_fns().push_back(f.release());  // the registry holds it from here on
 }
 
 int call_py_black_box(void* user, bool adjoint, const float* in, const int64_t* in_shape, int in_rank, float* out,
@@ -340,6 +460,8 @@ void bind_expressions(nb::module_& m) {
   m.def("black_box", &proxc::black_box, "name"_a, "x"_a);
   m.def("register_python_black_box", &register_python_black_box, "name"_a, "input_shape"_a, "output_shape"_a,
         "forward"_a, "adjoint"_a, "norm_bound"_a = 0.0);
+  m.def("register_python_prox_fn", &register_python_prox_fn, "name"_a, "prox"_a, "value"_a.none(),
+        "param_names"_a, "param_defaults"_a);
   m.def("evaluate",
         nb::overload_cast<const proxc::Expr&, const std::vector<std::pair<proxc::Expr, proxc::Array>>&>(
             &proxc::evaluate),

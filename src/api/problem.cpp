@@ -8,7 +8,6 @@
 #include <functional>
 
 #include "api/access.h"
-#include "proxc/prox_fn.h"
 #include "emulate/fold.h"
 #include "frontend/json.h"
 #include "frontend/load.h"
@@ -19,8 +18,10 @@
 #include "ir/latex.h"
 #include "ir/printer.h"
 #include "ir/traverse.h"
+#include "proxc/prox_fn.h"
 #include "support/error.h"
 #include "support/file_util.h"
+#include "support/names.h"
 
 namespace proxc {
 
@@ -559,5 +560,7 @@ Problem parse_problem(const std::string& text, const std::string& file, const st
 Problem parse_problem_json(const std::string& json, const std::string& file, const std::string& base_dir) {
   return Access::make_problem(ir::parse_json(json, file, base_dir));
 }
+
+bool is_reserved_name(const std::string& name) { return internal::NameScope::is_reserved(name); }
 
 }  // namespace proxc

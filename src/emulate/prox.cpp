@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
+#include "proxc/black_box.h"
 #include "proxc/prox_fn.h"
 #include "support/error.h"
 
@@ -54,6 +56,12 @@ DoubleData group_norms(const Tensor& u, const std::vector<int64_t>& axes) {
   return g;
 }
 
+// ": <what a failed callback said of its failure>" (proxc_black_box_set_failure), or "".
+std::string said_by_callback() {
+  const std::string said = proxc_black_box_failure();
+  return said.empty() ? "" : ": " + said;
+}
+
 // A prox function of the user's, in place: its callback on float32 copies
 // (r is finite: prox() leaves alpha = 0 out).
 void user_prox(const FunctionTerm& t, double r, Tensor* u) {
@@ -62,6 +70,7 @@ void user_prox(const FunctionTerm& t, double r, Tensor* u) {
   std::vector<float> in(u->size()), out(u->size(), 0.0f);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(u->data[i]);
   int rc = 0;
+  proxc_black_box_clear_failure();
   try {
     rc = f->prox(f->user, in.data(), u->shape.data(), static_cast<int>(u->shape.size()), r, t.user_params.data(),
                  out.data());
@@ -70,7 +79,7 @@ void user_prox(const FunctionTerm& t, double r, Tensor* u) {
                << ")";
   }
   user_assert(rc == 0) << t.user_name << ": the prox callback failed (returned " << rc << "; operand "
-                       << shape_to_string(u->shape) << ", rho " << r << ")";
+                       << shape_to_string(u->shape) << ", rho " << r << ")" << said_by_callback();
   for (size_t i = 0; i < out.size(); ++i) u->data[i] = out[i];
 }
 
@@ -84,13 +93,14 @@ double user_value(const FunctionTerm& t, const DoubleData& u, const Shape& shape
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(u[i]);
   double out = 0;
   int rc = 0;
+  proxc_black_box_clear_failure();
   try {
     rc = f->value(f->user, x.data(), shape.data(), static_cast<int>(shape.size()), t.user_params.data(), &out);
   } catch (...) {
     user_error << t.user_name << ": the value callback threw an exception (operand " << shape_to_string(shape) << ")";
   }
   user_assert(rc == 0) << t.user_name << ": the value callback failed (returned " << rc << "; operand "
-                       << shape_to_string(shape) << ")";
+                       << shape_to_string(shape) << ")" << said_by_callback();
   return out;
 }
 

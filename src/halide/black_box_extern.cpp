@@ -27,6 +27,12 @@ int fail(const std::string& message) {
   return -1;
 }
 
+// ": <what a failed prox-function callback said of its failure>", or "".
+std::string said_by_callback() {
+  const std::string said = proxc_black_box_failure();
+  return said.empty() ? "" : ": " + said;
+}
+
 // A stage's operand as a dense array: the buffer's own memory when it is
 // that already, else a copy into *copy. A bounds query is answered with the
 // whole array (the user's code reads all of it, whatever part of the output
@@ -97,6 +103,7 @@ extern "C" int proxc_prox_fn_stage(halide_buffer_t* in, halide_buffer_t* rho_buf
     std::copy(src, src + element_count(shape), dst.data());
   } else {
     int rc = 0;
+    proxc_black_box_clear_failure();
     try {
       rc = fn->prox(fn->user, src, shape.data(), rank, rho, params, dst.data());
     } catch (...) {
@@ -105,7 +112,8 @@ extern "C" int proxc_prox_fn_stage(halide_buffer_t* in, halide_buffer_t* rho_buf
     }
     if (rc != 0) {
       return fail(std::string(fn->name) + ": the prox callback failed (returned " + std::to_string(rc) +
-                  "; operand " + shape_text(shape) + ", rho " + std::to_string(rho) + ")");
+                  "; operand " + shape_text(shape) + ", rho " + std::to_string(rho) + ")" +
+                  said_by_callback());
     }
   }
   dst.finish();
@@ -127,6 +135,7 @@ extern "C" int proxc_prox_fn_value_stage(halide_buffer_t* in, uint64_t id, doubl
   double value = 0;
   if (fn->value) {
     int rc = 0;
+    proxc_black_box_clear_failure();
     try {
       rc = fn->value(fn->user, src, shape.data(), rank, params, &value);
     } catch (...) {
@@ -135,7 +144,7 @@ extern "C" int proxc_prox_fn_value_stage(halide_buffer_t* in, uint64_t id, doubl
     }
     if (rc != 0) {
       return fail(std::string(fn->name) + ": the value callback failed (returned " + std::to_string(rc) +
-                  "; operand " + shape_text(shape) + ")");
+                  "; operand " + shape_text(shape) + ")" + said_by_callback());
     }
   }
   // The output is one double at index 0 (the only element any consumer reads).

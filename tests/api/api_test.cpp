@@ -744,6 +744,35 @@ TEST(ApiProxFn, AProgramsOwnProxFunctionSolvesLikeBox) {
               HasSubstr("no prox function named 'no_such_fn' is registered"));
 }
 
+// A prox callback that fails says why (proxc_black_box_set_failure): the
+// solve's error on either backend quotes it after naming the function.
+int failing_prox(void*, const float*, const int64_t*, int, double, const double*, float*) {
+  proxc_black_box_set_failure("the denoiser's weights are not loaded");
+  return 7;
+}
+
+TEST(ApiProxFn, AFailingCallbackIsQuotedInTheError) {
+  const proxc_prox_fn broken = {"api_broken_prox", failing_prox, nullptr, nullptr, 0,
+                                nullptr,           nullptr,      nullptr};
+  ASSERT_EQ(proxc_register_prox_fn(&broken), 0);
+  for (proxc::BackendKind backend : {proxc::BackendKind::Halide, proxc::BackendKind::Emulate}) {
+    proxc::Problem p;
+    proxc::Expr x = p.variable({8, 8}, "x");
+    p.minimize(proxc::sum_squares(x - 1.0) + proxc::prox_fn("api_broken_prox", x));
+    proxc::SolverOptions o;
+    o.max_iters = 5;
+    o.backend = backend;
+    o.cache_dir = "off";
+    const std::string e = error_of([&] { proxc::solve(p, o); });
+    EXPECT_THAT(e, HasSubstr("api_broken_prox: the prox callback failed (returned 7"));
+    EXPECT_THAT(e, HasSubstr(": the denoiser's weights are not loaded")) << proxc::to_string(backend);
+  }
+  // Names the language reserves cannot be called from a .prox file.
+  EXPECT_TRUE(proxc::is_reserved_name("norm1"));
+  EXPECT_TRUE(proxc::is_reserved_name("minimize"));
+  EXPECT_FALSE(proxc::is_reserved_name("api_broken_prox"));
+}
+
 TEST(ApiModule, CompilesAheadOfTime) {
   std::string dir = temp_dir();
   proxc::Problem p = proxc::load_problem(example("deconv_tv.prox"));

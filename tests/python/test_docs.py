@@ -24,7 +24,12 @@ def test_every_block_of_docs_python_md_runs(tmp_path, monkeypatch):
             pytest.fail(f"docs/python.md, block {i + 1} fails: {type(e).__name__}: {e}\n{block}")
 
 
-@pytest.mark.parametrize("script", ["denoise_tv.py", "deconv_tv.py", "inpaint.py"])
+# The least gain in PSNR each script's restoration shows (dB): the wavelet
+# prior (undecimated Haar, no cycle spinning) is the weaker one.
+GAIN = {"denoise_tv.py": 2, "deconv_tv.py": 2, "inpaint.py": 2, "pnp_wavelet.py": 1.5}
+
+
+@pytest.mark.parametrize("script", sorted(GAIN))
 def test_example_scripts(tmp_path, script):
     pytest.importorskip("matplotlib")
     r = subprocess.run([sys.executable, str(REPO / "examples" / "python" / script), "--out", str(tmp_path)],
@@ -34,4 +39,4 @@ def test_example_scripts(tmp_path, script):
     for name in (f"{stem}.png", f"{stem}_convergence.png"):
         assert (tmp_path / name).stat().st_size > 1000, name
     psnr = re.search(r"PSNR ([\d.]+) dB -> ([\d.]+) dB", r.stdout)
-    assert psnr and float(psnr.group(2)) > float(psnr.group(1)) + 2, r.stdout
+    assert psnr and float(psnr.group(2)) > float(psnr.group(1)) + GAIN[script], r.stdout
