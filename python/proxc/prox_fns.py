@@ -370,27 +370,34 @@ class diff_fn(ProxFn):  # noqa: N801 (ProxImaL's name)
         except ImportError:
             raise ImportError("diff_fn needs SciPy for its L-BFGS-B prox: pip install scipy") from None
         self.func, self.fprime, self.bounds, self.factr = func, fprime, bounds, float(factr)
-        self._registered = None
         super().__init__(lin_op, **kwargs)
+        # One registration per diff_fn, shared by its copies (fn.prox and
+        # fn.eval build one): the prox depends on func, fprime, bounds and
+        # factr alone, and the registry keeps what it holds for good.
+        self._registered = register_prox_fn(f"_proxc_diff_fn_{next(diff_fn._names)}",
+                                            _lbfgs_prox(func, fprime, bounds, self.factr), lambda x: func(x))
 
     def _make(self):
-        if self._registered is None:
-            self._registered = register_prox_fn(f"_proxc_diff_fn_{next(diff_fn._names)}", self._prox_lbfgs,
-                                                lambda x: self.func(x))
         return _proxc.prox_fn(self._registered, self.lin_op._expr, {})
 
-    def _prox_lbfgs(self, v, rho):
+
+def _lbfgs_prox(func, fprime, bounds, factr):
+    """argmin_x func(x) + (rho/2)||x - v||^2 by SciPy's L-BFGS-B from v, with
+    ProxImaL's settings (fmin_l_bfgs_b's factr, pgtol 1e-5, 15000 iterations)."""
+    def prox(v, rho):
         from scipy.optimize import minimize
         v0 = np.asarray(v, dtype=np.float64).ravel()
 
         def objective(x):
             r = x - v0
-            grad = np.asarray(self.fprime(x), dtype=np.float64).ravel() + rho * r
-            return float(self.func(x)) + 0.5 * rho * float(r @ r), grad
+            grad = np.asarray(fprime(x), dtype=np.float64).ravel() + rho * r
+            return float(func(x)) + 0.5 * rho * float(r @ r), grad
 
-        res = minimize(objective, v0.copy(), jac=True, method="L-BFGS-B", bounds=self.bounds,
-                       options={"ftol": self.factr * np.finfo(float).eps, "gtol": 1e-5, "maxiter": 15000})
+        res = minimize(objective, v0.copy(), jac=True, method="L-BFGS-B", bounds=bounds,
+                       options={"ftol": factr * np.finfo(float).eps, "gtol": 1e-5, "maxiter": 15000})
         return res.x.reshape(v.shape)
+
+    return prox
 
 
 def cg_options(tol=1e-6, num_iters=50, verbose=False):

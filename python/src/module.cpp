@@ -303,6 +303,19 @@ void register_python_prox_fn(const std::string& name, nb::object prox, nb::objec
   if (proxc::is_reserved_name(name))
     throw proxc::UserError("register_prox_fn: cannot register '" + name +
                            "' (a name the language reserves: a built-in function, operator or keyword)");
+  // Registered from Python before (a notebook cell run again): the same
+  // declaration takes the new callables; the registry itself is unchanged.
+  for (PyProxFn* old : python_prox_fns()) {
+    if (old->name != name) continue;
+    if (old->param_names != param_names || old->param_defaults != defaults ||
+        old->value.is_valid() == value.is_none())
+      throw proxc::UserError("register_prox_fn: cannot register '" + name +
+                             "' again with other parameters, defaults or value callback (it is registered in "
+                             "this process; choose another name)");
+    old->prox = std::move(prox);
+    old->value = value.is_none() ? nb::object() : std::move(value);
+    return;
+  }
   auto f = std::make_unique<PyProxFn>(PyProxFn{
       name, std::move(prox), value.is_none() ? nb::object() : std::move(value), param_names, defaults});
   std::vector<const char*> names;

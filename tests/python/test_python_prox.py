@@ -55,12 +55,28 @@ def test_parameters_and_function_parameters_apply():
     assert fn.value == pytest.approx(2 * 0.5 * np.abs(3 * v - 1).sum(), rel=1e-6)
 
 
+def test_a_name_registered_again_takes_the_new_callables():
+    x = Variable(6)
+    v = np.arange(6) * 1.0 - 3.0
+    proxc.register_prox_fn("py_rerun", lambda v, rho: v, lambda x: 0.0)
+    np.testing.assert_allclose(prox_fn("py_rerun", x).prox(1.0, v.copy()), v)
+    # The notebook cell run again, with a fix: the same declaration takes it.
+    proxc.register_prox_fn("py_rerun", lambda v, rho: np.maximum(v, 0), lambda x: 0.0)
+    np.testing.assert_allclose(prox_fn("py_rerun", x).prox(1.0, v.copy()), np.maximum(v, 0))
+    with pytest.raises(ValueError, match="again with other parameters"):
+        proxc.register_prox_fn("py_rerun", lambda v, rho, t=1.0: v, t=1.0)
+    with pytest.raises(ValueError, match="again with other parameters"):
+        proxc.register_prox_fn("py_rerun", lambda v, rho: v)  # no value callback now
+
+
 def test_diff_fn_as_proximal():
     # ProxImaL's tests/test_prox_fn.py, test_diff_fn: the prox of ||x||^2.
     x = Variable(10)
     fn = diff_fn(x, lambda u: np.square(u).sum(), lambda u: 2 * u)
     v = np.arange(10) * 1.0 - 5.0
     np.testing.assert_allclose(fn.prox(1, v.copy()), v / 3, atol=1e-5)
+    # One registration per diff_fn: its copies (fn.prox makes one) share it.
+    assert fn._registered and fn.copy(alpha=2.0)._registered == fn._registered
     # With bounds: the prox of ||x||^2 on [0, 1] is the clipped one.
     fn = diff_fn(x, lambda u: np.square(u).sum(), lambda u: 2 * u, bounds=[(0, 1)] * 10)
     np.testing.assert_allclose(fn.prox(1, v.copy()), np.clip(v / 3, 0, 1), atol=1e-5)
@@ -105,8 +121,8 @@ def test_a_failing_callback_stops_the_solve_and_says_why(backend):
 
 
 def test_registration_is_checked():
-    with pytest.raises(ValueError, match="another prox function has that name"):
-        proxc.register_prox_fn("py_soft_threshold", _soft)
+    with pytest.raises(ValueError, match="again with other parameters"):
+        proxc.register_prox_fn("py_soft_threshold", _soft)  # no value callback, no parameter t
     with pytest.raises(ValueError, match="not a name"):
         proxc.register_prox_fn("2fast", _soft)
     with pytest.raises(ValueError, match="a name the language reserves"):

@@ -119,6 +119,56 @@ def test_every_rule_keeps_the_value():
     np.testing.assert_allclose(np.sum([f.c for f in out], axis=0), v + 10, rtol=1e-6)
 
 
+def test_sum_entries_beta_and_b_and_zero_weights_keep_the_value():
+    x = Variable((6, 5))
+    x.value = RNG.standard_normal((6, 5))
+    y = RNG.standard_normal((6, 5))
+    w = RNG.uniform(0.5, 2.0, (6, 5))
+    # sum_entries is alpha * sum(beta v - b): its c is alpha*beta, its d -alpha*sum(b).
+    fns = [sum_entries(mul_elemwise(w, x), beta=3.0, b=y, alpha=2.0),
+           absorb_offset(sum_entries(x - y)),
+           sum_entries(grad(x), beta=-0.5, b=1.0, d=2.0)]
+    for fn in fns:
+        _same_value(fn, absorb.absorb_all_lin_ops([fn]))
+    g = grad(x)
+    b = RNG.standard_normal((6, 5, 2))
+    lin, l1 = sum_entries(g, beta=3.0, b=b, gamma=0.1), norm1(g)
+    merged = merge_fns(lin, l1)
+    assert merged.value == pytest.approx(lin.value + l1.value, rel=1e-6)
+    v = RNG.standard_normal((6, 5, 2))
+    np.testing.assert_allclose(merged.prox(1.0, v.copy()), norm1(g, c=3.0, gamma=0.1).prox(1.0, v.copy()), rtol=1e-6)
+    # A weight of 0 leaves the constant f(-b) of its entries: moved into d.
+    mask = (RNG.uniform(size=(6, 5)) < 0.5).astype(np.float64)
+    pairs = np.repeat(mask[..., None], 2, axis=2)
+    for fn in (norm1(mul_elemwise(mask, x), b=y, alpha=1.5), sum_squares(mul_elemwise(mask, x), b=y),
+               weighted_sum_squares(mul_elemwise(mask, x), w, b=y),
+               group_norm1(mul_elemwise(pairs, grad(x)), [2], b=b, alpha=0.7)):
+        out = absorb_lin_op(fn)
+        assert out != [fn] and out[0].lin_op is not fn.lin_op
+        _same_value(fn, out)
+    # Where that constant is not finite, or not a function's (nonneg with b > 0
+    # at a zero weight is infeasible; poisson_norm skips its zero weights), the
+    # weight stays.
+    for fn in (nonneg(mul_elemwise(mask, x), b=np.abs(y) + 1), poisson_norm(mul_elemwise(mask, x), np.ones((6, 5)))):
+        assert absorb_lin_op(fn) == [fn]
+    # nonneg's feasibility is kept, with weights of both signs.
+    signs = np.where(RNG.uniform(size=(6, 5)) < 0.5, -1.0, 2.0)
+    fn = nonneg(mul_elemwise(signs, x))
+    out = absorb_lin_op(fn)
+    assert type(out[0]) is weighted_nonneg
+    for point in (np.sign(signs), -np.sign(signs)):
+        x.value = point
+        assert fn.value == out[0].value
+
+
+def test_bad_parameters_are_named():
+    x = Variable((6, 5))
+    with pytest.raises(ValueError, match=r"norm1's b: shape \(5,\), the operand \(6, 5\)"):
+        absorb_lin_op(norm1(mul_elemwise(np.ones((6, 5)), x), b=np.ones(5)))
+    with pytest.raises(ValueError, match="expected a constant, got an expression of the variables"):
+        merge_fns(sum_squares(x, b=x), norm1(x))
+
+
 def test_what_no_rule_takes_is_returned_as_it_is():
     x = Variable((4, 4))
     varying = np.arange(32.0).reshape(4, 4, 2) + 1  # differs within a gradient pair

@@ -11,10 +11,16 @@ ProxImaL's tests and examples do. Each rule keeps the function's value
 - an elementwise weight w (``mul_elemwise(w, e)``) into nonneg, norm1,
   sum_squares, poisson_norm and group_norm1 (their weighted forms, which are
   f(w*u)), or into a weighted form's own weight, where gamma is 0: b/w (where
-  w is not 0) and c*w;
+  w is not 0) and c*w; where w is 0 the term's constant f(-b) goes into d
+  (and where it is not finite the weight stays in the operand);
 - a linear function (``zero_prox``, ``sum_entries``) with gamma 0 through any
   operator: <c, K e> = <K^T c, e> for each operand, the operands' constant
   parts and the operator's offset moved into d.
+
+The functions returned hold the values their arrays have now: a Constant
+used as a weight, b or c is read here, and its later values do not reach
+them. absorb_offset is ProxImaL's, which keeps the value only where beta is
+1 (it moves b - e0, not b - beta*e0).
 """
 import numpy as np
 
@@ -35,11 +41,18 @@ _WEIGHTED = {
 }
 
 
-def _array(v, shape):
-    """v (a number, an array or a Constant) as a float64 array of `shape`."""
+def _array(v, shape, what="a parameter"):
+    """v (a number, an array of `shape` or a constant expression) as a
+    float64 array of `shape`: the value it has now (a Constant's later values
+    do not reach the functions returned)."""
     if isinstance(v, LinOp):
+        if not v.is_constant():
+            raise ValueError(f"{what}: expected a constant, got an expression of the variables")
         v = v.value
-    return np.array(np.broadcast_to(np.asarray(v, dtype=np.float64), shape))
+    a = np.asarray(v, dtype=np.float64)
+    if a.ndim and a.shape != tuple(shape):
+        raise ValueError(f"{what}: shape {a.shape}, the operand {tuple(shape)}")
+    return np.array(np.broadcast_to(a, shape))
 
 
 def _is_linear(fn):
@@ -47,12 +60,16 @@ def _is_linear(fn):
     return type(fn) is _fns.zero_prox or isinstance(fn, _fns._SumEntries)
 
 
-def _linear_c(fn):
-    """The c of a linear function: sum_entries' alpha * 1 (proxc honours its alpha) included."""
-    c = _array(fn.c, fn.lin_op.shape)
+def _linear_parts(fn):
+    """(c, d) of a linear function: sum_entries is alpha * sum(beta v - b)
+    (proxc honours its alpha), so c + alpha*beta and d - alpha*sum(b)."""
+    shape = fn.lin_op.shape
+    c = _array(fn.c, shape, f"{type(fn).__name__}'s c")
+    d = fn.d
     if isinstance(fn, _fns._SumEntries):
-        c += fn.alpha
-    return c
+        c += fn.alpha * fn.beta
+        d -= fn.alpha * float(_array(fn.b, shape, "sum_entries' b").sum())
+    return c, d
 
 
 def _check(prox_fn, what):
@@ -76,7 +93,7 @@ def absorb_lin_op(prox_fn):
             return [weighted]
     s = getattr(op, "scalar", None)
     if s is not None and s != 0:
-        c = prox_fn.c if np.isscalar(prox_fn.c) else _array(prox_fn.c, op.shape)
+        c = prox_fn.c if np.isscalar(prox_fn.c) else _array(prox_fn.c, op.shape, f"{type(prox_fn).__name__}'s c")
         return [prox_fn.copy(op.input_nodes[0], beta=prox_fn.beta * s, c=c * s, gamma=prox_fn.gamma * s * s)]
     return [prox_fn]
 
@@ -97,28 +114,46 @@ def absorb_all_lin_ops(prox_funcs):
 
 def _into_weight(prox_fn):
     """The weighted function of mul_elemwise(w, e)'s operand e, or None where
-    the function has no weighted form or the weight does not fit it."""
+    the function has no weighted form or the weight does not fit it. Where
+    w is 0 the term is the constant alpha*f(-b), moved into d; the rule is
+    not applied where that constant is not finite (nonneg, poisson_norm)."""
     op = prox_fn.lin_op
-    w = _array(op.weight, op.shape)
+    w = op.weight.value if isinstance(op.weight, LinOp) else op.weight
+    w = np.array(np.broadcast_to(np.asarray(w, dtype=np.float64), op.shape))
     kind = type(prox_fn)
     if kind in _WEIGHTED:
-        kind, extra = _WEIGHTED[kind], tuple(prox_fn._extra) + (w,)
+        kind, old_weight, extra = _WEIGHTED[kind], np.ones(op.shape), tuple(prox_fn._extra) + (w,)
     elif kind in _WEIGHTED.values():
-        extra = tuple(prox_fn._extra[:-1]) + (_array(prox_fn._extra[-1], op.shape) * w,)
+        old_weight = _array(prox_fn._extra[-1], op.shape, f"{kind.__name__}'s weight")
+        extra = tuple(prox_fn._extra[:-1]) + (old_weight * w,)
     else:
         return None
     weight = extra[-1]
     if kind is _fns.weighted_group_norm1:  # one weight per group
-        for axis in extra[0]:
+        axes = [a % len(op.shape) for a in extra[0] if -len(op.shape) <= a < len(op.shape)]
+        if len(axes) != len(extra[0]):
+            return None
+        for axis in axes:
             if not np.array_equal(weight, np.broadcast_to(np.take(weight, [0], axis=axis), weight.shape)):
                 return None
-    if kind is _fns.weighted_poisson_norm and (weight < 0).any():
+    b = _array(prox_fn.b, op.shape, f"{type(prox_fn).__name__}'s b")
+    zero = w == 0
+    lost = old_weight * b * zero  # w' b where the new weight is 0: f(-w' b) is lost there
+    if kind is _fns.weighted_poisson_norm and ((weight < 0).any() or zero.any()):
         return None
-    b = _array(prox_fn.b, op.shape)
-    nonzero = w != 0
-    b[nonzero] /= w[nonzero]
+    if kind is _fns.weighted_nonneg and lost.any():
+        return None
+    d = prox_fn.d
+    if kind is _fns.weighted_norm1:
+        d += prox_fn.alpha * float(np.abs(lost).sum())
+    elif kind is _fns.weighted_sum_squares:
+        d += prox_fn.alpha * float(np.square(lost).sum())
+    elif kind is _fns.weighted_group_norm1:
+        d += prox_fn.alpha * float(np.sqrt(np.square(lost).sum(axis=tuple(axes))).sum())
+    b[~zero] /= w[~zero]
     return kind(op.input_nodes[0], *extra, alpha=prox_fn.alpha, beta=prox_fn.beta, b=b,
-                c=_array(prox_fn.c, op.shape) * w, gamma=0.0, d=prox_fn.d, implem=prox_fn.implem)
+                c=_array(prox_fn.c, op.shape, f"{type(prox_fn).__name__}'s c") * w, gamma=0.0, d=d,
+                implem=prox_fn.implem)
 
 
 def _through_linear(prox_fn):
@@ -127,13 +162,13 @@ def _through_linear(prox_fn):
     constant operands' part) is a number, added to d."""
     op = prox_fn.lin_op
     nodes = op.input_nodes
-    c = _linear_c(prox_fn)
+    c, d = _linear_parts(prox_fn)
     parts = [np.zeros(n.shape) for n in nodes]
     op.adjoint([c], parts)
     # The node's own offset (x + 1), which forward, being linear, leaves out.
     node, fresh = op._over(nodes, "absorb_lin_op")
     offset = _proxc.evaluate(node._expr, [(v._expr, np.zeros(v.shape, np.float32)) for v in fresh])
-    d = prox_fn.d + float(np.vdot(c, np.asarray(offset, dtype=np.float64)))
+    d += float(np.vdot(c, np.asarray(offset, dtype=np.float64)))
     out = []
     for node, part in zip(nodes, parts):
         if node.is_constant():

@@ -95,10 +95,11 @@ def newton_equil(A, gamma, max_iters):
         if slope > -1e-15 * max(1.0, abs(f)):
             break
         t = 1.0
-        while True:
-            f_new = _objective(A2, u + t * du, v + t * dv, gamma, row_target, col_target)
-            if f_new <= f + 0.25 * t * slope or t < 1e-12:
-                break
+        f_new = _objective(A2, u + du, v + dv, gamma, row_target, col_target)
+        while f_new > f + 0.25 * t * slope and t >= 1e-12:
             t *= 0.5
+            f_new = _objective(A2, u + t * du, v + t * dv, gamma, row_target, col_target)
+        if t < 1e-12:  # no decrease along the step: as near the minimum as rounding allows
+            break
         u, v, f = u + t * du, v + t * dv, f_new
     return np.exp(u), np.exp(v)

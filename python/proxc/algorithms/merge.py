@@ -10,7 +10,7 @@ proxc's)."""
 import numpy as np
 
 from .. import prox_fns as _fns
-from .absorb import _array, _check, _is_linear, _linear_c
+from .absorb import _array, _check, _is_linear, _linear_parts
 
 __all__ = ["can_merge", "merge_fns", "merge_all"]
 
@@ -34,22 +34,22 @@ def merge_fns(lh_prox, rh_prox):
                          "expression and one of them be zero_prox, sum_entries or sum_squares")
     shape = lh_prox.lin_op.shape
 
-    def c_of(f):
-        return _linear_c(f) if _is_linear(f) else _array(f.c, shape)
+    def c_and_d(f):
+        return _linear_parts(f) if _is_linear(f) else (_array(f.c, shape, f"{type(f).__name__}'s c"), f.d)
 
-    c = c_of(lh_prox) + c_of(rh_prox)
+    (c1, d1), (c2, d2) = c_and_d(lh_prox), c_and_d(rh_prox)
+    c, d = c1 + c2, d1 + d2
     gamma = lh_prox.gamma + rh_prox.gamma
-    d = lh_prox.d + rh_prox.d
     if _is_linear(lh_prox) or _is_linear(rh_prox):
         keep = rh_prox if _is_linear(lh_prox) else lh_prox
     else:
         square = lh_prox if type(lh_prox) is _fns.sum_squares else rh_prox
         keep = rh_prox if square is lh_prox else lh_prox
-        a, beta, b = square.alpha, square.beta, _array(square.b, shape)
+        a, beta, b = square.alpha, square.beta, _array(square.b, shape, "sum_squares' b")
         c = c - 2 * a * beta * b
         gamma += a * beta * beta
         d += a * float(np.vdot(b, b))
-    if _is_linear(keep):  # both linear: sum_entries' alpha is in c now
+    if _is_linear(keep):  # both linear: sum_entries' alpha, beta and b are in c and d now
         return _fns.zero_prox(keep.lin_op, c=c, gamma=gamma, d=d, implem=keep.implem)
     return keep.copy(c=c, gamma=gamma, d=d)
 
