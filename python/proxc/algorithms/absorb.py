@@ -100,15 +100,15 @@ def absorb_lin_op(prox_fn):
 
 def absorb_all_lin_ops(prox_funcs):
     """ProxImaL's absorb_all_lin_ops: absorb_lin_op applied until no function changes."""
-    done, todo = [], list(prox_funcs)
-    while todo:
-        fn = todo.pop(0)
+    done, pending = [], list(prox_funcs)
+    while pending:
+        fn = pending.pop(0)
         _check(fn, "absorb_all_lin_ops")
         out = absorb_lin_op(fn)
         if len(out) == 1 and out[0] is fn:
             done.append(fn)
         else:
-            todo += out
+            pending += out
     return done
 
 
