@@ -214,6 +214,9 @@ int main(int argc, char** argv) {
     kd->array = Array(Shape{7, 7});
     for (float& v : kd->array.data) v = 1.0f / 49;
     kd->source.type = ConstantSource::Type::Inline;
+    auto kg = std::make_shared<ConstantData>();  // of full rank: summed over its 49 taps
+    kg->array = image(7, 7, 3);
+    kg->source.type = ConstantSource::Type::Inline;
     auto wd = std::make_shared<ConstantData>();
     wd->array = image(n, n, 2);
     wd->source.type = ConstantSource::Type::Inline;
@@ -235,7 +238,8 @@ int main(int argc, char** argv) {
     const int64_t border = 8;
     std::vector<Op> ops = {
         {"grad", make_grad(x), px * (1 + 2 + 2 + 1)},
-        {"conv 7x7", make_conv(make_constant(kd, "k"), x), px * 4},
+        {"conv 7x7 (separable)", make_conv(make_constant(kd, "k"), x), px * 4},
+        {"conv 7x7", make_conv(make_constant(kg, "k"), x), px * 4},
         {"mul_elemwise", make_mul_elemwise(make_constant(wd, "w"), x), px * 6},
         {"subsample 2x2", make_subsample(x, {2, 2}), px * (1 + 0.25 + 0.25 + 1)},
         {"scale", make_scale(0.5, x), px * 4},

@@ -100,6 +100,11 @@ AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& d
     for (auto& [i, ip] : G.data()) {
       const ExprNode* node = mine_or(L, static_cast<size_t>(i));
       std::string extra = ", \"constant\": \"" + node->name_hint + "\"";
+      if (auto f = L.factors.find(node); f != L.factors.end()) {
+        // A separable kernel's factor (hl::rank_one_factors), which the caller computes from the kernel.
+        extra += ", \"factor_of\": \"" + f->second.first->name_hint +
+                 "\", \"axis\": " + std::to_string(f->second.second);
+      }
       if (node->constant->source.type == ConstantSource::Type::File) {
         extra += ", \"path\": \"" + node->constant->source.path + "\"";
       }

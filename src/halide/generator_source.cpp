@@ -72,13 +72,14 @@ std::string generator_source(const StepProgram& p, const Lowered& L, const std::
   o << "// " << (p.name.empty() ? "step program" : p.name)
     << ": a proxc step program as a standalone Halide generator.\n"
     << "// Build it and run it (writes OUT/NAME.a and OUT/NAME.h):\n"
-    << "//   c++ -std=c++17 -O1 THIS_FILE.cpp -I " << ops_include << " -I " << public_include
-    << " -I " << halide_include_dir() << " \\\n"
+    << "//   c++ -std=c++17 -O1 THIS_FILE.cpp -I " << ops_include << " -I " << public_include << " -I "
+    << halide_include_dir() << " \\\n"
     << "//       " << halide_library_path() << " -Wl,-rpath,"
     << std::filesystem::path(halide_library_path()).parent_path().string()
     << " -lpthread -ldl -o generator && ./generator OUT NAME [TARGET]\n"
     << "// The library's arguments, in order: inputs (in_<name>, float32), params (p_<name>,\n"
-    << "// double), data (data<i>, the problem's constants), FFT spectra, scalar slots\n"
+    << "// double), data (data<i>, the problem's constants; a kernel of rank one as its two\n"
+    << "// factors, hl::rank_one_factors), FFT spectra, scalar slots\n"
     << "// (s<i>), extent slots (e<i>), then the outputs. Each `g.` call below is a function\n"
     << "// of proxc/halide_ops.h, the library proxc's own JIT lowering builds pipelines with.\n"
     << "#include \"proxc/halide_ops.h\"\n\n"
@@ -87,10 +88,10 @@ std::string generator_source(const StepProgram& p, const Lowered& L, const std::
     << "using proxc::halide_ops::Val;\n\n"
     << "int main(int argc, char** argv) {\n"
     << "  Graph g("
-    << (!autoscheduler.empty()                          ? "Schedule::None"
+    << (!autoscheduler.empty()                         ? "Schedule::None"
         : L.schedule == halide_ops::Schedule::Gpu      ? "Schedule::Gpu"
         : L.schedule == halide_ops::Schedule::GpuFloat ? "Schedule::GpuFloat"
-                                                        : "Schedule::Default")
+                                                       : "Schedule::Default")
     << ");\n";
   // The recorded calls, each scalar slot with this problem's value as a comment.
   std::istringstream lines(L.key);

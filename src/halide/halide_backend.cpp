@@ -186,9 +186,23 @@ class Part {
       doubles.push_back(name == kCheckParam ? (check ? 1.0 : 0.0) : in.params.at(name));
       argv.push_back(&doubles.back());
     }
+    std::vector<Array> factors;  // of replacement kernel data
+    factors.reserve(G.data().size());
     for (auto& [i, ip] : G.data()) {
       const ExprNode* node = mine_.data_nodes[static_cast<size_t>(i)];
       auto it = in.data.find(node);
+      auto f = mine_.factors.find(node);
+      if (f != mine_.factors.end() && in.data.count(f->second.first)) {
+        // A separable kernel's factor, of the run's replacement kernel: it must be of rank one too.
+        const auto [kernel, axis] = f->second;
+        auto uv = hl::rank_one_factors(*in.data.at(kernel));
+        user_assert(uv) << "kernel " << kernel->name_hint
+                        << ": the pipeline convolves by the two factors of a kernel of rank one, and the "
+                           "replacement data is not of rank one (solve the problem again to compile for it)";
+        factors.push_back(std::move(axis == 0 ? uv->first : uv->second));
+        input(factors.back());
+        continue;
+      }
       input(it != in.data.end() ? *it->second : node->constant->array);
     }
     for (auto& [i, ip] : G.spectra()) input(derived(spectra_[static_cast<size_t>(i)]));

@@ -315,7 +315,8 @@ class Lowerer {
       switch (n->kind) {
         case ExprKind::Conv: {
           const Shape& ks = n->args[0]->shape;  // the taps of each output: the first dims axes
-          const int64_t kernel_taps = num_elements(Shape(ks.begin(), ks.begin() + static_cast<long>(n->ints[0])));
+          int64_t kernel_taps = num_elements(Shape(ks.begin(), ks.begin() + static_cast<long>(n->ints[0])));
+          if (separable(*n)) kernel_taps = ks[0] + ks[1];  // two passes
           t = kernel_taps >= kFftConvTaps && is_circular_conv(*n) ? kNever : static_cast<double>(kernel_taps) * inner;
           break;
         }
@@ -375,6 +376,46 @@ class Lowerer {
     return data_slot(c, e, &kernel_vals_);
   }
 
+  // Whether conv node n convolves by a 2-D kernel of rank one in two passes
+  // (separable_conv): a direct convolution over both of the kernel's axes,
+  // K0 + K1 taps under kFftConvTaps (a circular convolution of more runs by
+  // FFT), the kernel's values of rank one (rank_one_factors).
+  static bool separable(const ExprNode& n) {
+    const Shape& ks = n.args[0]->shape;
+    return ks.size() == 2 && n.ints.size() == 1 && n.ints[0] == 2 && ks[0] + ks[1] < kFftConvTaps &&
+           n.args[0]->is_constant() && rank_one_factors(n.args[0]->constant->array).has_value();
+  }
+
+  // conv node n by its kernel's factors k = u vᵀ: a pass along axis 0 by u
+  // (a kernel of shape (K0, 1)), then one along axis 1 by v (shape (1, K1)),
+  // each with n's boundary; the adjoint's passes in the reverse order. Each
+  // factor is a data slot of its own (Lowered::factors).
+  Val separable_conv(const ExprNode& n, const Val& x, bool adjoint) {
+    const ExprNode* k = n.args[0].get();
+    auto it = factor_vals_.find(k);
+    if (it == factor_vals_.end()) {
+      std::pair<Array, Array> f = *rank_one_factors(k->constant->array);
+      Val slots[2];
+      for (int axis = 0; axis < 2; ++axis) {
+        auto d = std::make_shared<ConstantData>();
+        d->array = std::move(axis == 0 ? f.first : f.second);
+        d->source.type = ConstantSource::Type::Inline;
+        IrExpr node = make_constant(d, k->name_hint + (axis == 0 ? "_column" : "_row"));
+        out_.factor_nodes.push_back(node);
+        out_.factors[node.get()] = {k, axis};
+        slots[axis] = kernel(node.get());
+      }
+      it = factor_vals_.emplace(k, std::make_pair(slots[0], slots[1])).first;
+    }
+    const Ext e = extents(n.shape);
+    auto pass = [&](const Val& f, const Val& in) {
+      return is_circular_conv(n) ? graph_->conv(f, in, adjoint, e)
+                                 : graph_->conv_general(f, in, adjoint, boundary_code(n), 2, e);
+    };
+    const auto& [u, v] = it->second;
+    return adjoint ? pass(u, pass(v, x)) : pass(v, pass(u, x));
+  }
+
   // Constant c as a data slot of extents e, once per slot kind (*vals).
   Val data_slot(const ExprNode* c, const Ext& e, std::unordered_map<const ExprNode*, Val>* vals) {
     auto it = vals->find(c);
@@ -420,6 +461,7 @@ class Lowerer {
         return graph_->grad(x, static_cast<int>(n->ints[0]), extents(n->shape));
       }
       case ExprKind::Conv: {
+        if (separable(*n)) return separable_conv(*n, go(a[1]), false);
         if (!is_circular_conv(*n)) {
           Val k = kernel(a[0].get());
           return graph_->conv_general(k, go(a[1]), false, boundary_code(*n), static_cast<int>(n->ints[0]),
@@ -524,6 +566,10 @@ class Lowerer {
         push(a[0], graph_->grad_t(g, static_cast<int>(n->ints[0]), extents(a[0]->shape)));
         return;
       case ExprKind::Conv: {
+        if (separable(*n)) {
+          push(a[1], separable_conv(*n, g, true));
+          return;
+        }
         if (!is_circular_conv(*n)) {
           Val k = kernel(a[0].get());
           push(a[1], graph_->conv_general(k, g, true, boundary_code(*n), static_cast<int>(n->ints[0]),
@@ -659,10 +705,42 @@ class Lowerer {
   std::unordered_map<const StepNode*, Val> vals_;
   std::unordered_map<const StepNode*, double> cost_;  // inlined nodes: loads per element
   std::unordered_map<const ExprNode*, Val> data_vals_, kernel_vals_;
+  std::unordered_map<const ExprNode*, std::pair<Val, Val>> factor_vals_;  // by kernel: u's slot, v's
   std::map<std::pair<const ExprNode*, Shape>, int> otf_slots_;
 };
 
 }  // namespace
+
+std::optional<std::pair<Array, Array>> rank_one_factors(const Array& k) {
+  if (k.shape.size() != 2 || k.shape[0] < 2 || k.shape[1] < 2) return std::nullopt;
+  const int64_t n0 = k.shape[0], n1 = k.shape[1];
+  auto at = [&](int64_t i, int64_t j) {
+    return static_cast<double>(k.data[static_cast<size_t>(i * n1 + j)]);
+  };
+  int64_t r = 0, c = 0;
+  for (int64_t i = 0; i < n0; ++i) {
+    for (int64_t j = 0; j < n1; ++j) {
+      if (!std::isfinite(at(i, j))) return std::nullopt;
+      if (std::abs(at(i, j)) > std::abs(at(r, c))) r = i, c = j;
+    }
+  }
+  const double pivot = at(r, c);
+  if (pivot == 0) return std::nullopt;
+  std::pair<Array, Array> f{Array(Shape{n0, 1}), Array(Shape{1, n1})};
+  for (int64_t i = 0; i < n0; ++i) f.first.data[static_cast<size_t>(i)] = static_cast<float>(at(i, c));
+  for (int64_t j = 0; j < n1; ++j)
+    f.second.data[static_cast<size_t>(j)] = static_cast<float>(at(r, j) / pivot);
+  // Within 4·eps32·|pivot| of every tap, with the factors as the pipeline reads them (float).
+  const double tolerance = 4 * static_cast<double>(std::numeric_limits<float>::epsilon()) * std::abs(pivot);
+  for (int64_t i = 0; i < n0; ++i) {
+    for (int64_t j = 0; j < n1; ++j) {
+      const double uv = static_cast<double>(f.first.data[static_cast<size_t>(i)]) *
+                        static_cast<double>(f.second.data[static_cast<size_t>(j)]);
+      if (std::abs(uv - at(i, j)) > tolerance) return std::nullopt;
+    }
+  }
+  return f;
+}
 
 Lowered lower(const StepProgram& p, halide_ops::Schedule schedule, int device_fft) {
   // Most programs have no run-time extent under 8 (Graph::assume_min_extent:

@@ -16,6 +16,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,11 @@ struct Lowered {
   std::vector<const ExprNode*> data_nodes;
   std::vector<std::pair<const ExprNode*, Shape>> spectra_sources;  ///< kernel, spatial dims
   std::vector<std::pair<const ExprNode*, Shape>> otf_sources;      ///< kernel, spatial dims (FFT convolutions)
+  /// The factors of separable kernels (rank_one_factors), each a data node of
+  /// its own (kept alive here) among data_nodes: its kernel and axis (0: the
+  /// column u of shape (K0, 1), 1: the row v of shape (1, K1)).
+  std::vector<proxc::internal::Expr> factor_nodes;
+  std::map<const ExprNode*, std::pair<const ExprNode*, int>> factors;
   std::vector<double> scalar_values;
   std::vector<int64_t> extent_values;
   /// Every input buffer's shape, by name.
@@ -52,6 +58,16 @@ struct Lowered {
 /// Convolutions with at least this many kernel taps run by FFT (an extern
 /// stage) instead of directly.
 constexpr int64_t kFftConvTaps = 100;
+
+/// A direct convolution's 2-D kernel of rank one, k[i][j] = u[i]·v[j] within
+/// 4·eps32·max|k| for every tap (a Gaussian, a box, any outer product rounded
+/// to float), as the pair (u of shape (K0, 1), v of shape (1, K1)): u is the
+/// kernel's column through its largest tap (by magnitude, the first such) and
+/// v its row there divided by that tap. The lowering convolves by such a
+/// kernel in two passes, one per axis (K0 + K1 taps per output instead of
+/// K0·K1; the emulator keeps the 2-D sum). Empty for any other kernel, for
+/// one of another rank, and where K0 or K1 is 1.
+std::optional<std::pair<Array, Array>> rank_one_factors(const Array& k);
 
 /// Whether the default CPU schedule runs `p` blocked in time (Graph::temporal_blocking): it unrolls
 /// 2 to kMaxBlockedIterations iterations, its array outputs have as many rows and two axes or more,

@@ -76,10 +76,12 @@ cat >"$work/aot_consumer/main.cpp" <<'EOF'
 #include "deconv_call.h"
 int main() {
   // Every buffer null: the pipeline's argument check reports one. (Inputs x0, xbar0, y0, y1, the
-  // check flag, data0, data1, spectrum0; outputs r2, s2, pri_a, pri_b, dual_a, dual_b, x0, xbar0,
-  // y0, y1 and the finiteness norms finite_x0, finite_xbar0, finite_y0, finite_y1.)
+  // check flag, data0 (b), data1 and data2 (the Gaussian kernel's two factors), spectrum0; outputs
+  // r2, s2, pri_a, pri_b, dual_a, dual_b, x0, xbar0, y0, y1 and the finiteness norms finite_x0,
+  // finite_xbar0, finite_y0, finite_y1.)
   int rc = deconv_call(nullptr, nullptr, nullptr, nullptr, 1.0, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                  nullptr);
   std::printf("deconv returned %d\n", rc);
   return rc != 0 ? 0 : 1;
 }

@@ -128,20 +128,33 @@ inline Val Graph::conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext
   std::vector<Halide::Expr> e = extents(ext);
   const std::vector<Halide::Expr>& n = adjoint ? e : x.ext;
   const int kr = k.rank();
-  // x extended circularly along the kernel's axes, computed once: the taps
-  // then read it densely, with no wrapping per tap. The kernel is no larger
-  // than the image, so coordinates lie in [−n, 2n): two selects, no
-  // division (the clamp changes no value; it tells bounds inference the range).
-  Val xw = define("wrapped", x.ext, [&](const Coords& c) {
+  // The kernel's axes of more than one tap: only they wrap.
+  std::vector<bool> taps_along(static_cast<size_t>(kr));
+  for (int i = 0; i < kr; ++i)
+    taps_along[static_cast<size_t>(i)] = const_int(k.ext[static_cast<size_t>(i)]) != 1;
+  // The kernel is no larger than the image, so coordinates lie in [−n, 2n):
+  // two selects, no division (the clamp changes no value; it tells bounds
+  // inference the range).
+  auto wrap = [&](const Halide::Expr& c, int i) {
+    return Halide::clamp(Halide::select(c < 0, c + n[i], c >= n[i], c - n[i], c), 0, n[i] - 1);
+  };
+  // Taps along the first axis alone (a column kernel, e.g. the first pass of a kernel of rank one)
+  // of an image of rank 2 or more: each tap reads a whole row, wrapped once per row, from x itself.
+  // Otherwise x extended circularly along the kernel's axes, computed once: the taps then read it
+  // densely, with no wrapping per tap (that wrap is per lane along the rows).
+  const bool rows_only =
+      x.rank() >= 2 && std::none_of(taps_along.begin() + 1, taps_along.end(), [](bool t) { return t; });
+  Val xw = rows_only ? x : define("wrapped", x.ext, [&](const Coords& c) {
     Coords src = c;
     for (int i = 0; i < kr; ++i) {
-      src[i] =
-          Halide::clamp(Halide::select(c[i] < 0, c[i] + n[i], c[i] >= n[i], c[i] - n[i], c[i]), 0, n[i] - 1);
+      if (taps_along[static_cast<size_t>(i)]) src[i] = wrap(c[i], i);
     }
     return call(x, src);
   });
-  xw.unroll_from = std::max(2, kr);  // its wrapped axes reach beyond [0, n)
-  schedule_at_root(xw);
+  if (!rows_only) {
+    xw.unroll_from = std::max(2, kr);  // its wrapped axes reach beyond [0, n)
+    schedule_at_root(xw);
+  }
   Halide::Region ranges;
   for (int i = kr - 1; i >= 0; --i) ranges.push_back(Halide::Range(0, k.ext[i]));
   Halide::RDom r(ranges);
@@ -155,7 +168,8 @@ inline Val Graph::conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext
     const std::optional<int64_t> ki = const_int(k.ext[static_cast<size_t>(i)]);
     taps = ki ? taps * *ki : 0;
   }
-  const bool staged = gpu() && staged_taps_ > 0 && taps >= staged_taps_ && x.rank() == static_cast<int>(e.size());
+  const bool staged = gpu() && staged_taps_ > 0 && taps >= staged_taps_ &&
+                      x.rank() == static_cast<int>(e.size()) && !rows_only;
   if (staged) taps_read = define("staged", x.ext, [&](const Coords& c) { return call(xw, c); });
   Val v = define(adjoint ? "corr" : "conv", e, [&](const Coords& c) {
     Coords ki(kr), src = c;
@@ -164,6 +178,7 @@ inline Val Graph::conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext
       ki[i] = ri;
       src[i] = adjoint ? c[i] + ri - k.ext[i] / 2 : c[i] - ri + k.ext[i] / 2;
     }
+    if (rows_only) src[0] = wrap(src[0], 0);
     return Halide::sum(call(k, ki) * call(taps_read, src));
   });
   if (staged) staged_for_[v.f.name()] = taps_read.f;
