@@ -100,13 +100,15 @@ AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& d
     for (auto& [i, ip] : G.data()) {
       const ExprNode* node = mine_or(L, static_cast<size_t>(i));
       std::string extra = ", \"constant\": \"" + node->name_hint + "\"";
+      const ExprNode* from = node;  // the constant whose file the caller reads
       if (auto f = L.factors.find(node); f != L.factors.end()) {
         // A separable kernel's factor (hl::rank_one_factors), which the caller computes from the kernel.
-        extra += ", \"factor_of\": \"" + f->second.first->name_hint +
-                 "\", \"axis\": " + std::to_string(f->second.second);
+        from = f->second.first;
+        extra +=
+            ", \"factor_of\": \"" + from->name_hint + "\", \"axis\": " + std::to_string(f->second.second);
       }
-      if (node->constant->source.type == ConstantSource::Type::File) {
-        extra += ", \"path\": \"" + node->constant->source.path + "\"";
+      if (from->constant->source.type == ConstantSource::Type::File) {
+        extra += ", \"path\": \"" + from->constant->source.path + "\"";
       }
       manifest("data" + std::to_string(i), "data", extra);
       params.push_back("halide_buffer_t* data" + std::to_string(i));

@@ -186,8 +186,17 @@ class Part {
       doubles.push_back(name == kCheckParam ? (check ? 1.0 : 0.0) : in.params.at(name));
       argv.push_back(&doubles.back());
     }
-    std::vector<Array> factors;  // of replacement kernel data
+    std::vector<Array> factors;  // of replacement kernel data, for this run: no device copy outlives it
     factors.reserve(G.data().size());
+    struct ForgetFactors {
+      DeviceArrays* device;
+      const std::vector<Array>& arrays;
+      ~ForgetFactors() {
+        for (const Array& a : arrays) {
+          if (device) device->forget(a.data.data());
+        }
+      }
+    } forget_factors{device_.get(), factors};
     for (auto& [i, ip] : G.data()) {
       const ExprNode* node = mine_.data_nodes[static_cast<size_t>(i)];
       auto it = in.data.find(node);

@@ -21,7 +21,8 @@ struct StepInputs {
   std::map<std::string, double> params;
   /// Replacement data for Data nodes, by the constant node (optional; a
   /// missing entry uses the constant's own values). Changing data never
-  /// recompiles.
+  /// recompiles; a kernel the pipeline convolves by in two passes (of rank
+  /// one, hl::rank_one_factors) must be replaced by one of rank one.
   std::map<const ExprNode*, const Array*> data;
   /// Device residency (a backend whose keeps_arrays_on_device() is true): the
   /// run may leave its array outputs on the device, their host data stale,

@@ -650,6 +650,30 @@ TEST(HalideParity, SeparableKernelsConvolveInTwoPasses) {
     }
   }
 
+  // An even kernel of rank one (its centre off the middle) with each boundary; a 15 × 15 one, which
+  // convolves in two passes where its 225 taps went by FFT; a column kernel, whose taps read rows of
+  // x wrapped per row (Graph::conv without a wrapped copy), with colour channels too.
+  struct Extra {
+    Shape image;
+    Array kernel;
+    std::vector<const char*> boundaries;
+  };
+  for (const Extra& cs :
+       {Extra{{24, 20}, outer(4, 2), {"", "zero", "replicate"}}, Extra{{24, 20}, outer(15, 15), {""}},
+        Extra{{24, 20}, random_array({5, 1}, &rng), {""}},
+        Extra{{16, 13, 3}, random_array({5, 1}, &rng), {""}}}) {
+    for (const char* boundary : cs.boundaries) {
+      auto kd = std::make_shared<ConstantData>();
+      kd->array = cs.kernel;
+      Expr c = make_conv(make_constant(kd, "k"), make_variable(cs.image, "x"), boundary, 2);
+      SCOPED_TRACE(print_expression(c) + " " + shape_to_string(cs.image) + " " +
+                   shape_to_string(cs.kernel.shape));
+      expect_operator_parity(c, &rng);
+      DotTestResult r = dot_test(halide(), c, 3);
+      EXPECT_TRUE(r.passed) << r.what << ": error " << r.error << " > " << r.tolerance;
+    }
+  }
+
   // Replacement data for the kernel (StepInputs::data): its factors are taken again; data not of
   // rank one is refused, since the pipeline convolves by factors.
   auto kd = std::make_shared<ConstantData>();
