@@ -302,7 +302,7 @@ class Lowerer {
   // their tap count.
   // Bottom-up over K's linear part, each node once: a DAG that shares a node
   // counts its reads on every path without walking every path.
-  static double operator_taps(const IrExpr& k) {
+  double operator_taps(const IrExpr& k) {
     std::unordered_map<const ExprNode*, double> taps;
     for (const ExprNode* n : linear_order(k)) {
       if (!n->has_variable) continue;
@@ -379,11 +379,17 @@ class Lowerer {
   // Whether conv node n convolves by a 2-D kernel of rank one in two passes
   // (separable_conv): a direct convolution over both of the kernel's axes,
   // K0 + K1 taps under kFftConvTaps (a circular convolution of more runs by
-  // FFT), the kernel's values of rank one (rank_one_factors).
-  static bool separable(const ExprNode& n) {
-    const Shape& ks = n.args[0]->shape;
-    return ks.size() == 2 && n.ints.size() == 1 && n.ints[0] == 2 && ks[0] + ks[1] < kFftConvTaps &&
-           n.args[0]->is_constant() && rank_one_factors(n.args[0]->constant->array).has_value();
+  // FFT), the kernel's values of rank one (rank_one_factors, once per kernel).
+  bool separable(const ExprNode& n) {
+    const ExprNode* k = n.args[0].get();
+    const Shape& ks = k->shape;
+    if (ks.size() != 2 || n.ints.size() != 1 || n.ints[0] != 2 || ks[0] + ks[1] >= kFftConvTaps ||
+        !k->is_constant()) {
+      return false;
+    }
+    auto it = rank_one_.find(k);
+    if (it == rank_one_.end()) it = rank_one_.emplace(k, rank_one_factors(k->constant->array)).first;
+    return it->second.has_value();
   }
 
   // conv node n by its kernel's factors k = u vᵀ: a pass along axis 0 by u
@@ -394,7 +400,7 @@ class Lowerer {
     const ExprNode* k = n.args[0].get();
     auto it = factor_vals_.find(k);
     if (it == factor_vals_.end()) {
-      std::pair<Array, Array> f = *rank_one_factors(k->constant->array);
+      std::pair<Array, Array>& f = *rank_one_.at(k);  // separable(n) found them; moved into the slots
       Val slots[2];
       for (int axis = 0; axis < 2; ++axis) {
         auto d = std::make_shared<ConstantData>();
@@ -705,6 +711,7 @@ class Lowerer {
   std::unordered_map<const StepNode*, Val> vals_;
   std::unordered_map<const StepNode*, double> cost_;  // inlined nodes: loads per element
   std::unordered_map<const ExprNode*, Val> data_vals_, kernel_vals_;
+  std::unordered_map<const ExprNode*, std::optional<std::pair<Array, Array>>> rank_one_;  // by kernel
   std::unordered_map<const ExprNode*, std::pair<Val, Val>> factor_vals_;  // by kernel: u's slot, v's
   std::map<std::pair<const ExprNode*, Shape>, int> otf_slots_;
 };
