@@ -103,6 +103,11 @@ Expr conv(const Expr& k, const Expr& x, const std::string& boundary, int64_t dim
 /// indices[1][o], ...), 0 where that falls outside x; `indices` holds whole
 /// numbers, shape (rank of x,) + the output's shape.
 Expr uneven_subsample(const Expr& x, const Expr& indices);
+/// ProxImaL's pxwise_matrixmult: a matrix per pixel, out[..., i] =
+/// Σ_j matrices[..., i, j] x[..., j]; `matrices` a constant of shape
+/// x.shape[:-1] + (N, M), M = x.shape[-1], N and M at most 64; the result
+/// has shape x.shape[:-1] + (N,).
+Expr pxwise_matrixmult(const Expr& matrices, const Expr& x);
 /// w ⊙ x, w of x's shape.
 Expr mul_elemwise(const Expr& w, const Expr& x);
 /// x[::s0, ::s1, ...].

@@ -502,7 +502,19 @@ def LinOpFactory(input_shape, output_shape, forward, adjoint, norm_bound=None, n
 
 
 def pxwise_matrixmult(A, arg, normbound=None):
-    raise NotImplementedError("pxwise_matrixmult (a matrix per pixel) is not in proxc yet")
+    """A matrix per pixel, as ProxImaL's: A of shape arg.shape[:-1] + (N, M) with
+    M = arg.shape[-1] maps each pixel's vector arg[..., :] to A[..., :, :] @ arg[..., :];
+    the result has shape arg.shape[:-1] + (N,).
+
+    normbound (ProxImaL's declared bound of the operator's norm) is not needed:
+    proxc bounds the operator by the largest singular value of its pixels'
+    matrices, computed from A (docs/semantics.md); a value given is checked and
+    not used."""
+    if normbound is not None and not (isinstance(normbound, numbers.Real) and normbound > 0):
+        raise ValueError(f"pxwise_matrixmult: normbound must be a positive number, got {normbound!r}")
+    x = _lin(arg, "pxwise_matrixmult")
+    m, mc = _const_expr(A, "pxwise_matrixmult's matrices")
+    return _apply(lambda e: _proxc.pxwise_matrixmult(m, e[0]), [x], mc)
 
 
 class CompGraph:

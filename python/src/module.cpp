@@ -455,6 +455,7 @@ void bind_expressions(nb::module_& m) {
         nb::overload_cast<const proxc::Expr&, const proxc::Expr&, const std::string&, int64_t>(&proxc::conv),
         "k"_a, "x"_a, "boundary"_a = "circular", "dims"_a = -1);
   m.def("uneven_subsample", &proxc::uneven_subsample, "x"_a, "indices"_a);
+  m.def("pxwise_matrixmult", &proxc::pxwise_matrixmult, "matrices"_a, "x"_a);
   m.def("mul_elemwise", &proxc::mul_elemwise, "w"_a, "x"_a);
   m.def("subsample", &proxc::subsample, "x"_a, "steps"_a);
   m.def("scale", &proxc::scale, "s"_a, "x"_a);

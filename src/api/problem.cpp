@@ -171,6 +171,9 @@ Expr operator/(const Expr& a, double s) {
 
 Expr grad(const Expr& x, int64_t dims) { return wrap(ir::make_grad(node(x, "grad"), dims)); }
 Expr conv(const Expr& k, const Expr& x) { return wrap(ir::make_conv(node(k, "conv"), node(x, "conv"))); }
+Expr pxwise_matrixmult(const Expr& matrices, const Expr& x) {
+  return wrap(ir::make_pxwise_matrixmult(node(matrices, "pxwise_matrixmult"), node(x, "pxwise_matrixmult")));
+}
 Expr uneven_subsample(const Expr& x, const Expr& indices) {
   return wrap(ir::make_uneven_subsample(node(x, "uneven_subsample"), node(indices, "uneven_subsample")));
 }

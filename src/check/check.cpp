@@ -73,6 +73,9 @@ double rounding_work(const Expr& k) {
       case ExprKind::Grad: w += 2.0 * static_cast<double>(n->ints[0]); break;
       case ExprKind::Warp: w += 4; break;
       case ExprKind::MulColor: w += 3; break;
+      case ExprKind::PxwiseMatrixmult:
+        w += static_cast<double>(n->args[0]->shape.back());
+        break;
       // The user's code is unknown: counted as 16 float32 roundings (see
       // dot_test, which also computes at float precision at least).
       case ExprKind::BlackBox: w += 16; break;
@@ -272,6 +275,64 @@ double schur_bound(const Expr& w) {
   for (double c : col_sums.at(var.get()).data) cols = std::max(cols, c);
   return std::sqrt(rows * cols);
 }
+
+// The largest singular value of the rows × cols matrix m (row-major): the
+// square root of the largest eigenvalue of its Gram matrix of the smaller
+// side, by cyclic Jacobi rotations to double rounding for sides up to 8;
+// beyond, Gershgorin's bound on that Gram matrix (an upper bound).
+double largest_singular_value(const float* m, size_t rows, size_t cols) {
+  const bool by_rows = rows <= cols;  // M Mᵀ (rows × rows), else Mᵀ M
+  const size_t d = by_rows ? rows : cols, inner = by_rows ? cols : rows;
+  std::vector<double> g(d * d, 0.0);
+  for (size_t i = 0; i < d; ++i) {
+    for (size_t j = 0; j < d; ++j) {
+      double s = 0;
+      for (size_t k = 0; k < inner; ++k) {
+        s += by_rows ? double{m[i * cols + k]} * m[j * cols + k] : double{m[k * cols + i]} * m[k * cols + j];
+      }
+      g[i * d + j] = s;
+    }
+  }
+  double largest = 0;
+  if (d > 8) {
+    for (size_t i = 0; i < d; ++i) {
+      double r = 0;
+      for (size_t j = 0; j < d; ++j) r += std::fabs(g[i * d + j]);
+      largest = std::max(largest, r);
+    }
+    return std::sqrt(largest);
+  }
+  auto at = [&](size_t i, size_t j) -> double& { return g[i * d + j]; };
+  for (int sweep = 0; sweep < 64; ++sweep) {
+    double off = 0, diag = 0;
+    for (size_t i = 0; i < d; ++i) {
+      diag += at(i, i) * at(i, i);
+      for (size_t j = i + 1; j < d; ++j) off += at(i, j) * at(i, j);
+    }
+    if (off <= 1e-32 * diag || off == 0) break;
+    for (size_t p = 0; p < d; ++p) {
+      for (size_t q = p + 1; q < d; ++q) {
+        if (at(p, q) == 0) continue;
+        // The rotation that zeroes entry (p, q) (Jacobi's method).
+        const double theta = (at(q, q) - at(p, p)) / (2 * at(p, q));
+        const double t = (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
+        const double c = 1 / std::sqrt(t * t + 1), s = t * c;
+        for (size_t k = 0; k < d; ++k) {
+          const double kp = at(k, p), kq = at(k, q);
+          at(k, p) = c * kp - s * kq;
+          at(k, q) = s * kp + c * kq;
+        }
+        for (size_t k = 0; k < d; ++k) {
+          const double pk = at(p, k), qk = at(q, k);
+          at(p, k) = c * pk - s * qk;
+          at(q, k) = s * pk + c * qk;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < d; ++i) largest = std::max(largest, at(i, i));
+  return std::sqrt(largest);
+}
 }  // namespace
 
 double norm_bound(const Expr& k) {
@@ -346,6 +407,18 @@ double norm_bound(const Expr& k) {
         double f = 0;
         for (double e : m) f += e * e;
         v = std::sqrt(f) * b(0);
+        break;
+      }
+      case ExprKind::PxwiseMatrixmult: {
+        // Block diagonal: the largest of the pixels' matrices' norms.
+        const Array& a = n->args[0]->constant->array;
+        const size_t rows = static_cast<size_t>(a.shape[a.shape.size() - 2]),
+                     cols = static_cast<size_t>(a.shape.back());
+        double most = 0;
+        for (size_t p = 0; p < a.data.size(); p += rows * cols) {
+          most = std::max(most, largest_singular_value(a.data.data() + p, rows, cols));
+        }
+        v = most * b(1);
         break;
       }
       case ExprKind::Warp: {

@@ -246,6 +246,33 @@ Tensor color_apply(const Tensor& x, const double m[9], bool adjoint) {
   return y;
 }
 
+// ---- pxwise_matrixmult: a matrix per pixel ----
+// A (P..., N, M): forward x (P..., M) → (P..., N), y_i = Σ_j A_ij x_j; the
+// adjoint (P..., N) → (P..., M), x_j = Σ_i A_ij y_i.
+Tensor pixel_matrix_apply(const Tensor& in, const Array& a, bool adjoint, const Shape& out_shape) {
+  const size_t rows = static_cast<size_t>(a.shape[a.shape.size() - 2]),
+               cols = static_cast<size_t>(a.shape.back());
+  const size_t in_len = adjoint ? rows : cols, out_len = adjoint ? cols : rows;
+  Tensor out(out_shape);
+  const size_t pixels = out.size() / out_len;
+  for (size_t p = 0; p < pixels; ++p) {
+    const float* m = a.data.data() + p * rows * cols;
+    const double* v = in.data.data() + p * in_len;
+    double* o = out.data.data() + p * out_len;
+    for (size_t i = 0; i < rows; ++i) {
+      for (size_t j = 0; j < cols; ++j) {
+        const double w = m[i * cols + j];
+        if (adjoint) {
+          o[j] += w * v[i];
+        } else {
+          o[i] += w * v[j];
+        }
+      }
+    }
+  }
+  return out;
+}
+
 // ---- warp: bilinear sampling at H·(row, col, 1) ----
 // x (H, W[, C]) → y (h, w[, C][, K]): output pixel (i, j) of slice k samples
 // x at row and column H_k·(i, j, 1) (ProxImaL's: OpenCV's inverse map of the
@@ -370,6 +397,9 @@ void node_adjoint_of(const ExprNode* n, Tensor g, const ConstantLookup& data,
       push(a[0], color_apply(g, m, true));
       break;
     }
+    case ExprKind::PxwiseMatrixmult:
+      push(a[1], pixel_matrix_apply(g, data(a[0].get()), true, a[1]->shape));
+      break;
     case ExprKind::Warp: push(a[0], warp_apply(g, data(a[1].get()), true, a[0]->shape, n->shape)); break;
     case ExprKind::BlackBox: push(a[0], black_box_apply(n, g, a[0]->shape, true)); break;
   }
@@ -502,6 +532,9 @@ Tensor forward(const Expr& k, const std::map<const ExprNode*, const Tensor*>& va
         y = color_apply(value(a[0]), m, false);
         break;
       }
+      case ExprKind::PxwiseMatrixmult:
+        y = pixel_matrix_apply(value(a[1]), data(a[0].get()), false, n->shape);
+        break;
       case ExprKind::Warp: y = warp_apply(value(a[0]), data(a[1].get()), false, a[0]->shape, n->shape); break;
       case ExprKind::BlackBox: y = black_box_apply(n, value(a[0]), n->shape, false); break;
     }

@@ -58,7 +58,10 @@ bool local_rows(const IrExpr& k) {
     switch (n->kind) {
       case ExprKind::Variable: case ExprKind::Constant: case ExprKind::MulElemwise:
       case ExprKind::Scale: case ExprKind::Add: case ExprKind::Sub: case ExprKind::Neg:
-      case ExprKind::Crop: case ExprKind::MulColor: case ExprKind::Subsample:
+      case ExprKind::Crop:
+      case ExprKind::MulColor:
+      case ExprKind::Subsample:
+      case ExprKind::PxwiseMatrixmult:
         break;
       case ExprKind::Grad:
         if (!n->str.empty()) return false;
@@ -323,6 +326,9 @@ class Lowerer {
         case ExprKind::Grad: t = 2.0 * inner; break;
         case ExprKind::Warp: t = 4.0 * inner; break;
         case ExprKind::MulColor: t = 3.0 * inner; break;
+        case ExprKind::PxwiseMatrixmult:
+          t = static_cast<double>(n->args[0]->shape.back()) * inner;
+          break;
         case ExprKind::BlackBox: t = kNever; break;
         default: break;
       }
@@ -365,6 +371,15 @@ class Lowerer {
   }
 
   Val data(const ExprNode* c) { return data_slot(c, extents(c->shape), &data_vals_); }
+
+  // pxwise_matrixmult's matrices: the pixels' axes as the operand's, each
+  // matrix's (N, M) of compile-time extents (its sums are unrolled).
+  Val pixel_matrices(const ExprNode* c) {
+    const Shape& s = c->shape;
+    Ext e = extents(Shape(s.begin(), s.end() - 2));
+    for (size_t i = s.size() - 2; i < s.size(); ++i) e.push_back(static_cast<int>(-s[i]));
+    return data_slot(c, e, &matrix_vals_);
+  }
 
   // A direct convolution's kernel (fewer than kFftConvTaps taps): data of
   // compile-time extents, so its taps' loops have known trip counts and the
@@ -505,6 +520,8 @@ class Lowerer {
       case ExprKind::Transpose: return graph_->transpose(go(a[0]), ints(n->ints), false, extents(n->shape));
       case ExprKind::Crop: return graph_->crop(go(a[0]), ints(n->ints), extents(n->shape));
       case ExprKind::MulColor: return color(n, go(a[0]), false, extents(n->shape));
+      case ExprKind::PxwiseMatrixmult:
+        return graph_->pixel_matrix(pixel_matrices(a[0].get()), go(a[1]), false, extents(n->shape));
       case ExprKind::Warp: {
         Val x = go(a[0]);
         Val h = data(a[1].get());
@@ -619,6 +636,9 @@ class Lowerer {
       case ExprKind::Transpose: push(a[0], graph_->transpose(g, ints(n->ints), true, extents(a[0]->shape))); return;
       case ExprKind::Crop: push(a[0], graph_->pad(g, ints(n->ints), extents(a[0]->shape))); return;
       case ExprKind::MulColor: push(a[0], color(n, g, true, extents(n->shape))); return;
+      case ExprKind::PxwiseMatrixmult:
+        push(a[1], graph_->pixel_matrix(pixel_matrices(a[0].get()), g, true, extents(a[1]->shape)));
+        return;
       case ExprKind::Warp: {
         Val h = data(a[1].get());
         push(a[0], graph_->warp_t(h, g, extents(a[0]->shape)));
@@ -710,7 +730,7 @@ class Lowerer {
   std::map<std::pair<size_t, int64_t>, int> extent_slots_;  ///< see extents()
   std::unordered_map<const StepNode*, Val> vals_;
   std::unordered_map<const StepNode*, double> cost_;  // inlined nodes: loads per element
-  std::unordered_map<const ExprNode*, Val> data_vals_, kernel_vals_;
+  std::unordered_map<const ExprNode*, Val> data_vals_, kernel_vals_, matrix_vals_;
   std::unordered_map<const ExprNode*, std::optional<std::pair<Array, Array>>> rank_one_;  // by kernel
   std::unordered_map<const ExprNode*, std::pair<Val, Val>> factor_vals_;  // by kernel: u's slot, v's
   std::map<std::pair<const ExprNode*, Shape>, int> otf_slots_;

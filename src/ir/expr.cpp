@@ -359,6 +359,26 @@ Expr make_mul_color(Expr x, Expr matrix, const std::string& named) {
   return n;
 }
 
+Expr make_pxwise_matrixmult(Expr matrices, Expr x) {
+  check_operand(x, "pxwise_matrixmult");
+  check_constant_param(matrices, "pxwise_matrixmult", "pixel matrices (first argument)");
+  const Shape& as = matrices->shape;
+  const Shape& xs = x->shape;
+  user_assert(xs.size() >= 1 && as.size() == xs.size() + 1 &&
+              std::equal(xs.begin(), xs.end() - 1, as.begin()) && as.back() == xs.back())
+      << "pxwise_matrixmult: the pixel matrices' shape " << shape_to_string(as)
+      << " must be the operand's shape " << shape_to_string(xs) << " without its last axis, then (N, "
+      << (xs.empty() ? 0 : xs.back())
+      << "): a matrix of N rows and one column per entry of the operand's last axis";
+  const int64_t rows = as[as.size() - 2], cols = as.back();
+  user_assert(rows <= kMaxPixelMatrix && cols <= kMaxPixelMatrix)
+      << "pxwise_matrixmult: pixel matrices of " << rows << " x " << cols << " (shape " << shape_to_string(as)
+      << "); at most " << kMaxPixelMatrix << " x " << kMaxPixelMatrix << " are supported";
+  Shape out(xs.begin(), xs.end() - 1);
+  out.push_back(rows);
+  return node(ExprKind::PxwiseMatrixmult, out, {matrices, x});
+}
+
 Expr make_warp(Expr x, Expr homography, std::vector<int64_t> target) {
   check_operand(x, "warp");
   check_constant_param(homography, "warp", "homography");

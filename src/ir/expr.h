@@ -32,6 +32,9 @@
 ///   crop(x, begin, extent)      the window x[begin : begin + extent]; adjoint zero-pads.
 ///   mul_color(x, M)             per-pixel 3×3 colour matrix on the last axis (extent 3);
 ///                               M a (3, 3) constant or a named matrix ("yuv", "opp").
+///   pxwise_matrixmult(A, x)     a matrix per pixel: out[..., i] = Σ_j A[..., i, j] x[..., j];
+///                               A of shape x.shape[:-1] + (N, M), M = x.shape[-1]; shape
+///                               x.shape[:-1] + (N,).
 ///   warp(x, H)                  bilinear resampling through the 3×3 homography H:
 ///                               out[i, j] = x at the (row, col) H·(i, j, 1) dehomogenised, 0 outside.
 ///   black_box(name, x)          a user operator registered under `name`
@@ -64,43 +67,48 @@ namespace proxc::internal {
 /// The enum, the parser, the printer, JSON, LaTeX, dot and with_args all read
 /// this table (ir/operators.h); a new operator is one row here plus its make
 /// function, its forward and its adjoint.
-#define PROXC_FOR_EACH_EXPR_KIND(X)                                                                           \
-  X(Variable, "variable", Leaf, "", "", )                                                                     \
-  X(Constant, "constant", Leaf, "", "", )                                                                     \
-  X(Grad, "grad", Call, "grad(x) or grad(x, dims=2)", "\\nabla @0", PROXC_SLOT(Operand, "operand", ""),     \
-    PROXC_SLOT(Dims, "dims", "dims"),                                                                        \
-    PROXC_SLOT(Option, "the boundary: \"replicate\" (the default), \"zero\" or \"circular\"", "boundary"))   \
-  X(Conv, "conv", Call, "conv(kernel, x) or conv(kernel, x, boundary=\"zero\")", "@0 \\ast @1",                \
-    PROXC_SLOT(Constant, "kernel (first argument)", ""), PROXC_SLOT(Operand, "operand", ""),                  \
-    PROXC_SLOT(Dims, "dims", "dims"),                                                                        \
-    PROXC_SLOT(Option, "the boundary: \"circular\" (the default), \"zero\" or \"replicate\"", "boundary"))   \
-  X(MulElemwise, "mul_elemwise", Call, "mul_elemwise(w, x)", "@0 \\odot @1",                                 \
-    PROXC_SLOT(Constant, "weight (first argument)", ""), PROXC_SLOT(Operand, "operand", ""))                  \
-  X(Subsample, "subsample", Call, "subsample(x, [s0, s1])", "S_{#1}\\,@0", PROXC_SLOT(Operand, "operand", ""), \
-    PROXC_SLOT(Ints, "the steps", "steps"))                                                                  \
-  X(UnevenSubsample, "uneven_subsample", Call, "uneven_subsample(x, indices)", "S_{#1}\\,@0",                 \
-    PROXC_SLOT(Operand, "operand", ""),                                                                      \
-    PROXC_SLOT(Constant, "indices (an integer array of shape (rank of x, ...output shape))", ""))              \
-  X(Scale, "scale", Scaling, " * ", "#0\\, @1", PROXC_SLOT(Factor, "factor", "factor"),                        \
-    PROXC_SLOT(Operand, "operand", ""))                                                                      \
-  X(Add, "add", Infix, " + ", "#0 + #1", PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Operand, "operand", "")) \
-  X(Sub, "sub", Infix, " - ", "#0 - @1", PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Operand, "operand", "")) \
-  X(Neg, "neg", Prefix, "-", "-@0", PROXC_SLOT(Operand, "operand", ""))                                       \
-  X(VStack, "vstack", Call, "vstack([a, b])", "#0", PROXC_SLOT(Operands, "operand", ""))                       \
-  X(Reshape, "reshape", Call, "reshape(x, [h, w])", "\\mathrm{reshape}_{#1}(#0)",                            \
-    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Shape, "the shape", "shape"))                             \
-  X(Transpose, "transpose", Call, "transpose(x) or transpose(x, [1, 0])", "\\mathrm{transpose}_{#1}(#0)",    \
-    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(OptionalInts, "the axes", "axes"))                        \
-  X(Crop, "crop", Call, "crop(x, [top, left], [h, w])", "\\mathrm{crop}(#0)", PROXC_SLOT(Operand, "operand", ""), \
-    PROXC_SLOT(Ints, "the begin offsets", "begin"), PROXC_SLOT(Ints, "the extent", "extent"))                \
-  X(MulColor, "mul_color", Call, "mul_color(x, M) or mul_color(x, \"yuv\")", "@1\\, @0",                      \
-    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(ConstantOrName, "colour matrix", "matrix"))                \
-  X(Warp, "warp", Call, "warp(x, H) or warp(x, H, [h, w])", "\\mathcal{W}_{#1}(#0)",                          \
-    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Constant, "homography", ""),                               \
-    PROXC_SLOT(OptionalInts, "the target shape [h, w]", "target_shape"))                                    \
-  X(BlackBox, "black_box", Call, "black_box(\"name\", x)", "#0(#1)",                                          \
-    PROXC_SLOT(Name, "the first argument is the operator's registered name, a string in double quotes",     \
-               "operator"),                                                                                  \
+#define PROXC_FOR_EACH_EXPR_KIND(X)                                                                        \
+  X(Variable, "variable", Leaf, "", "", )                                                                  \
+  X(Constant, "constant", Leaf, "", "", )                                                                  \
+  X(Grad, "grad", Call, "grad(x) or grad(x, dims=2)", "\\nabla @0", PROXC_SLOT(Operand, "operand", ""),    \
+    PROXC_SLOT(Dims, "dims", "dims"),                                                                      \
+    PROXC_SLOT(Option, "the boundary: \"replicate\" (the default), \"zero\" or \"circular\"", "boundary")) \
+  X(Conv, "conv", Call, "conv(kernel, x) or conv(kernel, x, boundary=\"zero\")", "@0 \\ast @1",            \
+    PROXC_SLOT(Constant, "kernel (first argument)", ""), PROXC_SLOT(Operand, "operand", ""),               \
+    PROXC_SLOT(Dims, "dims", "dims"),                                                                      \
+    PROXC_SLOT(Option, "the boundary: \"circular\" (the default), \"zero\" or \"replicate\"", "boundary")) \
+  X(MulElemwise, "mul_elemwise", Call, "mul_elemwise(w, x)", "@0 \\odot @1",                               \
+    PROXC_SLOT(Constant, "weight (first argument)", ""), PROXC_SLOT(Operand, "operand", ""))               \
+  X(Subsample, "subsample", Call, "subsample(x, [s0, s1])", "S_{#1}\\,@0",                                 \
+    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Ints, "the steps", "steps"))                            \
+  X(UnevenSubsample, "uneven_subsample", Call, "uneven_subsample(x, indices)", "S_{#1}\\,@0",              \
+    PROXC_SLOT(Operand, "operand", ""),                                                                    \
+    PROXC_SLOT(Constant, "indices (an integer array of shape (rank of x, ...output shape))", ""))          \
+  X(Scale, "scale", Scaling, " * ", "#0\\, @1", PROXC_SLOT(Factor, "factor", "factor"),                    \
+    PROXC_SLOT(Operand, "operand", ""))                                                                    \
+  X(Add, "add", Infix, " + ", "#0 + #1", PROXC_SLOT(Operand, "operand", ""),                               \
+    PROXC_SLOT(Operand, "operand", ""))                                                                    \
+  X(Sub, "sub", Infix, " - ", "#0 - @1", PROXC_SLOT(Operand, "operand", ""),                               \
+    PROXC_SLOT(Operand, "operand", ""))                                                                    \
+  X(Neg, "neg", Prefix, "-", "-@0", PROXC_SLOT(Operand, "operand", ""))                                    \
+  X(VStack, "vstack", Call, "vstack([a, b])", "#0", PROXC_SLOT(Operands, "operand", ""))                   \
+  X(Reshape, "reshape", Call, "reshape(x, [h, w])", "\\mathrm{reshape}_{#1}(#0)",                          \
+    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Shape, "the shape", "shape"))                           \
+  X(Transpose, "transpose", Call, "transpose(x) or transpose(x, [1, 0])", "\\mathrm{transpose}_{#1}(#0)",  \
+    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(OptionalInts, "the axes", "axes"))                      \
+  X(Crop, "crop", Call, "crop(x, [top, left], [h, w])", "\\mathrm{crop}(#0)",                              \
+    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Ints, "the begin offsets", "begin"),                    \
+    PROXC_SLOT(Ints, "the extent", "extent"))                                                              \
+  X(MulColor, "mul_color", Call, "mul_color(x, M) or mul_color(x, \"yuv\")", "@1\\, @0",                   \
+    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(ConstantOrName, "colour matrix", "matrix"))             \
+  X(PxwiseMatrixmult, "pxwise_matrixmult", Call, "pxwise_matrixmult(A, x)", "@0\\, @1",                    \
+    PROXC_SLOT(Constant, "pixel matrices (first argument)", ""), PROXC_SLOT(Operand, "operand", ""))       \
+  X(Warp, "warp", Call, "warp(x, H) or warp(x, H, [h, w])", "\\mathcal{W}_{#1}(#0)",                       \
+    PROXC_SLOT(Operand, "operand", ""), PROXC_SLOT(Constant, "homography", ""),                            \
+    PROXC_SLOT(OptionalInts, "the target shape [h, w]", "target_shape"))                                   \
+  X(BlackBox, "black_box", Call, "black_box(\"name\", x)", "#0(#1)",                                       \
+    PROXC_SLOT(Name, "the first argument is the operator's registered name, a string in double quotes",    \
+               "operator"),                                                                                \
     PROXC_SLOT(Operand, "operand", ""))
 
 enum class ExprKind {
@@ -244,6 +252,12 @@ Expr make_mul_color(Expr x, Expr matrix, const std::string& named = "");
 /// (empty: x's); H (3, 3), or (3, 3, K) for K homographies, whose warps
 /// stack on a new last axis (ProxImaL's warp).
 Expr make_warp(Expr x, Expr homography, std::vector<int64_t> target = {});
+/// ProxImaL's pxwise_matrixmult: out[..., i] = Σ_j A[..., i, j] x[..., j],
+/// a constant A of shape x.shape[:-1] + (N, M) with M = x.shape[-1] (N and M
+/// at most kMaxPixelMatrix); shape x.shape[:-1] + (N,). Adjoint: Aᵀ per pixel.
+Expr make_pxwise_matrixmult(Expr matrices, Expr x);
+/// The largest N or M of pxwise_matrixmult's matrices (their sums are unrolled).
+constexpr int64_t kMaxPixelMatrix = 64;
 /// The black box registered under `name` applied to x; a UserError when no
 /// operator holds the name or it rejects x's shape.
 Expr make_black_box(const std::string& name, Expr x);

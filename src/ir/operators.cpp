@@ -152,6 +152,8 @@ Expr make_operator(ExprKind kind, const OperatorArgs& a) {
       return make_crop(x[0], list(0), list(1));
     case ExprKind::MulColor:
       return x.size() > 1 ? make_mul_color(x[0], x[1]) : make_mul_color(x[0], nullptr, a.name);
+    case ExprKind::PxwiseMatrixmult:
+      return make_pxwise_matrixmult(x[0], x[1]);
     case ExprKind::Warp:
       return make_warp(x[0], x[1], a.lists[0]);
     case ExprKind::BlackBox:

@@ -62,6 +62,9 @@ class Reach {
       case ExprKind::MulColor:
         user_assert(a[0]->rank() > 1) << refusal(n, "it mixes the rows of a one-dimensional array");
         return of(a[0].get());
+      case ExprKind::PxwiseMatrixmult:  // its matrices are sliced with the rows (rebuild)
+        user_assert(a[1]->rank() > 1) << refusal(n, "it mixes the rows of a one-dimensional array");
+        return of(a[1].get());
       case ExprKind::Add:
       case ExprKind::Sub: {
         int64_t r = 0;

@@ -9,8 +9,8 @@ bool NameScope::is_reserved(const std::string& name) {
       // keywords and constructors
       "minimize", "variable", "load", "shape", "gaussian", "array", "inf",
       // linear operators
-      "grad", "conv", "mul_elemwise", "subsample", "vstack", "reshape", "transpose", "crop",
-      "mul_color", "warp", "black_box", "hstack", "uneven_subsample",
+      "grad", "conv", "mul_elemwise", "subsample", "vstack", "reshape", "transpose", "crop", "mul_color",
+      "warp", "black_box", "hstack", "uneven_subsample", "pxwise_matrixmult",
       // prox functions
       "sum_squares", "norm1", "group_norm1", "nonneg", "poisson_norm", "sum_entries", "box", "least_squares",
       "weighted_norm1", "weighted_sum_squares", "weighted_group_norm1", "weighted_nonneg", "masked_nonneg",

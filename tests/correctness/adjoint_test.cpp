@@ -72,6 +72,12 @@ TEST(DotTest, EveryOperatorIn2DAnd3D) {
         make_crop(x, std::vector<int64_t>(s.size(), 1), ext),
         make_warp(x, constant_homography()),
     };
+    Shape matrices(s.begin(), s.end() - 1);  // a 2 × M matrix per pixel, and a 5 × M one
+    matrices.push_back(2);
+    matrices.push_back(s.back());
+    ops.push_back(make_pxwise_matrixmult(random_constant(matrices, &rng), x));
+    matrices[matrices.size() - 2] = 5;
+    ops.push_back(make_pxwise_matrixmult(random_constant(matrices, &rng), x));
     if (s.back() == 3) {
       ops.push_back(make_mul_color(x, nullptr, "yuv"));
       ops.push_back(make_mul_color(x, random_constant({3, 3}, &rng)));

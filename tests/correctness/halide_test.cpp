@@ -407,6 +407,107 @@ TEST(HalideParity, WarpOntoATargetWithSeveralHomographies) {
               ::testing::HasSubstr("warp: the target shape is [h, w] with h, w >= 1"));
 }
 
+// The largest singular value of the rows × cols matrix m by a long power
+// iteration on mᵀm in double: the reference for pxwise_matrixmult's bound.
+double power_norm(const float* m, int rows, int cols) {
+  std::vector<double> v(static_cast<size_t>(cols), 1.0), w(static_cast<size_t>(rows));
+  double lambda = 0;
+  for (int it = 0; it < 5000; ++it) {
+    for (int i = 0; i < rows; ++i) {
+      w[i] = 0;
+      for (int j = 0; j < cols; ++j) w[i] += m[i * cols + j] * v[j];
+    }
+    double n = 0;
+    for (int j = 0; j < cols; ++j) {
+      v[j] = 0;
+      for (int i = 0; i < rows; ++i) v[j] += m[i * cols + j] * w[i];
+      n += v[j] * v[j];
+    }
+    n = std::sqrt(n);
+    lambda = n;
+    for (double& e : v) e /= n;
+  }
+  return std::sqrt(lambda);
+}
+
+// ProxImaL's pxwise_matrixmult: hand values, the norm bound (the largest
+// singular value of the pixels' matrices: exact by Jacobi rotations up to 8
+// rows or columns, Gershgorin's upper bound beyond), then the dot test on both
+// backends and parity for colour images (N below and above the axes Halide
+// keeps at compile-time extents), a single matrix (a 1-D operand) and a
+// composition; shapes refused with both shapes named.
+TEST(HalideParity, PixelMatrices) {
+  const Expr x = make_variable({2, 3}, "x");
+  const Expr a = constant({2, 2, 3}, {2, 0, 0, 0, 1, 0, 1, 1, 1, 1, -1, 2}, "A");
+  const Expr u = make_pxwise_matrixmult(a, x);
+  ASSERT_EQ(u->shape, Shape({2, 2}));
+  emulate::Tensor t(Shape{2, 3});
+  for (size_t i = 0; i < t.size(); ++i) t.data[i] = static_cast<double>(i + 1);
+  const emulate::Tensor y = emulate::forward(u, {{x.get(), &t}}, false);
+  EXPECT_EQ(std::vector<double>(y.data.begin(), y.data.end()), (std::vector<double>{2, 2, 15, 11}));
+  emulate::Tensor g(Shape{2, 2});
+  for (size_t i = 0; i < g.size(); ++i) g.data[i] = static_cast<double>(i + 1);
+  const auto back = emulate::adjoint(u, g);
+  const emulate::Tensor& z = back.at(x.get());
+  EXPECT_EQ(std::vector<double>(z.data.begin(), z.data.end()), (std::vector<double>{2, 2, 0, 7, -1, 11}));
+  // Pixel 1's A Aᵀ = [[3, 2], [2, 6]] has eigenvalues 7 and 2; pixel 0's norm is 2.
+  EXPECT_NEAR(norm_bound(u), std::sqrt(7.0), 1e-12);
+  EXPECT_NEAR(norm_bound(make_scale(-3, make_pxwise_matrixmult(a, make_scale(2, x)))), 6 * std::sqrt(7.0),
+              1e-11);
+  std::mt19937_64 rng(11);
+  for (auto [rows, cols] : {std::pair{6, 7}, {8, 3}, {10, 12}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
+    const Array m = random_array({4, rows, cols}, &rng);
+    double reference = 0;
+    for (int p = 0; p < 4; ++p) {
+      reference = std::max(reference, power_norm(m.data.data() + p * rows * cols, rows, cols));
+    }
+    auto d = std::make_shared<ConstantData>();
+    d->array = m;
+    const double bound =
+        norm_bound(make_pxwise_matrixmult(make_constant(d, "M"), make_variable({4, cols}, "v")));
+    if (std::min(rows, cols) <= 8) {
+      EXPECT_NEAR(bound, reference, 1e-9 * reference);
+    } else {
+      EXPECT_GE(bound, reference * (1 - 1e-12));
+      EXPECT_LE(bound, reference * std::sqrt(static_cast<double>(std::min(rows, cols))));
+    }
+  }
+  const Expr c = make_variable({6, 5, 3}, "c");
+  const Expr v = make_variable({7}, "v");
+  auto matrices = [&](Shape s) {
+    auto d = std::make_shared<ConstantData>();
+    d->array = random_array(s, &rng);
+    return make_constant(d, "P");
+  };
+  for (const Expr& op :
+       {make_pxwise_matrixmult(matrices({6, 5, 2, 3}), c), make_pxwise_matrixmult(matrices({6, 5, 5, 3}), c),
+        make_pxwise_matrixmult(matrices({4, 7}), v),
+        make_grad(make_pxwise_matrixmult(matrices({6, 5, 3, 3}), make_scale(2, c)), 2)}) {
+    SCOPED_TRACE(print_expression(op));
+    for (Backend* be : {&emulator(), &halide()}) {
+      DotTestResult r = dot_test(*be, op, 5);
+      EXPECT_TRUE(r.passed) << be->name() << ": " << r.what << ": error " << r.error << " > " << r.tolerance;
+    }
+    expect_operator_parity(op, &rng);
+  }
+  EXPECT_THAT(
+      test::user_error_of([&] {
+        make_pxwise_matrixmult(matrices({6, 4, 2, 3}), c);
+      }),
+      ::testing::HasSubstr("pxwise_matrixmult: the pixel matrices' shape (6, 4, 2, 3) must be the operand's "
+                           "shape (6, 5, 3) without its last axis, then (N, 3)"));
+  EXPECT_THAT(test::user_error_of([&] {
+                make_pxwise_matrixmult(matrices({6, 5, 2, 2}), c);
+              }),
+              ::testing::HasSubstr("then (N, 3)"));
+  EXPECT_THAT(
+      test::user_error_of([&] {
+        make_pxwise_matrixmult(matrices({65, 7}), v);
+      }),
+      ::testing::HasSubstr("pxwise_matrixmult: pixel matrices of 65 x 7 (shape (65, 7)); at most 64 x 64"));
+}
+
 // ProxImaL's uneven_subsample: hand values (an index outside gives 0, an
 // entry read twice gathers twice in the adjoint), the norm bound sqrt(2) of
 // an entry read twice, then the dot test on both backends and parity, with

@@ -217,6 +217,10 @@ class Graph {
   Val color(const Val& x0, const Val& matrix, bool adjoint, const Ext& ext);
   /// The same with the matrix in scalar slots first..first+8 (row major).
   Val color_slots(const Val& x0, int first, bool adjoint, const Ext& ext);
+  /// ProxImaL's pxwise_matrixmult: out(p..., i) = Σ_j a(p..., i, j) x(p..., j),
+  /// a's last two extents (N, M) known at compile time; the adjoint
+  /// out(p..., j) = Σ_i a(p..., i, j) y(p..., i). ext: the output's extents.
+  Val pixel_matrix(const Val& a, const Val& x0, bool adjoint, const Ext& ext);
   /// Bilinear warp of the first two axes by the 3×3 homography h (output
   /// pixel (i, j) samples x at the (row, col) h·(i, j, 1)); zero outside. ext: the
   /// output's, whose first two axes may differ from x's (a target shape);

@@ -419,6 +419,28 @@ inline Val Graph::color(const Val& x0, const Val& matrix, bool adjoint, const Ex
   return rec(color_impl(stencil(x0), m, adjoint, ext), "color", x0, matrix, adjoint, ext);
 }
 
+inline Val Graph::pixel_matrix(const Val& a, const Val& x0, bool adjoint, const Ext& ext) {
+  Val x = stencil(x0);
+  const int r = a.rank();
+  const std::optional<int64_t> rows = const_int(a.ext[static_cast<size_t>(r - 2)]);
+  const std::optional<int64_t> cols = const_int(a.ext[static_cast<size_t>(r - 1)]);
+  if (!rows || !cols) fail("pixel_matrix: the matrices' extents must be known at compile time");
+  const int terms = static_cast<int>(adjoint ? *rows : *cols);
+  return rec(define(adjoint ? "pxmat_t" : "pxmat", extents(ext),
+                    [&](const Coords& c) {
+                      Halide::Expr s = 0.0f;
+                      for (int t = 0; t < terms; ++t) {
+                        Coords at = c, src = c;
+                        src.back() = t;
+                        at.back() = adjoint ? Halide::Expr(t) : c.back();
+                        at.push_back(adjoint ? c.back() : Halide::Expr(t));
+                        s = s + call(a, at) * call(x, src);
+                      }
+                      return s;
+                    }),
+             "pixel_matrix", a, x0, adjoint, ext);
+}
+
 inline Val Graph::color_slots(const Val& x0, int first, bool adjoint, const Ext& ext) {
   std::vector<Halide::Expr> m;
   for (int i = 0; i < 9; ++i) m.push_back(scalar_expr(first + i));
