@@ -510,8 +510,12 @@ def pxwise_matrixmult(A, arg, normbound=None):
     proxc bounds the operator by the largest singular value of its pixels'
     matrices, computed from A (docs/semantics.md); a value given is checked and
     not used."""
-    if normbound is not None and not (isinstance(normbound, numbers.Real) and normbound > 0):
-        raise ValueError(f"pxwise_matrixmult: normbound must be a positive number, got {normbound!r}")
+    if normbound is not None:
+        number = isinstance(normbound, numbers.Real) or (
+            isinstance(normbound, np.ndarray) and normbound.ndim == 0 and normbound.dtype.kind in "iuf")
+        bound = float(normbound) if number and not isinstance(normbound, (bool, np.bool_)) else None
+        if bound is None or not (0 < bound < float("inf")):
+            raise ValueError(f"pxwise_matrixmult: normbound must be a positive number, got {normbound!r}")
     x = _lin(arg, "pxwise_matrixmult")
     m, mc = _const_expr(A, "pxwise_matrixmult's matrices")
     return _apply(lambda e: _proxc.pxwise_matrixmult(m, e[0]), [x], mc)

@@ -22,7 +22,7 @@ namespace proxc::internal {
 /// where eps is the backend's machine epsilon and W(K) bounds the number of
 /// roundings behind one entry of Kx or Kᵀy: the sum over K's operator nodes
 /// of their work per entry (kernel size for conv, 2·dims for grad, 4 for warp,
-/// 3 for mul_color, 1 otherwise). Each computed entry then carries at most
+/// 3 for mul_color, max(N, M) for pxwise_matrixmult, 1 otherwise). Each computed entry then carries at most
 /// W·eps relative error (first-order bound), and Cauchy–Schwarz carries it to
 /// the inner products, which are accumulated in double.
 struct DotTestResult {
@@ -58,7 +58,9 @@ NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters = 100,
 /// grad 2·sqrt(dims), mul_elemwise max|w|, conv max|otf| (exact), subsample,
 /// crop, reshape, transpose 1, scale |λ|, sums the sum of the bounds,
 /// composition the product, vstack the root of the sum of squares;
-/// mul_color the Frobenius norm of M; warp sqrt(max row sum · max column sum)
+/// mul_color the Frobenius norm of M; pxwise_matrixmult the largest of its
+/// pixels' matrices' norms (exact up to 8 rows or columns, else Schur's
+/// test); warp sqrt(max row sum · max column sum)
 /// of its interpolation weights (Schur's test).
 double norm_bound(const Expr& k);
 

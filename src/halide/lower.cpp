@@ -326,9 +326,11 @@ class Lowerer {
         case ExprKind::Grad: t = 2.0 * inner; break;
         case ExprKind::Warp: t = 4.0 * inner; break;
         case ExprKind::MulColor: t = 3.0 * inner; break;
-        case ExprKind::PxwiseMatrixmult:
-          t = static_cast<double>(n->args[0]->shape.back()) * inner;
+        case ExprKind::PxwiseMatrixmult: {  // M terms per output forward, N in the adjoint
+          const Shape& as = n->args[0]->shape;
+          t = static_cast<double>(std::max(as[as.size() - 2], as.back())) * inner;
           break;
+        }
         case ExprKind::BlackBox: t = kNever; break;
         default: break;
       }

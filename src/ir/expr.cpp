@@ -364,12 +364,14 @@ Expr make_pxwise_matrixmult(Expr matrices, Expr x) {
   check_constant_param(matrices, "pxwise_matrixmult", "pixel matrices (first argument)");
   const Shape& as = matrices->shape;
   const Shape& xs = x->shape;
-  user_assert(xs.size() >= 1 && as.size() == xs.size() + 1 &&
-              std::equal(xs.begin(), xs.end() - 1, as.begin()) && as.back() == xs.back())
+  user_assert(!xs.empty())
+      << "pxwise_matrixmult: the operand is a scalar; it needs an axis of the vectors the "
+         "matrices multiply";
+  user_assert(as.size() == xs.size() + 1 && std::equal(xs.begin(), xs.end() - 1, as.begin()) &&
+              as.back() == xs.back())
       << "pxwise_matrixmult: the pixel matrices' shape " << shape_to_string(as)
       << " must be the operand's shape " << shape_to_string(xs) << " without its last axis, then (N, "
-      << (xs.empty() ? 0 : xs.back())
-      << "): a matrix of N rows and one column per entry of the operand's last axis";
+      << xs.back() << "): a matrix of N rows and one column per entry of the operand's last axis";
   const int64_t rows = as[as.size() - 2], cols = as.back();
   user_assert(rows <= kMaxPixelMatrix && cols <= kMaxPixelMatrix)
       << "pxwise_matrixmult: pixel matrices of " << rows << " x " << cols << " (shape " << shape_to_string(as)

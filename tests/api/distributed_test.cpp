@@ -231,6 +231,35 @@ TEST(ApiDistributed, SlabsGiveTheSingleProcessIterate) {
   }
 }
 
+// A matrix per pixel (pxwise_matrixmult): its matrices are cut into slabs with
+// the rows they belong to.
+TEST(ApiDistributed, PixelMatricesAreCutWithTheirRows) {
+  const int64_t rows = 37;
+  auto make = [rows](proxc::Expr* x) {
+    const proxc::Array flat = noisy(rows);
+    const proxc::Array b({rows, 10, 2}, std::vector<float>(flat.data(), flat.data() + flat.size()));
+    std::vector<float> a;
+    for (int64_t p = 0; p < rows * 10; ++p) {
+      const float s = static_cast<float>(std::sin(0.37 * static_cast<double>(p)));
+      a.insert(a.end(), {1.0f + 0.3f * s, 0.2f, 0.1f * s, 0.8f});
+    }
+    proxc::Problem prob;
+    *x = prob.variable(b.shape(), "x");
+    prob.minimize(proxc::sum_squares(proxc::pxwise_matrixmult(proxc::Array({rows, 10, 2, 2}, a), *x) - b) +
+                  0.1 * proxc::group_norm1(proxc::grad(*x, 2), {2, 3}));
+    return prob;
+  };
+  for (proxc::SolverKind solver : {proxc::SolverKind::PockChambolle, proxc::SolverKind::ADMM}) {
+    SCOPED_TRACE(proxc::to_string(solver));
+    const proxc::SolverOptions o = fixed_iterations(30, solver);
+    const RankRun one = solve_on(0, make, o);
+    const RankRun three = solve_on(3, make, o);
+    ASSERT_EQ(three.error, "");
+    EXPECT_EQ(three.summary.iterations, 30);
+    EXPECT_LT(max_diff(three.x, one.x), 1e-5 * range(one.x));
+  }
+}
+
 TEST(ApiDistributed, StopsWhereTheSingleProcessStops) {
   proxc::SolverOptions o;  // the default tolerances, fixed steps (an adaptive decision on residuals
   o.check_every = 1;       // summed in another order could fall the other way at a tie)

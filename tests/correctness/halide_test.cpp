@@ -165,6 +165,10 @@ void expect_every_operator(Backend& backend) {
         make_crop(x, std::vector<int64_t>(s.size(), 1), ext),
         make_warp(x, random_constant({3, 3}, &rng, 0.0f, 0.2f)),
     };
+    Shape matrices(s.begin(), s.end() - 1);  // a 2 × M matrix per pixel
+    matrices.push_back(2);
+    matrices.push_back(s.back());
+    ops.push_back(make_pxwise_matrixmult(random_constant(matrices, &rng), x));
     if (s.back() == 3) {
       ops.push_back(make_mul_color(x, nullptr, "yuv"));
       ops.push_back(make_mul_color(x, random_constant({3, 3}, &rng)));
@@ -455,7 +459,7 @@ TEST(HalideParity, PixelMatrices) {
   EXPECT_NEAR(norm_bound(make_scale(-3, make_pxwise_matrixmult(a, make_scale(2, x)))), 6 * std::sqrt(7.0),
               1e-11);
   std::mt19937_64 rng(11);
-  for (auto [rows, cols] : {std::pair{6, 7}, {8, 3}, {10, 12}}) {
+  for (auto [rows, cols] : {std::pair{6, 7}, {8, 3}, {9, 8}, {10, 12}, {12, 10}}) {
     SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
     const Array m = random_array({4, rows, cols}, &rng);
     double reference = 0;
@@ -468,11 +472,16 @@ TEST(HalideParity, PixelMatrices) {
         norm_bound(make_pxwise_matrixmult(make_constant(d, "M"), make_variable({4, cols}, "v")));
     if (std::min(rows, cols) <= 8) {
       EXPECT_NEAR(bound, reference, 1e-9 * reference);
-    } else {
+    } else {  // Schur's test: at most (rows · cols)^(1/4) times the norm
       EXPECT_GE(bound, reference * (1 - 1e-12));
-      EXPECT_LE(bound, reference * std::sqrt(static_cast<double>(std::min(rows, cols))));
+      EXPECT_LE(bound, reference * std::pow(static_cast<double>(rows * cols), 0.25));
     }
   }
+  // Zero matrices bound 0; the same matrix at every pixel, its norm.
+  EXPECT_EQ(norm_bound(make_pxwise_matrixmult(constant({2, 2, 3}, std::vector<float>(12, 0.0f), "Z"), x)),
+            0.0);
+  EXPECT_NEAR(norm_bound(make_pxwise_matrixmult(constant({2, 1, 3}, {1, 2, 2, 1, 2, 2}, "R"), x)), 3.0,
+              1e-12);
   const Expr c = make_variable({6, 5, 3}, "c");
   const Expr v = make_variable({7}, "v");
   auto matrices = [&](Shape s) {

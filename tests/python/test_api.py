@@ -735,8 +735,10 @@ def test_pxwise_matrixmult_applies_a_matrix_per_pixel_as_proximal():
     np.testing.assert_allclose(back, np.einsum("...ij,...i->...j", A, y), atol=1e-5)
     with pytest.raises(ValueError, match="must be the operand's shape"):
         proxc.pxwise_matrixmult(A[:, :, :, :2], x)
-    with pytest.raises(ValueError, match="normbound must be a positive number"):
-        proxc.pxwise_matrixmult(A, x, normbound=-1)
+    for bad in (-1, 0, True, "2", float("nan")):
+        with pytest.raises(ValueError, match="normbound must be a positive number"):
+            proxc.pxwise_matrixmult(A, x, normbound=bad)
+    assert proxc.pxwise_matrixmult(A, x, normbound=np.float32(2)).shape == (9, 8, 2)
     # A least-squares fit with a small ridge has the closed form per pixel
     # (A^T A + 0.01 I) x = A^T b; pc and admm reach it on both backends. The
     # 3 x 3 matrices are well conditioned (identity plus a quarter of noise).
@@ -752,3 +754,17 @@ def test_pxwise_matrixmult_applies_a_matrix_per_pixel_as_proximal():
                             0.01 * sum_squares(z)])
             prob.solve(solver=solver, backend=backend, max_iters=5000, eps_abs=1e-8, eps_rel=1e-8)
             np.testing.assert_allclose(z.value, want, atol=2e-4, err_msg=f"{solver} on {backend}")
+    # New matrices through Constant.value: the compiled solve reads them.
+    m = Constant(A3)
+    z = Variable(b.shape)
+    prob = Problem([sum_squares(proxc.pxwise_matrixmult(m, z) - b), 0.01 * sum_squares(z)])
+    prob.solve(solver="pc", max_iters=5000, eps_abs=1e-8, eps_rel=1e-8)
+    np.testing.assert_allclose(z.value, want, atol=2e-4)
+    A4 = np.ascontiguousarray(A3.transpose(0, 1, 3, 2))
+    a64 = A4.astype(np.float64)
+    lhs = np.einsum("...ki,...kj->...ij", a64, a64) + 0.01 * np.eye(3)
+    want4 = np.linalg.solve(lhs, np.einsum("...ki,...k->...i", a64, b.astype(np.float64))[..., None])[..., 0]
+    assert np.abs(want4 - want).max() > 0.1
+    m.value = A4
+    prob.solve(solver="pc", max_iters=5000, eps_abs=1e-8, eps_rel=1e-8)
+    np.testing.assert_allclose(z.value, want4, atol=2e-4)
