@@ -229,6 +229,12 @@ int main(int argc, char** argv) {
     }
     hd->source.type = ConstantSource::Type::Inline;
     Expr xc = make_variable({n, n, 3}, "xc");
+    auto md3 = std::make_shared<ConstantData>();  // a 3 × 3 matrix per pixel
+    md3->array = Array(Shape{n, n, 3, 3});
+    for (size_t i = 0; i < md3->array.data.size(); ++i) {
+      md3->array.data[i] = (i % 9) % 4 == 0 ? 0.8f : 0.1f * static_cast<float>((i / 9) % 7) / 7;
+    }
+    md3->source.type = ConstantSource::Type::Inline;
     struct Op {
       std::string name;
       Expr k;
@@ -249,6 +255,8 @@ int main(int argc, char** argv) {
         {"vstack(x, grad x)", make_vstack({x, make_grad(x)}), px * (1 + 3 + 3 + 1)},
         {"warp (rotation)", make_warp(x, make_constant(hd, "h")), px * 4},
         {"mul_color yuv", make_mul_color(xc, nullptr, "yuv"), px * 3 * 4},
+        // x, Kx, y and Kᵀy of 3 floats per pixel, and the 9 matrix entries read twice.
+        {"pxwise_matrixmult 3x3", make_pxwise_matrixmult(make_constant(md3, "A"), xc), px * (3 * 4 + 9 * 2)},
     };
     Array xv = image(n, n, 3);
     Array xcv(Shape{n, n, 3});

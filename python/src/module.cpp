@@ -7,7 +7,8 @@
 //   memory through a capsule);
 // - errors: proxc::UserError is ValueError, InternalError RuntimeError;
 // - solves run without the GIL; the callbacks take it back at each check,
-//   and so does Ctrl-C (KeyboardInterrupt at the next check).
+//   and so does Ctrl-C (KeyboardInterrupt at the next check, or at once where
+//   it interrupted a Python callback: keep_interrupt).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
@@ -16,6 +17,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -116,6 +118,40 @@ struct PendingError {
   }
 };
 
+// A Python callback of an operator or a prox function that Ctrl-C interrupted
+// (it raised KeyboardInterrupt) fails, and proxc stops with that failure;
+// keep_interrupt notes it, so that `interruptible` raises KeyboardInterrupt,
+// not the ValueError that quotes it. (Setting Python's signal flag again
+// instead does not survive: measured, PyErr_CheckSignals found it cleared.)
+// One flag for the process: callbacks run on the solve's worker threads.
+std::atomic<bool> callback_interrupted{false};
+
+void keep_interrupt(const nb::python_error& e) {
+  if (e.matches(PyExc_KeyboardInterrupt)) callback_interrupted = true;
+}
+
+// f() without the GIL; should it fail after a callback was interrupted, or
+// with a Ctrl-C pending, KeyboardInterrupt is raised instead of its error.
+template <typename F>
+auto interruptible(F f) -> decltype(f()) {
+  callback_interrupted = false;
+  std::exception_ptr failure;
+  {
+    nb::gil_scoped_release release;
+    try {
+      return f();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  if (callback_interrupted.exchange(false)) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw nb::python_error();
+  }
+  if (PyErr_CheckSignals() != 0) throw nb::python_error();
+  std::rethrow_exception(failure);
+}
+
 // Whether a callback's result asks to go on: None or a true value.
 bool goes_on(const nb::object& r) {
   if (r.is_none()) return true;
@@ -162,9 +198,13 @@ proxc::SolverSummary solve_py(proxc::Problem& problem, proxc::SolverOptions opti
     options.callback = [&](const proxc::IterationInfo&) { return at_check([] { return true; }); };
   }
   proxc::SolverSummary summary;
-  {
-    nb::gil_scoped_release release;
-    summary = proxc::solve(problem, options);
+  try {
+    summary = interruptible([&] { return proxc::solve(problem, options); });
+  } catch (...) {
+    // A check after the failure (the solve reports where it stopped) may
+    // have taken the interrupt a callback kept: its exception comes first.
+    pending.raise_if_any();
+    throw;
   }
   pending.raise_if_any();
   return summary;
@@ -175,11 +215,7 @@ template <proxc::ProgramOutputs (proxc::Module::*Run)(const proxc::ProgramInputs
 std::pair<std::map<std::string, proxc::Array>, std::map<std::string, double>> run_program(
     proxc::Module& mod, std::map<std::string, proxc::Array> arrays, std::map<std::string, double> params) {
   proxc::ProgramInputs in{std::move(arrays), std::move(params)};
-  proxc::ProgramOutputs out;
-  {
-    nb::gil_scoped_release release;
-    out = (mod.*Run)(in);
-  }
+  proxc::ProgramOutputs out = interruptible([&] { return (mod.*Run)(in); });
   return {std::move(out.arrays), std::move(out.scalars)};
 }
 
@@ -253,6 +289,7 @@ int call_py_prox_fn(const PyProxFn& f, const char* role, const nb::object& fn, C
     call(fn);
     return 0;
   } catch (const nb::python_error& e) {
+    keep_interrupt(e);
     why = "raised " + python_error_text(e);
   } catch (const std::exception& e) {
     why = std::string("failed: ") + e.what();
@@ -359,6 +396,7 @@ int call_py_black_box(void* user, bool adjoint, const float* in, const int64_t* 
     if (n > 0) std::memcpy(out, result, n * sizeof(float));
     return 0;
   } catch (const std::exception& e) {
+    if (const auto* pe = dynamic_cast<const nb::python_error*>(&e)) keep_interrupt(*pe);
     const std::string msg = "LinOpFactory operator '" + bb->name + "', its " + (adjoint ? "adjoint" : "forward") +
                             ": " + e.what();
     proxc_black_box_set_failure(msg.c_str());
@@ -724,8 +762,7 @@ void bind_checks(nb::module_& m) {
         o.backend = kind_from<proxc::BackendKind>(backend, "backend");
         o.target = target;
         o.seed = seed;
-        nb::gil_scoped_release release;
-        return proxc::check(p, o);
+        return interruptible([&] { return proxc::check(p, o); });
       },
       "problem"_a, "backend"_a = "emulate", "target"_a = "host", "seed"_a = 1);
 }

@@ -8,7 +8,7 @@ import pytest
 
 import proxc
 from proxc import *  # noqa: F403  (the point: ProxImaL's names)
-from proxc.utils.utils import circshift, fftd, ifftd, im2nparray, psf2otf, tic, toc
+from proxc.utils.utils import circshift, estimate_std, fftd, ifftd, im2nparray, psf2otf, tic, toc
 
 
 def _cases(conformance, kinds):
@@ -217,6 +217,26 @@ def test_utils_utils_as_proximal_imports_them():
     assert proxc.utils.psf2otf is psf2otf
     with pytest.raises(ValueError, match="larger than outsize"):
         psf2otf(np.ones((5, 5)), (4, 4))
+
+
+def test_estimate_std_reproduces_proximals_wavelet_estimate():
+    # ProxImaL's estimate_std runs OpenCV's sepFilter2D; these values are what
+    # it gives (opencv-python-headless 4.12, float64 images; the filter's
+    # taps are float32 there, hence the 1e-6 relative tolerance).
+    z = np.random.default_rng(5).random((33, 47, 3))
+    np.testing.assert_allclose(estimate_std(z), [0.2914891878178153] * 3, rtol=1e-6)
+    np.testing.assert_allclose(estimate_std(z, "daub_replicate"), [0.2704548093538728] * 3, rtol=1e-6)
+    np.testing.assert_allclose(estimate_std(np.random.default_rng(6).random((9, 6))), [0.29113164961574495],
+                               rtol=1e-6)
+    # White Gaussian noise of sigma 0.1 on a smooth image: the estimate is its sigma.
+    rows, cols = np.mgrid[0:256, 0:256] / 256.0
+    noisy = np.sin(3 * rows) * np.cos(2 * cols) + 0.1 * np.random.default_rng(7).standard_normal((256, 256))
+    assert abs(estimate_std(noisy)[0] - 0.1) < 0.005
+    assert proxc.utils.estimate_std is estimate_std
+    with pytest.raises(ValueError, match="method must be one of"):
+        estimate_std(z, "daub_mirror")
+    with pytest.raises(ValueError, match="an image of 2 or 3 axes"):
+        estimate_std(np.zeros((2, 3, 4, 5)))
 
 
 def test_a_metric_ends_each_verbose_line(capsys):

@@ -3,7 +3,12 @@ prior or a projection of the user's) and ProxImaL's diff_fn (a smooth
 function and its gradient, its prox by L-BFGS-B). Solved with them, on the
 compiled pipelines and the emulator, a problem reaches the optimum of the
 same problem written with proxc's own functions; a failing callback stops
-the solve with an error that quotes it."""
+the solve with an error that quotes it, and a Ctrl-C inside one with
+KeyboardInterrupt."""
+import subprocess
+import sys
+import time
+
 import numpy as np
 import pytest
 
@@ -135,3 +140,61 @@ def test_registration_is_checked():
         proxc.register_prox_fn("py_not_callable", 3)
     with pytest.raises(TypeError, match="diff_fn: func and fprime must be callables"):
         diff_fn(Variable(3), None, None)
+
+
+def test_ctrl_c_inside_a_python_prox_raises_keyboard_interrupt():
+    # The emulator calls the prox on the solving thread, where Python raises the
+    # KeyboardInterrupt inside the callback (in its sleep); the solve ends with it.
+    code = (
+        "import sys, time\n"
+        "import numpy as np\n"
+        "import proxc\n"
+        "from proxc import *\n"
+        "inside = []\n"
+        "def slow(v, rho):\n"
+        "    try:\n"
+        "        time.sleep(0.2)\n"
+        "    except KeyboardInterrupt:\n"
+        "        inside.append(True)\n"
+        "        raise\n"
+        "    return np.maximum(v, 0)\n"
+        "proxc.register_prox_fn('py_slow_nonneg', slow, lambda x: 0.0)\n"
+        "b = np.random.default_rng(0).random((16, 16)).astype(np.float32)\n"
+        "x = Variable(b.shape)\n"
+        "p = Problem([sum_squares(x - b), proxc.prox_fn('py_slow_nonneg', x)])\n"
+        "print('solving', flush=True)\n"
+        "try:\n"
+        "    p.solve(backend='emulate', max_iters=10**6, eps_abs=0, eps_rel=0, conv_check=10**6)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted inside the prox:', bool(inside), flush=True)\n"
+        "    sys.exit(7)\n"
+    )
+    import signal
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "solving"
+    time.sleep(1.0)
+    child.send_signal(signal.SIGINT)
+    try:
+        out, err = child.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        pytest.fail("a solve went on after Ctrl-C")
+    assert child.returncode == 7, out + err
+    assert "interrupted inside the prox: True" in out, out + err
+
+
+@pytest.mark.parametrize("backend", ["emulate", "halide"])
+def test_a_keyboard_interrupt_in_a_callback_ends_the_solve_as_keyboard_interrupt(backend):
+    # What a Ctrl-C inside the callback raises; any other exception stays a ValueError that quotes it.
+    def interrupted(*args):
+        raise KeyboardInterrupt()
+
+    proxc.register_prox_fn("py_interrupted", interrupted, lambda x: 0.0)
+    x = Variable(B.shape)
+    with pytest.raises(KeyboardInterrupt):
+        Problem([sum_squares(x - B), proxc.prox_fn("py_interrupted", x)]).solve(backend=backend, max_iters=5)
+    op = proxc.LinOpFactory(B.shape, B.shape, interrupted, interrupted, norm_bound=1.0)
+    with pytest.raises(KeyboardInterrupt):
+        Problem(sum_squares(op(x) - B) + 0.1 * norm1(grad(x))).solve(backend=backend, max_iters=5)
+    # The next solve is not affected.
+    Problem(sum_squares(x - B) + 0.1 * norm1(grad(x))).solve(backend=backend, max_iters=5)

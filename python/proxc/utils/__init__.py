@@ -3,4 +3,5 @@
 works where a script imported it from ProxImaL; ``proxc.utils.metrics`` has
 its metrics (``psnr_metric``, for Problem.solve's ``metric=``)."""
 from . import metrics  # noqa: F401
-from .utils import Impl, circshift, fftd, ifftd, im2nparray, psf2otf, psnr, tic, toc  # noqa: F401
+from .utils import (Impl, NoiseEstMethod, circshift, estimate_std, fftd, ifftd, im2nparray, psf2otf,  # noqa: F401
+                    psnr, tic, toc)

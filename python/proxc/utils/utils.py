@@ -1,7 +1,8 @@
 """ProxImaL's utilities (proximal.utils.utils) that its scripts import:
 images to arrays, timing, FFTs over leading axes and the optical transfer
-function of a kernel. Written for proxc with NumPy; the functions that read
-ProxImaL's own test data (get_test_image, get_kernel) are not here."""
+function of a kernel, the noise estimate estimate_std. Written for proxc with
+NumPy; the functions that read ProxImaL's own test data (get_test_image,
+get_kernel) are not here."""
 import time
 
 import numpy as np
@@ -94,3 +95,35 @@ def psf2otf(K, outsize, dims=None):
     if biggest > 0 and np.max(np.abs(otf.imag)) / biggest <= work * np.finfo(np.float32).eps:
         otf = otf.real + 0j
     return otf
+
+
+NoiseEstMethod = {"daub_reflect": 0, "daub_replicate": 1}
+
+# Daubechies' 6-tap high-pass filter, ProxImaL's constants (its estimate_std).
+_DAUB6 = np.array([0.03522629188571, 0.08544127388203, -0.13501102001025,
+                   -0.45987750211849, 0.80689150931109, -0.33267055295008])
+
+
+def estimate_std(z, method="daub_reflect"):
+    """ProxImaL's estimate of the standard deviation of additive Gaussian
+    noise: the median absolute value of the image's diagonal wavelet detail
+    (Daubechies' 6-tap filter along the rows, then along the columns, as
+    OpenCV's sepFilter2D correlates it: taps at offsets -3..2, the image
+    extended by reflection without repeating the edge ("daub_reflect") or by
+    repeating it ("daub_replicate")) divided by 0.6745. One value per
+    channel of an (H, W) or (H, W, C) image; like ProxImaL's, each is the
+    median over every channel. Written with NumPy (ProxImaL calls OpenCV)."""
+    if method in NoiseEstMethod.values() and not isinstance(method, bool):
+        method = {v: k for k, v in NoiseEstMethod.items()}[method]
+    if method not in NoiseEstMethod:
+        raise ValueError(f"estimate_std: method must be one of {sorted(NoiseEstMethod)}, got {method!r}")
+    z = np.asarray(z, np.float64)
+    if z.ndim == 2:
+        z = z[..., np.newaxis]
+    elif z.ndim != 3:
+        raise ValueError(f"estimate_std: an image of 2 or 3 axes, got shape {z.shape}")
+    rows, cols = z.shape[:2]
+    ext = np.pad(z, ((3, 2), (3, 2), (0, 0)), mode="reflect" if method == "daub_reflect" else "edge")
+    along_rows = sum(_DAUB6[i] * ext[:, i:i + cols] for i in range(6))
+    detail = sum(_DAUB6[i] * along_rows[i:i + rows] for i in range(6))
+    return np.full(z.shape[2], np.median(np.abs(detail)) / 0.6745)
