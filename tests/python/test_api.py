@@ -643,7 +643,7 @@ def test_result_memory_is_proxcs_and_aot_and_parse_errors(tmp_path):
         proxc.parse("x = variable(4, 4)\nminimize no_such_function(x)")
 
 
-def test_ctrl_c_stops_a_solve_at_the_next_check():
+def test_ctrl_c_stops_a_solve_at_the_next_check(interrupted_child):
     code = (
         "import numpy as np, sys\n"
         "from proxc import *\n"
@@ -658,17 +658,8 @@ def test_ctrl_c_stops_a_solve_at_the_next_check():
         "    print('interrupted after', p.summary, flush=True)\n"
         "    sys.exit(7)\n"
     )
-    import signal
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert child.stdout.readline().strip() == "solving"
-    time.sleep(0.5)
-    child.send_signal(signal.SIGINT)
-    try:
-        out, err = child.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        pytest.fail("a solve went on after Ctrl-C")
-    assert child.returncode == 7, out + err
+    returncode, output = interrupted_child(code, 0.5)
+    assert returncode == 7, output
 
 
 def test_linop_factory_runs_python_operators_as_black_boxes():

@@ -5,10 +5,6 @@ compiled pipelines and the emulator, a problem reaches the optimum of the
 same problem written with proxc's own functions; a failing callback stops
 the solve with an error that quotes it, and a Ctrl-C inside one with
 KeyboardInterrupt."""
-import subprocess
-import sys
-import time
-
 import numpy as np
 import pytest
 
@@ -142,7 +138,7 @@ def test_registration_is_checked():
         diff_fn(Variable(3), None, None)
 
 
-def test_ctrl_c_inside_a_python_prox_raises_keyboard_interrupt():
+def test_ctrl_c_inside_a_python_prox_raises_keyboard_interrupt(interrupted_child):
     # The emulator calls the prox on the solving thread, where Python raises the
     # KeyboardInterrupt inside the callback (in its sleep); the solve ends with it.
     code = (
@@ -169,18 +165,9 @@ def test_ctrl_c_inside_a_python_prox_raises_keyboard_interrupt():
         "    print('interrupted inside the prox:', bool(inside), flush=True)\n"
         "    sys.exit(7)\n"
     )
-    import signal
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert child.stdout.readline().strip() == "solving"
-    time.sleep(1.0)
-    child.send_signal(signal.SIGINT)
-    try:
-        out, err = child.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        pytest.fail("a solve went on after Ctrl-C")
-    assert child.returncode == 7, out + err
-    assert "interrupted inside the prox: True" in out, out + err
+    returncode, output = interrupted_child(code, 1.0)
+    assert returncode == 7, output
+    assert "interrupted inside the prox: True" in output, output
 
 
 @pytest.mark.parametrize("backend", ["emulate", "halide"])
