@@ -22,9 +22,10 @@ namespace proxc::internal {
 /// where eps is the backend's machine epsilon and W(K) bounds the number of
 /// roundings behind one entry of Kx or Kᵀy: the sum over K's operator nodes
 /// of their work per entry (kernel size for conv, 2·dims for grad, 4 for warp,
-/// 3 for mul_color, max(N, M) for pxwise_matrixmult, 1 otherwise). Each computed entry then carries at most
-/// W·eps relative error (first-order bound), and Cauchy–Schwarz carries it to
-/// the inner products, which are accumulated in double.
+/// 3 for mul_color, max(N, M) for pxwise_matrixmult, 1 otherwise). Each
+/// computed entry then carries at most W·eps relative error (first-order
+/// bound), and Cauchy–Schwarz carries it to the inner products, which are
+/// accumulated in double.
 struct DotTestResult {
   std::string what;  ///< the operator, in .prox syntax
   double lhs = 0;    ///< <Kx, y>
