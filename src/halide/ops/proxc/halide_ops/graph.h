@@ -645,6 +645,7 @@ class Graph {
   Halide::Func device_fft_filter(const Val& x, int kr, const std::string& name, Filter filter);
 
   Schedule schedule_;
+  std::set<std::string> round_up_;  // Funcs at root whose vectors round up (TailStrategy::RoundUp)
   std::ostream* record_;
   /// Extents (numpy order) of every value an op returned, by Func name: the
   /// axes schedule_gpu tiles.

@@ -144,15 +144,24 @@ inline Val Graph::conv(const Val& k, const Val& x0, bool adjoint, const Ext& ext
   // densely, with no wrapping per tap (that wrap is per lane along the rows).
   const bool rows_only =
       x.rank() >= 2 && std::none_of(taps_along.begin() + 1, taps_along.end(), [](bool t) { return t; });
+  // An image's copy wrapped along its rows (the vectors' axis): inside [0, n) a plain copy, marked
+  // likely, so that Halide splits the row loop and its steady state loads whole vectors; wrapped
+  // lane by lane (a gather) only in the kernel's overhang. Its vectors round up (no shifted last
+  // vector, whose base kept the split from holding: the wrapped values past the row are harmless).
+  const int last = x.rank() - 1;
+  const bool dense_rows = x.rank() == 2 && kr == 2 && taps_along[1] && !gpu();
   Val xw = rows_only ? x : define("wrapped", x.ext, [&](const Coords& c) {
-    Coords src = c;
+    Coords src = c, inside = c;
     for (int i = 0; i < kr; ++i) {
-      if (taps_along[static_cast<size_t>(i)]) src[i] = wrap(c[i], i);
+      if (taps_along[static_cast<size_t>(i)]) src[i] = inside[i] = wrap(c[i], i);
     }
-    return call(x, src);
+    if (!dense_rows) return call(x, src);
+    inside[last] = Halide::clamp(c[last], 0, n[last] - 1);
+    return Halide::select(Halide::likely(c[last] >= 0 && c[last] < n[last]), call(x, inside), call(x, src));
   });
   if (!rows_only) {
     xw.unroll_from = std::max(2, kr);  // its wrapped axes reach beyond [0, n)
+    if (dense_rows) round_up_.insert(xw.f.name());
     schedule_at_root(xw);
   }
   Halide::Region ranges;

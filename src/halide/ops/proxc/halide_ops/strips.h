@@ -108,7 +108,8 @@ inline void Graph::schedule_vectors(Halide::Func f, const std::vector<Halide::Va
         f.bound(vars[i], 0, static_cast<int>(*const_int(ext[i]))).unroll(vars[i]);
     }
   } else {
-    f.vectorize(vars.back(), lanes, vector_tail(lanes));
+    f.vectorize(vars.back(), lanes,
+                round_up_.count(f.name()) ? Halide::TailStrategy::RoundUp : vector_tail(lanes));
   }
 }
 
