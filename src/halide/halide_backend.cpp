@@ -123,9 +123,7 @@ class Part {
     options_ = o;
     target_ = t;
     entry_ = compiled_entry(program_, o, t, &mine_);
-    // |otf|² of each circulant solve's kernel, from this program's data.
-    for (const auto& [k, dims] : mine_.spectra_sources) spectra_.emplace_back(k, dims, kernel_spectrum);
-    for (const auto& [k, dims] : mine_.otf_sources) otfs_.emplace_back(k, dims, kernel_otf_array);
+    derived_arguments();
   }
   const std::string& schedule_used() const { return entry_->schedule_used; }
   // Whether its pipeline runs blocked in time (the default schedule's lowering, Graph::temporal_blocking).
@@ -271,11 +269,16 @@ class Part {
       warn_schedule_fallback(
           "the " + entry_->schedule_used + " schedule of " + program_label(program_) + " fails when it runs",
           failed);
-      HalideOptions fallback = options_;
-      fallback.schedule = "default";
-      entry_ = compiled_entry(program_, fallback, target_, &mine_);
+      // Another lowering, whose arguments need not be this one's in number or
+      // order (argv was built for the graph just replaced): the run again,
+      // from its arguments. (It reused argv, and the solve went on with a
+      // wrong Kᵀb: residuals of 5.6e8 where the default schedule's are 9.2.)
+      options_.schedule = "default";
+      entry_ = compiled_entry(program_, options_, target_, &mine_);
+      derived_arguments();
       fell_back_->store(true);
-      failed = attempt();
+      run(in, next, out_ptr);
+      return;
     }
     // On a GPU, a failed run is the device's (its memory, its driver's kernel compile), not proxc's.
     user_assert(failed.empty() || !target_.has_gpu_feature())
@@ -371,6 +374,14 @@ class Part {
     }
   };
   std::vector<KernelArgument> spectra_, otfs_;
+
+  // |otf|² of each circulant solve's kernel, from this program's data (for mine_'s lowering).
+  void derived_arguments() {
+    spectra_.clear();
+    otfs_.clear();
+    for (const auto& [k, dims] : mine_.spectra_sources) spectra_.emplace_back(k, dims, kernel_spectrum);
+    for (const auto& [k, dims] : mine_.otf_sources) otfs_.emplace_back(k, dims, kernel_otf_array);
+  }
 };
 
 // A step program as one pipeline, or, when it has a convergence check, as

@@ -1834,6 +1834,14 @@ TEST(HalideSchedule, AScheduleThatFailsWhenItRunsFallsBackAndIsReportedAsTheDefa
   ASSERT_TRUE(scheduled) << "Adams2019 no longer schedules this setup (a Halide change?): choose another case\n" << err;
   EXPECT_THAT(err, ::testing::HasSubstr("warning: the adams2019 schedule of pc_iteration_setup fails when it runs"));
   EXPECT_EQ(b->schedule_used(), "default");
+  // What the fallback computed is the setup's value (it once ran with the
+  // failed lowering's arguments).
+  const StepOutputs emulated = emulator().compile(setup)->run(StepInputs{});
+  for (const auto& [name, arr] : emulated.arrays) {
+    double most = 1;
+    for (double v : arr.data) most = std::max(most, std::fabs(v));
+    expect_close(h.arrays.at(name), arr, 1e-5 * most, "the fallback's " + name);
+  }
   // The fallback is the setup's: the backend's next compile, of a program
   // the schedule runs, reports the autoscheduler again.
   {
