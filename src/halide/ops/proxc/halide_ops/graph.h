@@ -212,25 +212,20 @@ class Graph {
   Val crop(const Val& x0, const std::vector<int>& offsets, const Ext& ext);
   /// The adjoint of crop: y placed at the offsets, zero around it.
   Val pad(const Val& y0, const std::vector<int>& offsets, const Ext& ext);
-  /// A 3×3 colour transform of the last axis, by a 3×3 data array
-  /// (adjoint: by its transpose).
+  /// A 3×3 colour transform of the last axis by a 3×3 data array (adjoint: its transpose).
   Val color(const Val& x0, const Val& matrix, bool adjoint, const Ext& ext);
   /// The same with the matrix in scalar slots first..first+8 (row major).
   Val color_slots(const Val& x0, int first, bool adjoint, const Ext& ext);
-  /// ProxImaL's pxwise_matrixmult: out(p..., i) = Σ_j a(p..., i, j) x(p..., j),
-  /// a's last two extents (N, M) known at compile time; the adjoint
-  /// out(p..., j) = Σ_i a(p..., i, j) y(p..., i). ext: the output's extents.
+  /// ProxImaL's pxwise_matrixmult, out(p..., i) = Σ_j a(p..., i, j) x(p..., j), a's (N, M) known at
+  /// compile time; the adjoint out(p..., j) = Σ_i a(p..., i, j) y(p..., i). ext: the output's.
   Val pixel_matrix(const Val& a, const Val& x0, bool adjoint, const Ext& ext);
-  /// Bilinear warp of the first two axes by the 3×3 homography h (output
-  /// pixel (i, j) samples x at the (row, col) h·(i, j, 1)); zero outside. ext: the
-  /// output's, whose first two axes may differ from x's (a target shape);
-  /// h of shape (3, 3, K): output slice k (the last axis) by homography k.
+  /// Bilinear warp of the first two axes: output pixel (i, j) samples x at the (row, col) h·(i, j, 1),
+  /// zero outside; ext the output's (a target shape); h (3, 3, K): slice k by homography k.
   Val warp(const Val& h, const Val& x0, const Ext& ext);
   /// The adjoint of warp: a scatter over the output pixels.
   Val warp_t(const Val& h, const Val& y0, const Ext& ext);
-  /// ProxImaL's uneven_subsample: output entry o is x at the coordinates
-  /// idx(0, o), idx(1, o), ... (a float data array of whole numbers), 0
-  /// where they fall outside x. ext: the output's extents.
+  /// ProxImaL's uneven_subsample: output entry o is x at idx(0, o), idx(1, o), ... (a float data
+  /// array of whole numbers), 0 where they fall outside x. ext: the output's extents.
   Val uneven_subsample(const Val& x0, const Val& idx, const Ext& ext);
   /// Its adjoint: y scattered back (serially: two entries may share a
   /// source); ext: x's extents.
