@@ -6,8 +6,8 @@ import warnings
 import numpy as np
 
 from . import _proxc
-from .lin_ops import Constant, Variable, _is_int
-from .prox_fns import ProxFn
+from ._lin_ops import Constant, Variable, _is_int
+from ._prox_fns import ProxFn
 
 __all__ = ["Problem", "load", "parse", "SOLVER_NAMES"]
 
@@ -301,7 +301,12 @@ class Problem:
         verbose = int(kwargs.get("verbose", 0) or 0)
         callback = kwargs.get("callback")
         keep_history = bool(kwargs.get("history", False))
-        o.objective_each_check = keep_history or verbose >= 2
+        convlog = kwargs.get("convlog")
+        if convlog is not None and not all(callable(getattr(convlog, m, None))
+                                           for m in ("record_objective", "record_timing")):
+            raise TypeError("Problem.solve: convlog must have record_objective(value) and record_timing(ms) methods "
+                            "(proxc.utils.convergence_log.ConvergenceLog)")
+        o.objective_each_check = keep_history or verbose >= 2 or convlog is not None
         metric = kwargs.get("metric")
         if metric is not None and not callable(getattr(metric, "message", None)):
             raise TypeError("Problem.solve: metric must have a message(x) method (proxc.utils.metrics.psnr_metric)")
@@ -317,6 +322,13 @@ class Problem:
         for v in self._variables:
             # proxc's array, no copy (the user's split: the split problem's variable of that name)
             v._value = native.value(by_name[self._native.name_of(v._expr)])
+        if convlog is not None:
+            # One entry per check: its objective and the milliseconds of iterating since the check before.
+            before = 0.0
+            for info in summary.history:
+                convlog.record_objective(info.objective)
+                convlog.record_timing((info.seconds - before) * 1000.0)
+                before = info.seconds
         if verbose:
             print(summary.full_report() if verbose >= 2 else summary.brief_report())
         if summary.termination == "diverged":

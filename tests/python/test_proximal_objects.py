@@ -256,3 +256,122 @@ def test_a_metric_ends_each_verbose_line(capsys):
     assert psnr(x.value, ref, pad=(2, 3)) == psnr(x.value[2:-2, 3:-3], ref[2:-2, 3:-3])
     with pytest.raises(TypeError, match="metric must have a message"):
         prob.solve(metric=3)
+
+
+# ProxImaL 0.1.7's module paths (proximal/lin_ops/*.py, prox_fns/*.py,
+# algorithms/problem.py, utils/convergence_log.py) and the names each defines
+# that proxc has: a script's `from proximal.lin_ops.black_box import
+# LinOpFactory` runs with `proximal` changed to `proxc`.
+_PROXIMAL_MODULES = {
+    "lin_ops.black_box": ["LinOpFactory"], "lin_ops.comp_graph": ["CompGraph", "est_CompGraph_norm"],
+    "lin_ops.constant": ["Constant"], "lin_ops.conv": ["conv"], "lin_ops.conv_nofft": ["conv_nofft"],
+    "lin_ops.grad": ["grad"], "lin_ops.hstack": ["hstack"], "lin_ops.lin_op": ["LinOp", "cast_to_const"],
+    "lin_ops.mul_color": ["mul_color"], "lin_ops.mul_elemwise": ["mul_elemwise"],
+    "lin_ops.pxwise_matrixmult": ["pxwise_matrixmult"], "lin_ops.reshape": ["reshape"], "lin_ops.scale": ["scale"],
+    "lin_ops.subsample": ["subsample", "uneven_subsample"], "lin_ops.sum": ["sum", "copy"],
+    "lin_ops.transpose": ["transpose"], "lin_ops.variable": ["Variable"], "lin_ops.vstack": ["vstack"],
+    "lin_ops.warp": ["warp"],
+    "prox_fns.prox_fn": ["ProxFn"], "prox_fns.diff_fn": ["diff_fn"],
+    "prox_fns.group_norm1": ["group_norm1", "weighted_group_norm1"],
+    "prox_fns.nonneg": ["nonneg", "weighted_nonneg", "masked_nonneg"], "prox_fns.norm1": ["norm1", "weighted_norm1"],
+    "prox_fns.patch_NLM": ["patch_NLM"], "prox_fns.poisson_norm": ["poisson_norm", "weighted_poisson_norm"],
+    "prox_fns.sum_entries": ["sum_entries", "zero_prox"],
+    "prox_fns.sum_squares": ["sum_squares", "weighted_sum_squares", "least_squares", "lsqr_options", "cg_options"],
+    "algorithms.problem": ["Problem"], "utils.convergence_log": ["ConvergenceLog"],
+}
+
+
+def test_proximals_module_paths_hold_the_same_objects():
+    import importlib
+    for path, names in _PROXIMAL_MODULES.items():
+        module = importlib.import_module("proxc." + path)
+        for name in names:
+            got = getattr(module, name)
+            assert got is getattr(proxc.lin_ops if "cast_to_const" == name else
+                                  proxc.utils if name == "ConvergenceLog" else proxc, name), f"{path}.{name}"
+    # Loading a submodule binds its name in the package; the package binds the
+    # operator or function back, so these names are never the modules.
+    namespace = {}
+    exec("from proxc.lin_ops import *\nfrom proxc.prox_fns import *", namespace)  # noqa: S102
+    for name in ("conv", "sum", "grad", "vstack", "transpose", "scale", "warp", "diff_fn", "patch_NLM", "nonneg",
+                 "sum_squares", "norm1"):
+        assert namespace[name] is getattr(proxc, name) and callable(namespace[name]), name
+        assert getattr(importlib.import_module("proxc.lin_ops" if hasattr(proxc.lin_ops, name) else "proxc.prox_fns"),
+                       name) is getattr(proxc, name)
+    from proxc.lin_ops.lin_op import cast_to_const
+    x = Variable(3)
+    assert cast_to_const(x) is x
+    c = cast_to_const(np.arange(3.0))
+    assert isinstance(c, Constant) and c.value.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_convlog_gets_each_checks_objective_and_time():
+    from proxc.algorithms import pc
+    from proxc.utils.convergence_log import ConvergenceLog
+    rng = np.random.default_rng(8)
+    b = rng.random((24, 20))
+    x = Variable(b.shape)
+    fns = [sum_squares(x - b), 0.1 * norm1(grad(x))]
+    prob = Problem(fns)
+    log = ConvergenceLog()
+    prob.solve(convlog=log, conv_check=5, max_iters=20, eps_abs=0, eps_rel=0)
+    assert len(prob.history) >= 4 and log.objective_val == [h["objective"] for h in prob.history]
+    np.testing.assert_allclose(log.iter_time, [1000 * h["seconds"] for h in prob.history], rtol=1e-9)
+    assert log.total_time == log.iter_time[-1] and all(np.diff(log.iter_time) >= 0)
+    assert log.objective_val[-1] == pytest.approx(prob.objective, rel=1e-6)
+
+    class Mine:  # any object with ProxImaL's two methods
+        def __init__(self):
+            self.rows = []
+
+        def record_objective(self, value):
+            self.rows.append(value)
+
+        def record_timing(self, ms):
+            assert ms >= 0
+
+    mine = Mine()
+    pc.solve(*pc.partition(fns), convlog=mine, conv_check=1, max_iters=12)
+    # ProxImaL's rule, pc's schedule: checks after iterations C + 1, 2C + 1, ...: 2 to 12.
+    assert len(mine.rows) == 11 and all(np.isfinite(mine.rows)) and mine.rows == sorted(mine.rows, reverse=True)
+    with pytest.raises(TypeError, match="convlog must have record_objective"):
+        prob.solve(convlog=[])
+    log.tic()
+    assert log.toc() >= 0 and log.total_time == log.iter_time[-1]
+    with pytest.raises(RuntimeError, match="tic"):
+        log.toc()
+
+
+def test_proximals_baseline_and_pulses_example_as_a_script_writes_it():
+    # The shape of ProxImaL's NIRS example (examples/near-infrared-spectroscopic-imaging.py):
+    # a smooth baseline of DCT modes, a black box in Python imported by ProxImaL's
+    # module path, minus nonnegative pulses, two variables; synthetic data here.
+    from scipy.fft import dct, idct
+
+    from proxc.lin_ops.black_box import LinOpFactory
+    n, modes = 400, 24
+    t = np.arange(n)
+    baseline = 0.4 + 0.2 * np.sin(2 * np.pi * t / 300) + 0.1 * np.cos(2 * np.pi * t / 170)
+    pulses = np.zeros(n)
+    for start in (60, 150, 230, 320):
+        pulses[start:start + 12] = 0.3
+    raw = (baseline - pulses + 0.01 * np.random.default_rng(0).standard_normal(n)).astype(np.float32)
+
+    def forward(coeff, out):
+        out[:] = idct(coeff, n=2 * n, norm="ortho")[:n]
+
+    def adjoint(y, coeff):
+        coeff[:] = dct(np.concatenate([y, y[::-1]]), norm="ortho")[:coeff.size]
+
+    op = LinOpFactory((modes,), (n,), forward, adjoint, norm_bound=None)
+    found = {}
+    for solver, eps in (("pc", 1e-6), ("ladmm", 1e-5), ("pc", 1e-5)):
+        u, v = Variable(n), Variable(modes)
+        prob = Problem([sum_squares(-u + op(v) - raw), 0.16 * norm1(grad(u)), 0.04 * norm1(u), nonneg(u)])
+        objective = prob.solve(solver=solver, max_iters=3000, eps_abs=eps, eps_rel=eps, proximal_stopping=False)
+        curve = np.zeros(n, np.float32)
+        forward(v.value, curve)
+        assert np.abs(curve - baseline).max() < 0.05 and np.abs(u.value - pulses).max() < 0.08, solver
+        found[solver, eps] = objective
+    best = found["pc", 1e-6]  # 0.93771 when written
+    assert abs(found["ladmm", 1e-5] - best) < 1e-3 * best and abs(found["pc", 1e-5] - best) < 1e-3 * best

@@ -4,9 +4,9 @@ import numbers
 import numpy as np
 
 from .. import _proxc
-from ..lin_ops import Constant
+from .._lin_ops import Constant
 from ..problem import Problem, _solver_name
-from ..prox_fns import ProxFn
+from .._prox_fns import ProxFn
 
 
 def _fns(v, what):

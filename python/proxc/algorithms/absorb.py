@@ -25,8 +25,8 @@ them. absorb_offset is ProxImaL's, which keeps the value only where beta is
 import numpy as np
 
 from .. import _proxc
-from .. import prox_fns as _fns
-from ..lin_ops import LinOp
+from .. import _prox_fns as _fns
+from .._lin_ops import LinOp
 from ._split import absorb_offset
 
 __all__ = ["absorb_lin_op", "absorb_all_lin_ops", "absorb_offset"]

@@ -35,7 +35,7 @@ def _operator(K):
     CompGraph as given, an expression wrapped in one."""
     if all(hasattr(K, a) for a in ("forward", "adjoint", "input_size", "output_size")):
         return K
-    from ..lin_ops import CompGraph, LinOp
+    from .._lin_ops import CompGraph, LinOp
     if isinstance(K, LinOp):
         return CompGraph(K)
     raise TypeError(f"equil: expected a CompGraph or an expression, got {type(K).__name__}")

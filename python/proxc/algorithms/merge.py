@@ -9,7 +9,7 @@ adds ||b||^2 to d, without alpha: the prox is the same, the value is
 proxc's)."""
 import numpy as np
 
-from .. import prox_fns as _fns
+from .. import _prox_fns as _fns
 from .absorb import _array, _check, _is_linear, _linear_parts
 
 __all__ = ["can_merge", "merge_fns", "merge_all"]

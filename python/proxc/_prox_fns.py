@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from . import _proxc
-from .lin_ops import _const_expr, _lin
+from ._lin_ops import _const_expr, _lin
 
 __all__ = [
     "ProxFn", "sum_squares", "norm1", "group_norm1", "nonneg", "poisson_norm", "sum_entries", "weighted_norm1",
@@ -46,7 +46,7 @@ class ProxFn:
     @property
     def value(self):
         """The function at its variables' values (after a solve), as ProxImaL's ProxFn.value."""
-        from .lin_ops import _values
+        from ._lin_ops import _values
         term, _ = self._term()
         return _proxc.evaluate_terms(term, _values(self.variables(), "value"))[0]
 
@@ -74,7 +74,7 @@ class ProxFn:
         return float(rho)
 
     def _operand(self, a, what):
-        from .lin_ops import _as_float32
+        from ._lin_ops import _as_float32
         shape = self.lin_op.shape
         if a.size != int(np.prod(shape, dtype=np.int64)):
             raise ValueError(f"{type(self).__name__}.{what}: v has {a.size} entries, the operand {shape}")
@@ -82,7 +82,7 @@ class ProxFn:
 
     def _on_fresh_operand(self):
         """This function's term over a new variable of its operand's shape."""
-        from .lin_ops import Variable
+        from ._lin_ops import Variable
         term, _ = self.copy(lin_op=Variable(self.lin_op.shape, "v"))._term()
         return term
 
