@@ -22,6 +22,8 @@ __all__ = [
 
 def _as_float32(value, what):
     """A C-ordered float32 copy of `value` only where it is not one already."""
+    if np.iscomplexobj(value):
+        raise ValueError(f"{what}: complex values; proxc's constants are real (split the real and imaginary parts)")
     try:
         a = np.ascontiguousarray(value, dtype=np.float32)
     except (TypeError, ValueError) as e:

@@ -278,6 +278,9 @@ class prox_fn(ProxFn):  # noqa: N801
 
     def __init__(self, name, lin_op, alpha=1.0, beta=1.0, b=0.0, c=0.0, gamma=0.0, d=0.0, **params):
         self.name = name
+        for k, v in params.items():
+            if not isinstance(v, numbers.Real) or isinstance(v, bool):
+                raise ValueError(f"prox_fn '{name}': the parameter {k} must be a number, got {v!r}")
         self.params = {k: float(v) for k, v in params.items()}
         super().__init__(lin_op, alpha=alpha, beta=beta, b=b, c=c, gamma=gamma, d=d)
 
@@ -338,6 +341,8 @@ def register_prox_fn(name, prox, value=None, **params):
         out = prox(v, rho, **dict(zip(names, p)))
         if out is None:
             raise ValueError("prox returned None, not its result (an array of the operand's shape)")
+        if np.iscomplexobj(out):
+            raise ValueError("prox returned complex values; it must return real ones")
         a = np.asarray(out, dtype=np.float32)
         if a.shape != v.shape:
             raise ValueError(f"prox returned an array of shape {a.shape} for an operand of shape {v.shape}")
@@ -347,7 +352,10 @@ def register_prox_fn(name, prox, value=None, **params):
         return np.ascontiguousarray(a)
 
     def call_value(x, p):
-        return float(value(x, **dict(zip(names, p))))
+        f = value(x, **dict(zip(names, p)))
+        if np.iscomplexobj(f) or np.isnan(f):
+            raise ValueError(f"value returned {f!r}; it must return a real number (inf for outside a constraint)")
+        return float(f)
 
     _proxc.register_python_prox_fn(str(name), call_prox, None if value is None else call_value, names, defaults)
     return name

@@ -171,7 +171,8 @@ double largest_magnitude_eigenvalue(const std::vector<double>& a, const std::vec
 
 }  // namespace
 
-NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters, uint64_t seed, double tol) {
+NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters, uint64_t seed, double tol,
+                           bool rescale) {
   // Lanczos iteration on KᵀK from a random vector, the Krylov method with
   // which ProxImaL estimates ||K|| (est_CompGraph_norm: scipy's eigs on KᵀK,
   // ARPACK's Lanczos for a symmetric operator): step j applies KᵀK to the
@@ -231,8 +232,20 @@ NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters, uint6
     // <v, KᵀK v> (not ||K v||², equal for a true adjoint: a black box's
     // inconsistent pair keeps the Rayleigh quotient of what it computes).
     const double a = dot(v, w);
+    // KᵀK v is of the order of ||K||² in float32: above about 1e19 it
+    // overflows, below 1e-19 it underflows. Then the iteration runs again on
+    // K divided by ProxImaL's bound (the estimate scaled back).
+    if (it == 1 && rescale && (!std::isfinite(a) || a > 1e18 || (a > 0 && a < 1e-18))) {
+      const double bound = norm_bound(k);
+      if (std::isfinite(bound) && bound > 0) {
+        NormEstimate e = estimate_norm(backend, make_scale(1 / bound, k), max_iters, seed, tol, false);
+        e.value *= bound;
+        return e;
+      }
+    }
     if (!std::isfinite(a)) {  // no estimate (as the power iteration's 0)
       theta = 0;
+      est.finite = false;
       break;
     }
     alpha.push_back(a);
@@ -454,7 +467,7 @@ double norm_bound(const Expr& k) {
         double own = registered_black_box(n->str).norm_bound;
         if (!(own > 0)) {
           auto backend = make_emulate_backend();
-          own = 1.01 * estimate_norm(*backend, isolate_operator(n), 100, 2, 1e-4).value;
+          own = 1.01 * estimate_norm(*backend, isolate_operator(n), 100, 2, 1e-4, false).value;
         }
         v = own * b(0);
         break;

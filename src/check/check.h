@@ -47,13 +47,17 @@ double rounding_work(const Expr& k);
 /// eigs): the largest Ritz value after at most `max_iters` applications of
 /// KᵀK, a lower bound to rounding; stops when the estimate of ||K||²
 /// changes by less than `tol` relative or the recurrence's residual is that
-/// small. 0 when an application of KᵀK is not finite.
+/// small. 0, and `finite` false, when an application of KᵀK is not finite.
+/// Where the first step's <v, KᵀK v> is not finite, above 1e18 or below 1e-18
+/// (float32's squares overflow or underflow) it iterates again on K divided
+/// by ProxImaL's bound, unless `rescale` is false.
 struct NormEstimate {
   double value = 0;
   int iterations = 0;
+  bool finite = true;
 };
 NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters = 100, uint64_t seed = 2,
-                          double tol = 1e-6);
+                           double tol = 1e-6, bool rescale = true);
 
 /// ProxImaL's upper bound of ||K||, propagated through the operator graph:
 /// grad 2·sqrt(dims), mul_elemwise max|w|, conv max|otf| (exact), subsample,

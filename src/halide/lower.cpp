@@ -348,13 +348,12 @@ class Lowerer {
   }
   Val scalar(double value) { return graph_->scalar(scalar_slot(value)); }
 
-  // Axes 2 and beyond of at most kShortAxis entries (gradient components,
-  // colour channels) are compile-time extents, so that their loops unroll;
-  // every other extent is a run-time slot, one per axis and value: arrays of
-  // equal extents along an axis share its slot, and Halide then knows their
-  // loops to have equal bounds (fused loops without guards, reductions
-  // sharing one domain). The slots are part of the pipeline's key: it
-  // serves only programs whose extents are equal where this one's are.
+  // Axes 2 and beyond of at most kShortAxis entries (gradient components, colour channels) are
+  // compile-time extents, so that their loops unroll; every other extent is a run-time slot, one
+  // per axis and value: arrays of equal extents along an axis share its slot, and Halide then
+  // knows their loops to have equal bounds (fused loops without guards, reductions sharing one
+  // domain). The slots are part of the pipeline's key: it serves only programs whose extents are
+  // equal where this one's are.
   static constexpr int64_t kShortAxis = 4;
   Ext extents(const Shape& s) {
     Ext e;
@@ -365,21 +364,27 @@ class Lowerer {
         e.push_back(static_cast<int>(-x));
         continue;
       }
-      auto [it, added] = extent_slots_.emplace(std::make_pair(i, x), static_cast<int>(out_.extent_values.size()));
-      if (added) out_.extent_values.push_back(x);
-      e.push_back(it->second);
+      e.push_back(extent_slot(i, x));
     }
     return e;
+  }
+  int extent_slot(size_t axis, int64_t x) {
+    auto [it, added] =
+        extent_slots_.emplace(std::make_pair(axis, x), static_cast<int>(out_.extent_values.size()));
+    if (added) out_.extent_values.push_back(x);
+    return it->second;
   }
 
   Val data(const ExprNode* c) { return data_slot(c, extents(c->shape), &data_vals_); }
 
-  // pxwise_matrixmult's matrices: the pixels' axes as the operand's, each
-  // matrix's (N, M) of compile-time extents (its sums are unrolled).
+  // pxwise_matrixmult's matrices: the pixels' axes as the operand's, (N, M) compile-time up to 16
+  // entries (strided loads then shuffled out of dense ones), else run-time (gathers: LLVM took
+  // minutes over Halide 21's dense loads of 8 × 84 at 28 × 3). The sums are unrolled either way.
   Val pixel_matrices(const ExprNode* c) {
     const Shape& s = c->shape;
     Ext e = extents(Shape(s.begin(), s.end() - 2));
-    for (size_t i = s.size() - 2; i < s.size(); ++i) e.push_back(static_cast<int>(-s[i]));
+    for (size_t i = s.size() - 2; i < s.size(); ++i)
+      e.push_back(s[s.size() - 2] * s.back() <= 16 ? static_cast<int>(-s[i]) : extent_slot(i, s[i]));
     return data_slot(c, e, &matrix_vals_);
   }
 
@@ -523,7 +528,8 @@ class Lowerer {
       case ExprKind::Crop: return graph_->crop(go(a[0]), ints(n->ints), extents(n->shape));
       case ExprKind::MulColor: return color(n, go(a[0]), false, extents(n->shape));
       case ExprKind::PxwiseMatrixmult:
-        return graph_->pixel_matrix(pixel_matrices(a[0].get()), go(a[1]), false, extents(n->shape));
+        return graph_->pixel_matrix(pixel_matrices(a[0].get()), go(a[1]), false, extents(n->shape),
+                                    static_cast<int>(a[0]->shape.back()));
       case ExprKind::Warp: {
         Val x = go(a[0]);
         Val h = data(a[1].get());
@@ -639,7 +645,8 @@ class Lowerer {
       case ExprKind::Crop: push(a[0], graph_->pad(g, ints(n->ints), extents(a[0]->shape))); return;
       case ExprKind::MulColor: push(a[0], color(n, g, true, extents(n->shape))); return;
       case ExprKind::PxwiseMatrixmult:
-        push(a[1], graph_->pixel_matrix(pixel_matrices(a[0].get()), g, true, extents(a[1]->shape)));
+        push(a[1], graph_->pixel_matrix(pixel_matrices(a[0].get()), g, true, extents(a[1]->shape),
+                                        static_cast<int>(a[0]->shape[a[0]->shape.size() - 2])));
         return;
       case ExprKind::Warp: {
         Val h = data(a[1].get());

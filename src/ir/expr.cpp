@@ -373,9 +373,9 @@ Expr make_pxwise_matrixmult(Expr matrices, Expr x) {
       << " must be the operand's shape " << shape_to_string(xs) << " without its last axis, then (N, "
       << xs.back() << "): a matrix of N rows and one column per entry of the operand's last axis";
   const int64_t rows = as[as.size() - 2], cols = as.back();
-  user_assert(rows <= kMaxPixelMatrix && cols <= kMaxPixelMatrix)
+  user_assert(rows >= 1 && rows <= kMaxPixelMatrix && cols >= 1 && cols <= kMaxPixelMatrix)
       << "pxwise_matrixmult: pixel matrices of " << rows << " x " << cols << " (shape " << shape_to_string(as)
-      << "); at most " << kMaxPixelMatrix << " x " << kMaxPixelMatrix << " are supported";
+      << "); from 1 x 1 to " << kMaxPixelMatrix << " x " << kMaxPixelMatrix << " are supported";
   Shape out(xs.begin(), xs.end() - 1);
   out.push_back(rows);
   return node(ExprKind::PxwiseMatrixmult, out, {matrices, x});

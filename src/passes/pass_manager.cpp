@@ -4,10 +4,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "ir/function.h"
 #include "ir/printer.h"
+#include "ir/traverse.h"
 #include "support/error.h"
 
 namespace proxc::internal {
@@ -51,7 +53,9 @@ std::string passes_record_violation(const Problem& p) {
     scaled = scaled || s == "scale";
   }
   int omega = 0;
-  std::vector<Expr> omega_operands;  // of least_squares omega terms
+  // Per variable: its omega terms' count and least_squares operands (omega is
+  // the x-update of each variable, of its own terms).
+  std::map<const ExprNode*, std::pair<int, std::vector<Expr>>> omega_of;
   for (size_t i = 0; i < p.terms.size(); ++i) {
     const FunctionTerm& t = p.terms[i];
     const std::string term = "term " + std::to_string(i + 1) + " (" + to_string(t.kind) + ")";
@@ -60,7 +64,17 @@ std::string passes_record_violation(const Problem& p) {
     }
     if (t.role == TermRole::Omega) {
       ++omega;
-      if (t.kind == FunctionKind::LeastSquares) omega_operands.push_back(t.arg);
+      std::vector<Expr> vars;
+      for_each_node({t.arg}, [&](const Expr& e) {
+        if (e->is_variable()) vars.push_back(e);
+      });
+      if (vars.size() != 1) {
+        return term + " is omega and depends on " + std::to_string(vars.size()) +
+               " variables (omega is the x-update of each variable: a term of one)";
+      }
+      auto& [count, operands] = omega_of[vars[0].get()];
+      ++count;
+      if (t.kind == FunctionKind::LeastSquares) operands.push_back(t.arg);
       if (t.kind != FunctionKind::LeastSquares && !t.arg->is_variable())
         return term +
                " is omega, which only a least_squares term or a function of the variable itself can be";
@@ -78,15 +92,16 @@ std::string passes_record_violation(const Problem& p) {
   }
   if (split && omega == static_cast<int>(p.terms.size()) && omega > 0)
     return "every term is omega, so K (the psi operators) is empty: at least one term must be psi";
-  if (omega > 0 && p.variables().size() > 1)
-    return "an omega term in a problem of " + std::to_string(p.variables().size()) +
-           " variables (omega is the x-update of one variable)";
   // admm and hqs solve every omega term in their x-update; pc and ladmm take
-  // the omega terms' prox by one direct solve.
-  if (omega > 1 && p.solver != "admm" && p.solver != "hqs" &&
-      !(omega_operands.size() == static_cast<size_t>(omega) && one_direct_solve(omega_operands))) {
-    return std::to_string(omega) + " omega terms that one direct solve cannot take together (" + p.solver +
-           " takes several only as least squares diagonal in space, or circulant of one conv kernel)";
+  // each variable's omega terms' prox by one direct solve.
+  for (const auto& [var, of] : omega_of) {
+    const auto& [count, operands] = of;
+    if (count > 1 && p.solver != "admm" && p.solver != "hqs" &&
+        !(operands.size() == static_cast<size_t>(count) && one_direct_solve(operands))) {
+      return std::to_string(count) +
+             " omega terms of one variable that one direct solve cannot take together (" + p.solver +
+             " takes several only as least squares diagonal in space, or circulant of one conv kernel)";
+    }
   }
   if (split != !p.solver.empty()) return "a solver is recorded exactly when the problem is split";
   if (scaled != (p.knorm > 0)) return "knorm is recorded exactly when the problem is scaled";

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 
+#include "emulate/fold.h"
 #include "ir/function.h"
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
@@ -88,20 +89,61 @@ std::vector<size_t> max_diag_set(const Problem& p) {
   return best;
 }
 
+// An omega sum_squares of vstack(q_1, ..., q_n), each q_j an operator of a
+// direct solve: α‖β·vstack − b‖² + <c, vstack> + γ‖vstack‖² + d is the sum
+// over j of the same function of q_j with b's and c's slices (d on the
+// first), each a term of q_j's variable alone (ProxImaL's omega of several
+// variables, `sum_squares(vstack([x, y]))`). Empty when `t` is no such term.
+std::vector<FunctionTerm> split_stacked_omega(const FunctionTerm& t) {
+  if (t.kind != FunctionKind::SumSquares || t.arg->kind != ExprKind::VStack) return {};
+  for (const Expr& q : t.arg->args) {
+    if (!is_direct_least_squares_operator(q)) return {};
+  }
+  std::vector<FunctionTerm> parts;
+  int64_t offset = 0;
+  for (const Expr& q : t.arg->args) {
+    const int64_t n = num_elements(q->shape);
+    auto slice = [&](const Param& v) {
+      if (!v.is_array()) return v;
+      return Param::of(fold_constant(make_reshape(
+          make_crop(make_reshape(v.array, {num_elements(v.array->shape)}), {offset}, {n}), q->shape)));
+    };
+    FunctionTerm part = t;
+    part.arg = q;
+    part.b = slice(t.b);
+    part.c = slice(t.c);
+    part.d = parts.empty() ? t.d : 0;
+    parts.push_back(part);
+    offset += n;
+  }
+  return parts;
+}
+
 }  // namespace
 
 // A split of the user's own (PassOptions::roles): the roles as given, an
-// omega sum_squares solved in the x-update as least squares, a psi
-// least_squares split off as sum_squares; a split no solver takes is the
-// user's error, in the words of a dump's record check.
+// omega sum_squares solved in the x-update as least squares (of a vstack,
+// one term per part: split_stacked_omega), a psi least_squares split off as
+// sum_squares; a split no solver takes is the user's error, in the words of
+// a dump's record check.
 Problem user_split(const Problem& p, const PassOptions& o) {
   Problem out = p;
   user_assert(o.roles.size() == out.terms.size())
       << "split: " << o.roles.size() << " roles given for the problem's " << out.terms.size() << " terms";
+  std::vector<TermRole> roles = o.roles;
+  for (size_t i = 0; i < out.terms.size(); ++i) {
+    if (roles[i] != TermRole::Omega) continue;
+    std::vector<FunctionTerm> parts = split_stacked_omega(out.terms[i]);
+    if (parts.empty()) continue;
+    out.terms.erase(out.terms.begin() + static_cast<std::ptrdiff_t>(i));
+    out.terms.insert(out.terms.begin() + static_cast<std::ptrdiff_t>(i), parts.begin(), parts.end());
+    roles.insert(roles.begin() + static_cast<std::ptrdiff_t>(i), parts.size() - 1, TermRole::Omega);
+    i += parts.size() - 1;
+  }
   for (size_t i = 0; i < out.terms.size(); ++i) {
     FunctionTerm& t = out.terms[i];
-    internal_assert(o.roles[i] != TermRole::Unassigned) << "split: no role given to term " << i + 1;
-    t.role = o.roles[i];
+    internal_assert(roles[i] != TermRole::Unassigned) << "split: no role given to term " << i + 1;
+    t.role = roles[i];
     if (t.role == TermRole::Omega && t.kind == FunctionKind::SumSquares) {
       user_assert(is_direct_least_squares_operator(t.arg))
           << "split: term " << i + 1 << " (sum_squares) is omega, which it can be only where its operand "

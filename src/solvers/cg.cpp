@@ -24,7 +24,7 @@ CgPrograms cg_programs(const Layout& l) {
     for (size_t i = 0; i < l.psi.size(); ++i) kp.push_back(b.K(i, p));
     for (size_t v = 0; v < l.vars.size(); ++v) {
       Step a = step_binary(StepKind::Mul, rho, b.KT(v, kp));
-      for (const FunctionTerm* t : l.omega) {
+      for (const FunctionTerm* t : l.omega_of(v)) {
         Step qp = step_forward(t->arg, {p[v]});
         a = step_axpby(scalar(omega_hessian(*t)), step_adjoint(t->arg, 0, qp), scalar(1), a);
       }
@@ -40,7 +40,7 @@ CgPrograms cg_programs(const Layout& l) {
   Step rr, bb;
   for (size_t v = 0; v < l.vars.size(); ++v) {
     Step rhs = step_binary(StepKind::Mul, rho, b.KT(v, zu));
-    for (const FunctionTerm* t : l.omega) {
+    for (const FunctionTerm* t : l.omega_of(v)) {
       if (Step g = omega_linear(*t)) rhs = step_binary(StepKind::Add, rhs, g);
     }
     Step r = step_binary(StepKind::Sub, rhs, ax[v]);

@@ -40,7 +40,8 @@ class LinearizedAdmm : public Algorithm {
         v_i.push_back(step_binary(StepKind::Add, step_binary(StepKind::Sub, b.K(i, x), z[i]), u[i]));
       }
       for (size_t v = 0; v < l.vars.size(); ++v) {
-        x1.push_back(b.prox_omega(step_binary(StepKind::Sub, x[v], times(mu / lambda, b.KT(v, v_i))), x_rho));
+        x1.push_back(
+            b.prox_omega(v, step_binary(StepKind::Sub, x[v], times(mu / lambda, b.KT(v, v_i))), x_rho));
       }
       for (size_t i = 0; i < l.psi.size(); ++i) {
         kx1.push_back(b.K(i, x1));

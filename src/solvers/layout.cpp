@@ -28,6 +28,14 @@ Layout layout_of(const Problem& p) {
   return l;
 }
 
+std::vector<const FunctionTerm*> Layout::omega_of(size_t v) const {
+  std::vector<const FunctionTerm*> of;
+  for (const FunctionTerm* t : omega) {
+    if (linop_variables(t->arg).front() == vars[v]) of.push_back(t);
+  }
+  return of;
+}
+
 int64_t total_size(const std::vector<Expr>& es) {
   int64_t n = 0;
   for (const Expr& e : es) n += num_elements(e->shape);
@@ -63,15 +71,16 @@ Step Builder::KT(size_t v, const std::vector<Step>& y) const {
   return out ? out : step_fill(0, l_.vars[v]->shape);
 }
 
-Step Builder::prox_omega(const Step& v, const Step& rho) const {
-  if (l_.omega.empty()) return v;
-  if (l_.omega.size() > 1) {
+Step Builder::prox_omega(size_t var, const Step& v, const Step& rho) const {
+  const std::vector<const FunctionTerm*> omega = l_.omega_of(var);
+  if (omega.empty()) return v;
+  if (omega.size() > 1) {
     // Several least squares (the split pass checked that one solve takes them):
     // (ρ·I + Σ H_j) x = ρ·v + Σ g_j.
     DirectGram g;
     g.psi.identity = 1;
     Step rhs = step_binary(StepKind::Mul, rho, v);
-    for (const FunctionTerm* t : l_.omega) {
+    for (const FunctionTerm* t : omega) {
       internal_assert(t->kind == FunctionKind::LeastSquares &&
                       add_gram_block(t->arg, omega_hessian(*t), &g, &g.omega))
           << "omega terms that no direct solve takes";
@@ -79,7 +88,7 @@ Step Builder::prox_omega(const Step& v, const Step& rho) const {
     }
     return direct_solve(g, rhs, rho);
   }
-  const FunctionTerm& t = *l_.omega[0];
+  const FunctionTerm& t = *omega[0];
   if (t.kind != FunctionKind::LeastSquares) return step_prox(t, v, rho);  // a function of x itself
   // Q = s · base, base ∈ {x, mul_elemwise(w, x), conv(k, x)}.
   double s = 1;

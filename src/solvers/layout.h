@@ -49,6 +49,8 @@ struct Layout {
   /// solved in the x-update.
   std::vector<const FunctionTerm*> omega;
   std::string name(size_t i) const { return state_names::x(i); }
+  /// The omega terms of variable v (each omega term is of one variable).
+  std::vector<const FunctionTerm*> omega_of(size_t v) const;
 };
 
 Layout layout_of(const Problem& p);
@@ -74,10 +76,10 @@ class Builder {
   Step K(size_t i, const std::vector<Step>& x) const;
   /// Kᵀ y for variable v: the sum over the psi terms that use it.
   Step KT(size_t v, const std::vector<Step>& y) const;
-  /// The prox of the omega terms' sum with respect to x: one direct solve of
-  /// their least squares, or the one omega function's own prox; the identity
-  /// when there is none.
-  Step prox_omega(const Step& v, const Step& rho) const;
+  /// The prox of variable `var`'s omega terms' sum: one direct solve of their
+  /// least squares, or the one omega function's own prox; the identity when
+  /// there is none.
+  Step prox_omega(size_t var, const Step& v, const Step& rho) const;
   /// ‖a‖² summed over a list, computed by checking runs only (kCheckParam).
   static Step norm2(const std::vector<Step>& a);
   /// a − b, elementwise over two lists.

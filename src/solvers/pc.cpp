@@ -85,7 +85,7 @@ class PockChambolle : public Algorithm {
       }
       for (size_t v = 0; v < l.vars.size(); ++v) {
         kty1.push_back(b.KT(v, y1));
-        x1.push_back(b.prox_omega(step_binary(StepKind::Sub, x[v], st.tau_times(kty1[v])), x_rho));
+        x1.push_back(b.prox_omega(v, step_binary(StepKind::Sub, x[v], st.tau_times(kty1[v])), x_rho));
         xb1.push_back(step_axpby(scalar(1 + theta), x1[v], scalar(-theta), x[v]));
       }
       if (f + 1 == fuse && o.proximal_stopping) proximal_residuals(b, x, x1, y, y1, pc, sigma, theta, &prog);

@@ -1543,6 +1543,30 @@ TEST(CliCheck, JsonReportHasEveryField) {
   }
 }
 
+// ||K|| far from 1: float32's KᵀK v overflowed above about 1e19 (the
+// estimate was 0, and the check passed) and underflows below 1e-19. The
+// estimate is the norm there too, and the scale pass's power estimate solves.
+TEST(CliCheck, NormsFarFromOneAreEstimated) {
+  const std::string dir = test::temp_dir();
+  for (double s : {1e20, 1e-20}) {
+    SCOPED_TRACE(s);
+    char text[160];
+    std::snprintf(
+        text, sizeof text,
+        "x = variable(8, 8)\nminimize sum_squares(%g * x) + sum_squares(x - 0.5) + norm1(grad(x))\n", s);
+    write_file_atomic(dir + "/p.prox", text);
+    auto r = proxc("check " + shell_quote(dir + "/p.prox") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    const double bound = j["norm_bound"].get<double>();
+    EXPECT_GE(j["norm_estimate"].get<double>(), s * (1 - 1e-6));
+    EXPECT_LE(j["norm_estimate"].get<double>(), bound * (1 + 1e-6));
+    EXPECT_TRUE(j["bound_holds"].get<bool>());
+  }
+  auto power = proxc("solve " + shell_quote(dir + "/p.prox") + " --norm power --iters 5");
+  EXPECT_EQ(power.exit_code, 0) << power.out;
+}
+
 TEST(CliCheck, BadInputIsAUserError) {
   EXPECT_EQ(proxc("check " + example("inpaint.prox") + " --backend cuda").exit_code, 2);
   EXPECT_EQ(proxc("check " + example("inpaint.prox") + " --debug-break-adjoint frob").exit_code, 2);

@@ -190,6 +190,44 @@ TEST(CliSafety, OutputsNeverShareAFileWithEachOtherOrAnInput) {
   EXPECT_FALSE(fs::exists(dir + "/out/frame0_result.png"));
 }
 
+// parse, opt, compile and montage refuse an -o that is an input (they wrote
+// over the problem or its data with exit 0), and opt an -o in its dump folder
+// (a pass's dump and the result in one file).
+TEST(CliSafety, EveryCommandsOutputStaysOffItsInputs) {
+  std::string dir = test::temp_dir();
+  test::write_text(dir + "/p.prox", "x = variable(4, 5)\nb = load(\"b.npy\")\nminimize sum_squares(x - b)\n");
+  Array b(Shape{4, 5});
+  std::fill(b.data.begin(), b.data.end(), 0.5f);
+  io::save_array(dir + "/b.npy", b);
+  auto at = [&](const char* f) { return shell_quote(dir + "/" + f); };
+  const std::string p = at("p.prox");
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"parse " + p + " -o " + at("b.npy"), "the data " + dir + "/b.npy and -o"},
+      {"parse " + p + " -o " + at("./p.prox"), "the problem " + dir + "/p.prox and -o"},
+      {"parse " + p + " --emit json -o " + at("b.npy"), "the output would overwrite an input"},
+      {"opt " + p + " -o " + at("p.prox"), "the output would overwrite an input"},
+      {"opt " + p + " --dump-ir " + at("dump") + " -o " + at("dump/01_absorb.json"),
+       "in the --dump-ir folder"},
+      {"compile " + p + " --emit stmt -o " + at("b.npy"), "the output would overwrite an input"},
+      {"montage " + at("b.npy") + " " + at("b.npy") + " -o " + at("b.npy"),
+       "the output would overwrite an input"},
+  };
+  for (const Case& c : cases) {
+    auto r = proxc(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
+  }
+  EXPECT_EQ(io::load_array(dir + "/b.npy").data[0], 0.5f);
+  EXPECT_THAT(read_file(dir + "/p.prox"), HasSubstr("load(\"b.npy\")"));
+  EXPECT_FALSE(fs::exists(dir + "/dump/01_absorb.json"));
+  // Outputs elsewhere are written as before.
+  auto ok = proxc("opt " + p + " --dump-ir " + at("dump") + " -o " + at("final.json"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_TRUE(fs::exists(dir + "/dump/01_absorb.json") && fs::exists(dir + "/final.json"));
+}
+
 TEST(CliSafety, TwoProcessesWritingOneOutputBothSucceed) {
   // Four processes that finish together, each writing 4 MB to one path: with one
   // fixed temporary name they truncate and rename each other's file.

@@ -492,7 +492,11 @@ TEST(HalideParity, PixelMatrices) {
   for (const Expr& op :
        {make_pxwise_matrixmult(matrices({6, 5, 2, 3}), c), make_pxwise_matrixmult(matrices({6, 5, 5, 3}), c),
         make_pxwise_matrixmult(matrices({4, 7}), v),
-        make_grad(make_pxwise_matrixmult(matrices({6, 5, 3, 3}), make_scale(2, c)), 2)}) {
+        make_grad(make_pxwise_matrixmult(matrices({6, 5, 3, 3}), make_scale(2, c)), 2),
+        // Beyond 16 entries the matrices' extents are run-time (LLVM took minutes on 28 x 3 otherwise).
+        make_pxwise_matrixmult(matrices({6, 5, 28, 3}), c),
+        make_pxwise_matrixmult(matrices({6, 5, 3, 32}), make_variable({6, 5, 32}, "w")),
+        make_pxwise_matrixmult(matrices({64, 64}), make_variable({64}, "u"))}) {
     SCOPED_TRACE(print_expression(op));
     for (Backend* be : {&emulator(), &halide()}) {
       DotTestResult r = dot_test(*be, op, 5);
@@ -510,11 +514,16 @@ TEST(HalideParity, PixelMatrices) {
                 make_pxwise_matrixmult(matrices({6, 5, 2, 2}), c);
               }),
               ::testing::HasSubstr("then (N, 3)"));
-  EXPECT_THAT(
-      test::user_error_of([&] {
-        make_pxwise_matrixmult(matrices({65, 7}), v);
-      }),
-      ::testing::HasSubstr("pxwise_matrixmult: pixel matrices of 65 x 7 (shape (65, 7)); at most 64 x 64"));
+  EXPECT_THAT(test::user_error_of([&] {
+                make_pxwise_matrixmult(matrices({65, 7}), v);
+              }),
+              ::testing::HasSubstr(
+                  "pxwise_matrixmult: pixel matrices of 65 x 7 (shape (65, 7)); from 1 x 1 to 64 x 64"));
+  // No rows: refused where the operator is made (the lowering and the emulator divided by N).
+  EXPECT_THAT(test::user_error_of([&] {
+                make_pxwise_matrixmult(constant({0, 7}, {}, "E"), v);
+              }),
+              ::testing::HasSubstr("pxwise_matrixmult: pixel matrices of 0 x 7 (shape (0, 7))"));
 }
 
 // ProxImaL's uneven_subsample: hand values (an index outside gives 0, an

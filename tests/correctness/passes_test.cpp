@@ -385,13 +385,57 @@ TEST(Passes, SplitPartitionsAsProximal) {
   two.terms[1].role = TermRole::Omega;
   two.terms[1].kind = FunctionKind::LeastSquares;
   EXPECT_THAT(passes_record_violation(two),
-              HasSubstr("2 omega terms that one direct solve cannot take together"));
+              HasSubstr("2 omega terms of one variable that one direct solve cannot take together"));
   two.solver = "admm";
   EXPECT_EQ(passes_record_violation(two), "");
   // A function of x itself as omega is for pc and ladmm only.
   Problem nonneg = split(cases[10]);  // norm1(grad(x)) + nonneg(x) + norm1(x)
   nonneg.solver = "admm";
   EXPECT_THAT(passes_record_violation(nonneg), HasSubstr("for admm only a least_squares term can be"));
+}
+
+// A user's split with an omega least squares of a vstack of parts of two
+// variables (ProxImaL's sum_squares(vstack([x, y]), b)): one omega term per
+// part, b sliced to each part's shape, the objective unchanged; the record
+// check takes omega terms of one variable each, and refuses a term of two.
+TEST(Passes, AStackedOmegaOfTwoVariablesSplitsIntoOneTermPerPart) {
+  const std::string dir = test::temp_dir();
+  const Problem p =
+      absorb_pass(parse_program("x = variable(2)\ny = variable(1, 2)\nb = array([4], [1, 2, 3, 4])\n"
+                                "minimize sum_squares(vstack([x, 2 * y]) - b) + nonneg(x)\n",
+                                "p.prox", dir)
+                      .problem,
+                  {});
+  for (const char* solver : {"pc", "ladmm", "admm", "hqs"}) {
+    SCOPED_TRACE(solver);
+    PassOptions o;
+    o.solver = solver;
+    o.roles = {TermRole::Omega, TermRole::Psi};
+    const Problem q = split_pass(p, o);
+    ASSERT_EQ(q.terms.size(), 3u);
+    const std::vector<double> b0 = {1, 2}, b1 = {3, 4};
+    for (size_t j = 0; j < 2; ++j) {
+      const FunctionTerm& t = q.terms[j];
+      EXPECT_EQ(t.role, TermRole::Omega);
+      EXPECT_EQ(t.kind, FunctionKind::LeastSquares);
+      ASSERT_TRUE(t.b.is_array());
+      EXPECT_EQ(t.b.array->shape, j == 0 ? Shape{2} : Shape({1, 2}));
+      const Array& values = t.b.array->constant->array;
+      EXPECT_EQ(std::vector<double>(values.data.begin(), values.data.end()), j == 0 ? b0 : b1);
+    }
+    EXPECT_EQ(q.terms[2].role, TermRole::Psi);
+    EXPECT_EQ(passes_record_violation(q), "");
+    EXPECT_LT(objective_difference(p, q), 1e-12);
+  }
+  // A term of two variables as omega (a dump's roles) is named.
+  PassOptions o;
+  o.solver = "pc";
+  o.roles = {TermRole::Omega, TermRole::Psi};
+  Problem q = split_pass(p, o);
+  q.terms.erase(q.terms.begin() + 1);
+  q.terms[0].arg = p.terms[0].arg;
+  EXPECT_THAT(passes_record_violation(q),
+              HasSubstr("term 1 (least_squares) is omega and depends on 2 variables"));
 }
 
 }  // namespace

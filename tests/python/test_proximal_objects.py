@@ -375,3 +375,32 @@ def test_proximals_baseline_and_pulses_example_as_a_script_writes_it():
         found[solver, eps] = objective
     best = found["pc", 1e-6]  # 0.93771 when written
     assert abs(found["ladmm", 1e-5] - best) < 1e-3 * best and abs(found["pc", 1e-5] - best) < 1e-3 * best
+
+
+def test_bad_input_to_the_utilities_and_python_functions_is_refused_by_name():
+    # estimate_std: no pixels, NaN, and a method that is neither a name nor ProxImaL's index.
+    for image, message in ((np.zeros((0, 0)), r"the image of shape \(0, 0\) has no pixels"),
+                           (np.zeros((5, 5, 0)), "has no pixels"),
+                           (np.array([[1.0, np.nan], [1.0, 1.0]]), r"pixel at \(0, 1\) is nan")):
+        with pytest.raises(ValueError, match="estimate_std: .*" + message):
+            estimate_std(image)
+    for method in ([], 1.0, "x", True):
+        with pytest.raises(ValueError, match="method must be one of"):
+            estimate_std(np.ones((5, 5)), method)
+    assert estimate_std(np.ones((5, 5)), 1) == estimate_std(np.ones((5, 5)), "daub_replicate")
+    # Complex constants are refused (NumPy would drop the imaginary part with a warning).
+    x = Variable((4, 4, 2))
+    for make in (lambda: Constant(np.ones(3) * 1j), lambda: pxwise_matrixmult(np.ones((4, 4, 2, 2), np.complex64), x),
+                 lambda: sum_squares(x - np.ones((4, 4, 2)) * (1 + 1j))):
+        with pytest.raises(ValueError, match="complex values"):
+            make()
+    # A prox function's parameter that is no number, and a value or prox that is NaN or complex.
+    proxc.register_prox_fn("_nan_value", lambda v, rho, t=0.1: v, value=lambda x, t=0.1: float("nan"), t=0.1)
+    proxc.register_prox_fn("_complex_prox", lambda v, rho: v + 0j)
+    with pytest.raises(ValueError, match="prox_fn '_nan_value': the parameter t must be a number, got 'a'"):
+        prox_fn("_nan_value", x, t="a")
+    b = np.random.default_rng(9).random((4, 4, 2))
+    with pytest.raises(ValueError, match="value returned nan"):
+        Problem([sum_squares(x - b), prox_fn("_nan_value", x)]).solve(max_iters=5)
+    with pytest.raises(ValueError, match="prox returned complex values"):
+        Problem([sum_squares(x - b), prox_fn("_complex_prox", x)]).solve(max_iters=5)

@@ -121,6 +121,39 @@ def test_problem_with_a_split_of_ones_own():
     assert same.compile().name
 
 
+def test_an_omega_function_of_several_variables_as_proximals_test_algs_solves_it():
+    # The last part of ProxImaL's test_pock_chambolle_numpy (marked TODO there):
+    # omega sum_squares(vstack([x, y]), b) is solved per variable (x's part
+    # and y's), the problem nonneg(x) + 2·‖[x; y] − [0, 1]‖²: x = 0, y = 1.
+    for solver in (pc, ladmm, admm, hqs):
+        for diagonalize in (False, True):
+            x, y = Variable(1), Variable(1)
+            fns = [nonneg(x), sum_squares(vstack([x, y]), b=np.arange(2))]
+            kw = {"try_diagonalize": diagonalize, "max_iters": 3000, "eps_abs": 1e-5, "eps_rel": 1e-5}
+            if solver is pc:
+                solver.solve(fns, [fns[-1]], 0.1, 0.1, 1.0, **kw)
+            else:
+                solver.solve(fns, [fns[-1]], **kw)
+            np.testing.assert_allclose([x.value[0], y.value[0]], [0, 1], atol=1e-3, err_msg=solver.__name__)
+    # Parts of other shapes and operators, and c and d: the same optimum as the problem with all psi.
+    rng = np.random.default_rng(2)
+    w, b = rng.random((4, 3)) + 0.5, rng.random(4 * 3 + 5)
+    objectives = []
+    for omega in (True, False):
+        x, y = Variable((4, 3)), Variable(5)
+        data = sum_squares(vstack([mul_elemwise(w, x), 2 * y]), b=b, c=np.arange(17.0) / 17, d=3.0)
+        prior = [norm1(grad(x)), norm1(y)]
+        if omega:
+            objectives.append(pc.solve(prior, [data], max_iters=4000, eps_abs=1e-6, eps_rel=1e-6))
+        else:
+            objectives.append(Problem([data] + prior).solve(max_iters=4000, eps_abs=1e-6, eps_rel=1e-6))
+    assert objectives[0] == pytest.approx(objectives[1], rel=1e-4)
+    # One variable twice: two least squares of x, solved together (2‖x − 1‖²).
+    x = Variable(3)
+    pc.solve([norm1(x)], [sum_squares(vstack([x, x]), b=1.0)], max_iters=2000, eps_abs=1e-6, eps_rel=1e-6)
+    np.testing.assert_allclose(x.value, 0.75, atol=1e-4)  # argmin |x| + 2(x - 1)^2
+
+
 @pytest.mark.parametrize("make, message", [
     (lambda x: pc.solve([norm1(x)], [sum_squares(grad(x))], max_iters=5),
      "in omega_fns is not solved in the x-update"),
@@ -131,13 +164,15 @@ def test_problem_with_a_split_of_ones_own():
      "is in psi_fns or omega_fns but not in prox_fns"),
     (lambda x: (lambda f, g: Problem([f, g], psi_fns=[g]))(norm1(x), sum_squares(x)).solve("admm", max_iters=5),
      "norm1(shape=(8, 8), alpha=1.0) is omega, which for admm only a least_squares term can be"),
-    (lambda x: (lambda y: pc.solve([sum_squares(x - y)], [sum_squares(x, b=1.0)], max_iters=5))(Variable((8, 8))),
-     "an omega term in a problem of 2 variables"),
-    (lambda x: pc.solve([nonneg(x)], [sum_squares(vstack([x, x]), b=1.0)], max_iters=5),
+    (lambda x: (lambda y: pc.solve([nonneg(x)], [sum_squares(x - y)], max_iters=5))(Variable((8, 8))),
+     "in omega_fns is not solved in the x-update"),
+    (lambda x: (lambda y: pc.solve([nonneg(y)], [sum_squares(vstack([x, y]), b=1.0), nonneg(y)], max_iters=5))(
+        Variable((8, 8))), "2 omega terms of one variable that one direct solve cannot take together"),
+    (lambda x: pc.solve([nonneg(x)], [sum_squares(vstack([x, grad(x)]), b=1.0)], max_iters=5),
      "in omega_fns is not solved in the x-update"),
     (lambda x: pc.solve([norm1(grad(x))], [sum_squares(conv(np.ones((3, 3)), x), b=1.0),
                                            sum_squares(conv(np.ones((2, 2)), x), b=1.0)], max_iters=5),
-     "2 omega terms that one direct solve cannot take together"),
+     "2 omega terms of one variable that one direct solve cannot take together"),
     (lambda x: ladmm.solve([], [sum_squares(x, b=1.0)]), "psi_fns is empty"),
     (lambda x: Problem([sum_squares(x)], omega_fns=[]).solve(max_iters=5, tau=2.0, sigma=1.0, theta=1.0),
      "steps.pc_sigma must be <= 1"),

@@ -69,6 +69,18 @@ void emit(const std::string& text, const std::string& out) {
   }
 }
 
+// Refuses an -o that is the problem's file or one of its data files (or
+// both outputs' file: `also`, an output written too), as solve refuses it.
+void check_output_apart(const proxc::Problem& p, const std::string& file, const std::string& output,
+                        const std::vector<proxc_cli::FileUse>& also = {}) {
+  if (output.empty()) return;
+  std::vector<proxc_cli::FileUse> uses{{"the problem", file, false}};
+  for (const std::string& d : p.data_files()) uses.push_back({"the data", d, false});
+  uses.insert(uses.end(), also.begin(), also.end());
+  uses.push_back({"-o", output, true});
+  proxc_cli::check_distinct_files(uses);
+}
+
 struct ParseCommand {
   std::string file;
   std::string emit_kind;  // empty: from -o's extension (problem_form)
@@ -79,6 +91,7 @@ struct ParseCommand {
   int run() const {
     const proxc::ProblemFormat form = proxc_cli::problem_form(emit_kind, output, true);
     proxc::Problem p = proxc::load_problem(file);
+    check_output_apart(p, file, output);
     std::string in_dir = std::filesystem::path(file).parent_path().string();
     if (in_dir.empty()) in_dir = ".";
     if (verify_roundtrip) {
@@ -138,6 +151,18 @@ struct OptCommand {
   int run() const {
     const proxc::ProblemFormat form = proxc_cli::problem_form(emit_kind, output, false);
     proxc::Problem p = proxc::load_problem(file);
+    check_output_apart(p, file, output);
+    if (!output.empty() && !dump_dir.empty()) {
+      // The passes write NN_pass.prox and .json into the dump folder: -o is kept out of it.
+      std::error_code ec;
+      const auto folder = std::filesystem::weakly_canonical(std::filesystem::absolute(dump_dir), ec);
+      const auto out_folder =
+          std::filesystem::weakly_canonical(std::filesystem::absolute(output).parent_path(), ec);
+      if (!ec && folder == out_folder) {
+        throw proxc::UserError("-o " + output + " is in the --dump-ir folder " + dump_dir +
+                               ", whose files the passes write; give it a path outside that folder");
+      }
+    }
     proxc::PassOptions o;
     if (!passes.empty()) {
       size_t start = 0;
@@ -351,6 +376,7 @@ struct CompileCommand {
 
   int run() const {
     proxc::Problem p = proxc::load_problem(file);
+    check_output_apart(p, file, output);
     proxc::CompileOptions o;
     o.solver = parse_kind<proxc::SolverKind>("--solver", "solver", solver);
     o.program = parse_kind<proxc::ProgramKind>("--program", "program", program);
@@ -396,6 +422,10 @@ struct MontageCommand {
   std::vector<std::string> images;
   std::string output;
   int run() const {
+    std::vector<proxc_cli::FileUse> uses;
+    for (const std::string& f : images) uses.push_back({"the image", f, false});
+    uses.push_back({"-o", output, true});
+    proxc_cli::check_distinct_files(uses);
     std::vector<proxc::Array> arrays;
     for (const std::string& f : images) arrays.push_back(proxc::load_array(f));
     proxc::Array m = proxc::montage(arrays, images);

@@ -3,6 +3,7 @@ images to arrays, timing, FFTs over leading axes and the optical transfer
 function of a kernel, the noise estimate estimate_std. Written for proxc with
 NumPy; the functions that read ProxImaL's own test data (get_test_image,
 get_kernel) are not here."""
+import numbers
 import time
 
 import numpy as np
@@ -113,15 +114,23 @@ def estimate_std(z, method="daub_reflect"):
     repeating it ("daub_replicate")) divided by 0.6745. One value per
     channel of an (H, W) or (H, W, C) image; like ProxImaL's, each is the
     median over every channel. Written with NumPy (ProxImaL calls OpenCV)."""
-    if method in NoiseEstMethod.values() and not isinstance(method, bool):
+    if isinstance(method, numbers.Integral) and not isinstance(method, bool) and method in NoiseEstMethod.values():
         method = {v: k for k, v in NoiseEstMethod.items()}[method]
-    if method not in NoiseEstMethod:
+    if not isinstance(method, str) or method not in NoiseEstMethod:
         raise ValueError(f"estimate_std: method must be one of {sorted(NoiseEstMethod)}, got {method!r}")
-    z = np.asarray(z, np.float64)
+    try:
+        z = np.asarray(z, np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"estimate_std: expected an image of numbers ({e})") from None
+    if z.ndim not in (2, 3):
+        raise ValueError(f"estimate_std: an image of 2 or 3 axes, got shape {z.shape}")
+    if z.size == 0:
+        raise ValueError(f"estimate_std: the image of shape {z.shape} has no pixels")
     if z.ndim == 2:
         z = z[..., np.newaxis]
-    elif z.ndim != 3:
-        raise ValueError(f"estimate_std: an image of 2 or 3 axes, got shape {z.shape}")
+    if not np.isfinite(z).all():
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(z))[0])
+        raise ValueError(f"estimate_std: the pixel at {bad[:2]} is {z[bad]} (NaN or Inf)")
     rows, cols = z.shape[:2]
     ext = np.pad(z, ((3, 2), (3, 2), (0, 0)), mode="reflect" if method == "daub_reflect" else "edge")
     along_rows = sum(_DAUB6[i] * ext[:, i:i + cols] for i in range(6))

@@ -216,9 +216,9 @@ class Graph {
   Val color(const Val& x0, const Val& matrix, bool adjoint, const Ext& ext);
   /// The same with the matrix in scalar slots first..first+8 (row major).
   Val color_slots(const Val& x0, int first, bool adjoint, const Ext& ext);
-  /// ProxImaL's pxwise_matrixmult, out(p..., i) = Σ_j a(p..., i, j) x(p..., j), a's (N, M) known at
-  /// compile time; the adjoint out(p..., j) = Σ_i a(p..., i, j) y(p..., i). ext: the output's.
-  Val pixel_matrix(const Val& a, const Val& x0, bool adjoint, const Ext& ext);
+  /// ProxImaL's pxwise_matrixmult, out(p..., i) = Σ_j a(p..., i, j) x(p..., j), `terms` (M, or N in
+  /// the adjoint out(p..., j) = Σ_i a(p..., i, j) y(p..., i)) unrolled. ext: the output's.
+  Val pixel_matrix(const Val& a, const Val& x0, bool adjoint, const Ext& ext, int terms);
   /// Bilinear warp of the first two axes: output pixel (i, j) samples x at the (row, col) h·(i, j, 1),
   /// zero outside; ext the output's (a target shape); h (3, 3, K): slice k by homography k.
   Val warp(const Val& h, const Val& x0, const Ext& ext);

@@ -428,13 +428,10 @@ inline Val Graph::color(const Val& x0, const Val& matrix, bool adjoint, const Ex
   return rec(color_impl(stencil(x0), m, adjoint, ext), "color", x0, matrix, adjoint, ext);
 }
 
-inline Val Graph::pixel_matrix(const Val& a, const Val& x0, bool adjoint, const Ext& ext) {
+inline Val Graph::pixel_matrix(const Val& a, const Val& x0, bool adjoint, const Ext& ext, int terms) {
   Val x = stencil(x0);
-  const int r = a.rank();
-  const std::optional<int64_t> rows = const_int(a.ext[static_cast<size_t>(r - 2)]);
-  const std::optional<int64_t> cols = const_int(a.ext[static_cast<size_t>(r - 1)]);
-  if (!rows || !cols) fail("pixel_matrix: the matrices' extents must be known at compile time");
-  const int terms = static_cast<int>(adjoint ? *rows : *cols);
+  const std::optional<int64_t> known = const_int(a.ext[static_cast<size_t>(a.rank() - (adjoint ? 2 : 1))]);
+  if (terms < 1 || (known && *known != terms)) fail("pixel_matrix: the number of terms is not the matrices'");
   return rec(define(adjoint ? "pxmat_t" : "pxmat", extents(ext),
                     [&](const Coords& c) {
                       Halide::Expr s = 0.0f;
@@ -447,7 +444,7 @@ inline Val Graph::pixel_matrix(const Val& a, const Val& x0, bool adjoint, const 
                       }
                       return s;
                     }),
-             "pixel_matrix", a, x0, adjoint, ext);
+             "pixel_matrix", a, x0, adjoint, ext, terms);
 }
 
 inline Val Graph::color_slots(const Val& x0, int first, bool adjoint, const Ext& ext) {
