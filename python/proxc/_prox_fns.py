@@ -279,7 +279,8 @@ class prox_fn(ProxFn):  # noqa: N801
     def __init__(self, name, lin_op, alpha=1.0, beta=1.0, b=0.0, c=0.0, gamma=0.0, d=0.0, **params):
         self.name = name
         for k, v in params.items():
-            if not isinstance(v, numbers.Real) or isinstance(v, bool):
+            real = isinstance(v, numbers.Real) or (isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "iuf")
+            if not real or isinstance(v, (bool, np.bool_)):
                 raise ValueError(f"prox_fn '{name}': the parameter {k} must be a number, got {v!r}")
         self.params = {k: float(v) for k, v in params.items()}
         super().__init__(lin_op, alpha=alpha, beta=beta, b=b, c=c, gamma=gamma, d=d)
@@ -353,9 +354,14 @@ def register_prox_fn(name, prox, value=None, **params):
 
     def call_value(x, p):
         f = value(x, **dict(zip(names, p)))
-        if np.iscomplexobj(f) or np.isnan(f):
-            raise ValueError(f"value returned {f!r}; it must return a real number (inf for outside a constraint)")
-        return float(f)
+        try:
+            real = None if np.iscomplexobj(f) else float(f)
+        except (TypeError, ValueError, OverflowError):
+            real = None
+        if real is None or np.isnan(real):
+            raise ValueError(f"value returned {repr(f)[:60]}; it must return a real number (inf for outside a "
+                             "constraint)")
+        return real
 
     _proxc.register_python_prox_fn(str(name), call_prox, None if value is None else call_value, names, defaults)
     return name

@@ -235,7 +235,7 @@ NormEstimate estimate_norm(Backend& backend, const Expr& k, int max_iters, uint6
     // KᵀK v is of the order of ||K||² in float32: above about 1e19 it
     // overflows, below 1e-19 it underflows. Then the iteration runs again on
     // K divided by ProxImaL's bound (the estimate scaled back).
-    if (it == 1 && rescale && (!std::isfinite(a) || a > 1e18 || (a > 0 && a < 1e-18))) {
+    if (it == 1 && rescale && (!std::isfinite(a) || a > 1e18 || a < 1e-18)) {
       const double bound = norm_bound(k);
       if (std::isfinite(bound) && bound > 0) {
         NormEstimate e = estimate_norm(backend, make_scale(1 / bound, k), max_iters, seed, tol, false);

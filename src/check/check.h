@@ -49,8 +49,8 @@ double rounding_work(const Expr& k);
 /// changes by less than `tol` relative or the recurrence's residual is that
 /// small. 0, and `finite` false, when an application of KᵀK is not finite.
 /// Where the first step's <v, KᵀK v> is not finite, above 1e18 or below 1e-18
-/// (float32's squares overflow or underflow) it iterates again on K divided
-/// by ProxImaL's bound, unless `rescale` is false.
+/// (float32's squares overflow or underflow, to 0 too) it iterates again on K
+/// divided by ProxImaL's bound (unless that is 0), unless `rescale` is false.
 struct NormEstimate {
   double value = 0;
   int iterations = 0;

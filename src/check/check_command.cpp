@@ -132,6 +132,7 @@ std::string format_check_json(const ProblemCheck& c) {
     j["parity"].push_back(e);
   }
   j["norm_estimate"] = c.norm.value;
+  j["norm_finite"] = c.norm.finite;
   j["norm_iterations"] = c.norm.iterations;
   j["norm_bound"] = c.bound;
   j["bound_holds"] = c.bound_holds;

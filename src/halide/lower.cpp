@@ -360,11 +360,7 @@ class Lowerer {
     for (size_t i = 0; i < s.size(); ++i) {
       const int64_t x = s[i];
       internal_assert(x > 0 && x < (int64_t{1} << 31)) << "extent " << x << " out of Halide's int range";
-      if (i >= 2 && x <= kShortAxis) {
-        e.push_back(static_cast<int>(-x));
-        continue;
-      }
-      e.push_back(extent_slot(i, x));
+      e.push_back(i >= 2 && x <= kShortAxis ? static_cast<int>(-x) : extent_slot(i, x));
     }
     return e;
   }
@@ -377,14 +373,17 @@ class Lowerer {
 
   Val data(const ExprNode* c) { return data_slot(c, extents(c->shape), &data_vals_); }
 
-  // pxwise_matrixmult's matrices: the pixels' axes as the operand's, (N, M) compile-time up to 16
-  // entries (strided loads then shuffled out of dense ones), else run-time (gathers: LLVM took
-  // minutes over Halide 21's dense loads of 8 × 84 at 28 × 3). The sums are unrolled either way.
+  // pxwise_matrixmult's matrices: the pixels' axes as the operand's; N and M compile-time up to 16
+  // entries (strided loads then shuffled out of dense ones), else each under 8 (no run-time extent
+  // under 8: assume_min_extent), run-time from 8 on (gathers: LLVM took minutes over Halide 21's
+  // dense loads of 8 × 84 at 28 × 3). The sums are unrolled either way.
   Val pixel_matrices(const ExprNode* c) {
     const Shape& s = c->shape;
     Ext e = extents(Shape(s.begin(), s.end() - 2));
-    for (size_t i = s.size() - 2; i < s.size(); ++i)
-      e.push_back(s[s.size() - 2] * s.back() <= 16 ? static_cast<int>(-s[i]) : extent_slot(i, s[i]));
+    for (size_t i = s.size() - 2; i < s.size(); ++i) {
+      const bool known = s[s.size() - 2] * s.back() <= 16 || s[i] < Graph::kVectorLanes;
+      e.push_back(known ? static_cast<int>(-s[i]) : extent_slot(i, s[i]));
+    }
     return data_slot(c, e, &matrix_vals_);
   }
 

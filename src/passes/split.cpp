@@ -28,6 +28,8 @@
 // A split of the user's own (PassOptions::roles) replaces the partition.
 
 #include <algorithm>
+#include <cctype>
+#include <string>
 
 #include "emulate/fold.h"
 #include "ir/function.h"
@@ -104,7 +106,7 @@ std::vector<FunctionTerm> split_stacked_omega(const FunctionTerm& t) {
   for (const Expr& q : t.arg->args) {
     const int64_t n = num_elements(q->shape);
     auto slice = [&](const Param& v) {
-      if (!v.is_array()) return v;
+      if (!v.is_array() || v.array->shape.empty()) return v;  // a number, or a 0-d array: every part's
       return Param::of(fold_constant(make_reshape(
           make_crop(make_reshape(v.array, {num_elements(v.array->shape)}), {offset}, {n}), q->shape)));
     };
@@ -119,6 +121,24 @@ std::vector<FunctionTerm> split_stacked_omega(const FunctionTerm& t) {
   return parts;
 }
 
+// `message` with each "term N" of the split problem renumbered as the
+// user's term it comes from (origin[N - 1]; a stacked omega's parts share it).
+std::string in_users_terms(const std::string& message, const std::vector<size_t>& origin) {
+  const std::string key = "term ";
+  std::string out;
+  size_t i = 0;
+  for (size_t at = message.find(key); at != std::string::npos; at = message.find(key, i)) {
+    size_t end = at + key.size();
+    while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+    out += message.substr(i, at + key.size() - i);
+    const std::string digits = message.substr(at + key.size(), end - at - key.size());
+    const size_t n = digits.empty() || digits.size() > 9 ? 0 : std::stoul(digits);
+    out += n >= 1 && n <= origin.size() ? std::to_string(origin[n - 1] + 1) : digits;
+    i = end;
+  }
+  return out + message.substr(i);
+}
+
 }  // namespace
 
 // A split of the user's own (PassOptions::roles): the roles as given, an
@@ -131,13 +151,17 @@ Problem user_split(const Problem& p, const PassOptions& o) {
   user_assert(o.roles.size() == out.terms.size())
       << "split: " << o.roles.size() << " roles given for the problem's " << out.terms.size() << " terms";
   std::vector<TermRole> roles = o.roles;
+  std::vector<size_t> origin(roles.size());  // the user's term of each term
+  for (size_t i = 0; i < origin.size(); ++i) origin[i] = i;
   for (size_t i = 0; i < out.terms.size(); ++i) {
     if (roles[i] != TermRole::Omega) continue;
     std::vector<FunctionTerm> parts = split_stacked_omega(out.terms[i]);
     if (parts.empty()) continue;
-    out.terms.erase(out.terms.begin() + static_cast<std::ptrdiff_t>(i));
-    out.terms.insert(out.terms.begin() + static_cast<std::ptrdiff_t>(i), parts.begin(), parts.end());
-    roles.insert(roles.begin() + static_cast<std::ptrdiff_t>(i), parts.size() - 1, TermRole::Omega);
+    const auto at = static_cast<std::ptrdiff_t>(i);
+    out.terms.erase(out.terms.begin() + at);
+    out.terms.insert(out.terms.begin() + at, parts.begin(), parts.end());
+    roles.insert(roles.begin() + at, parts.size() - 1, TermRole::Omega);
+    origin.insert(origin.begin() + at, parts.size() - 1, origin[i]);
     i += parts.size() - 1;
   }
   for (size_t i = 0; i < out.terms.size(); ++i) {
@@ -146,7 +170,8 @@ Problem user_split(const Problem& p, const PassOptions& o) {
     t.role = roles[i];
     if (t.role == TermRole::Omega && t.kind == FunctionKind::SumSquares) {
       user_assert(is_direct_least_squares_operator(t.arg))
-          << "split: term " << i + 1 << " (sum_squares) is omega, which it can be only where its operand "
+          << "split: term " << origin[i] + 1
+          << " (sum_squares) is omega, which it can be only where its operand "
           << "has a diagonal or circulant Gram matrix (a variable, mul_elemwise(w, x), conv(k, x) or a "
           << "scaling of these), for the x-update's direct solve";
       t.kind = FunctionKind::LeastSquares;
@@ -157,7 +182,7 @@ Problem user_split(const Problem& p, const PassOptions& o) {
   out.solver = o.solver;
   out.passes_run.push_back("split");
   const std::string violation = passes_record_violation(out);
-  user_assert(violation.empty()) << "split: " << violation;
+  user_assert(violation.empty()) << "split: " << in_users_terms(violation, origin);
   return out;
 }
 

@@ -210,6 +210,8 @@ TEST(CliSafety, EveryCommandsOutputStaysOffItsInputs) {
       {"opt " + p + " -o " + at("p.prox"), "the output would overwrite an input"},
       {"opt " + p + " --dump-ir " + at("dump") + " -o " + at("dump/01_absorb.json"),
        "in the --dump-ir folder"},
+      {"opt " + p + " --dump-ir " + at("dump/") + " -o " + at("dump/./03_split.prox"),
+       "in the --dump-ir folder"},
       {"compile " + p + " --emit stmt -o " + at("b.npy"), "the output would overwrite an input"},
       {"montage " + at("b.npy") + " " + at("b.npy") + " -o " + at("b.npy"),
        "the output would overwrite an input"},
@@ -222,10 +224,17 @@ TEST(CliSafety, EveryCommandsOutputStaysOffItsInputs) {
   EXPECT_EQ(io::load_array(dir + "/b.npy").data[0], 0.5f);
   EXPECT_THAT(read_file(dir + "/p.prox"), HasSubstr("load(\"b.npy\")"));
   EXPECT_FALSE(fs::exists(dir + "/dump/01_absorb.json"));
-  // Outputs elsewhere are written as before.
+  // Outputs elsewhere, or of other names in the dump folder, are written as before.
   auto ok = proxc("opt " + p + " --dump-ir " + at("dump") + " -o " + at("final.json"));
   EXPECT_EQ(ok.exit_code, 0) << ok.out;
   EXPECT_TRUE(fs::exists(dir + "/dump/01_absorb.json") && fs::exists(dir + "/final.json"));
+  auto beside = proxc("opt " + p + " --dump-ir " + at("dump") + " -o " + at("dump/final.prox"));
+  EXPECT_EQ(beside.exit_code, 0) << beside.out;
+  // A dump continued into its own folder writes the later passes' dumps beside it.
+  const std::string before = read_file(dir + "/dump/02_merge.json");
+  auto again = proxc("opt " + at("dump/02_merge.json") + " --passes split,scale --dump-ir " + at("dump"));
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(read_file(dir + "/dump/02_merge.json"), before);
 }
 
 TEST(CliSafety, TwoProcessesWritingOneOutputBothSucceed) {

@@ -170,6 +170,9 @@ def test_an_omega_function_of_several_variables_as_proximals_test_algs_solves_it
         Variable((8, 8))), "2 omega terms of one variable that one direct solve cannot take together"),
     (lambda x: pc.solve([nonneg(x)], [sum_squares(vstack([x, grad(x)]), b=1.0)], max_iters=5),
      "in omega_fns is not solved in the x-update"),
+    # After a stacked omega is split in parts, an error names the user's function, not another.
+    (lambda x: (lambda y: pc.solve([norm1(x)], [sum_squares(vstack([x, y])), sum_squares(grad(x))], max_iters=5))(
+        Variable(3)), "sum_squares(shape=(8, 8, 2), alpha=1.0) in omega_fns is not solved"),
     (lambda x: pc.solve([norm1(grad(x))], [sum_squares(conv(np.ones((3, 3)), x), b=1.0),
                                            sum_squares(conv(np.ones((2, 2)), x), b=1.0)], max_iters=5),
      "2 omega terms of one variable that one direct solve cannot take together"),

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -81,6 +82,23 @@ void check_output_apart(const proxc::Problem& p, const std::string& file, const 
   proxc_cli::check_distinct_files(uses);
 }
 
+// Whether `path` is in `dump_dir` under a name its pass dumps take
+// (NN_pass.prox, NN_pass.json), the folders compared resolved.
+bool is_dump_name(const std::string& path, const std::string& dump_dir) {
+  namespace fs = std::filesystem;
+  auto folder = [](const fs::path& p, std::error_code& ec) {
+    const fs::path n = fs::weakly_canonical(fs::absolute(p, ec), ec).lexically_normal();
+    return n.has_filename() ? n : n.parent_path();
+  };
+  std::error_code ec_dump, ec_file;
+  const fs::path dump = folder(dump_dir, ec_dump);
+  const fs::path parent = folder(fs::absolute(path, ec_file).parent_path(), ec_file);
+  const std::string name = fs::path(path).filename().string(), ext = fs::path(path).extension().string();
+  const bool numbered = name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])) &&
+                        std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '_';
+  return !ec_dump && !ec_file && dump == parent && numbered && (ext == ".prox" || ext == ".json");
+}
+
 struct ParseCommand {
   std::string file;
   std::string emit_kind;  // empty: from -o's extension (problem_form)
@@ -152,16 +170,12 @@ struct OptCommand {
     const proxc::ProblemFormat form = proxc_cli::problem_form(emit_kind, output, false);
     proxc::Problem p = proxc::load_problem(file);
     check_output_apart(p, file, output);
-    if (!output.empty() && !dump_dir.empty()) {
-      // The passes write NN_pass.prox and .json into the dump folder: -o is kept out of it.
-      std::error_code ec;
-      const auto folder = std::filesystem::weakly_canonical(std::filesystem::absolute(dump_dir), ec);
-      const auto out_folder =
-          std::filesystem::weakly_canonical(std::filesystem::absolute(output).parent_path(), ec);
-      if (!ec && folder == out_folder) {
-        throw proxc::UserError("-o " + output + " is in the --dump-ir folder " + dump_dir +
-                               ", whose files the passes write; give it a path outside that folder");
-      }
+    // The passes write NN_pass.prox and .json into the dump folder: no -o of those names there.
+    if (!dump_dir.empty() && !output.empty() && is_dump_name(output, dump_dir)) {
+      throw proxc::UserError(
+          "-o " + output + " is in the --dump-ir folder " + dump_dir +
+          " under a name the passes' dumps take (NN_pass.prox, NN_pass.json); give it another "
+          "name or the dumps another folder");
     }
     proxc::PassOptions o;
     if (!passes.empty()) {
