@@ -70,14 +70,12 @@ void emit(const std::string& text, const std::string& out) {
   }
 }
 
-// Refuses an -o that is the problem's file or one of its data files (or
-// both outputs' file: `also`, an output written too), as solve refuses it.
-void check_output_apart(const proxc::Problem& p, const std::string& file, const std::string& output,
-                        const std::vector<proxc_cli::FileUse>& also = {}) {
+// Refuses an -o that is the problem's file or one of its data files, as
+// solve refuses it.
+void check_output_apart(const proxc::Problem& p, const std::string& file, const std::string& output) {
   if (output.empty()) return;
   std::vector<proxc_cli::FileUse> uses{{"the problem", file, false}};
   for (const std::string& d : p.data_files()) uses.push_back({"the data", d, false});
-  uses.insert(uses.end(), also.begin(), also.end());
   uses.push_back({"-o", output, true});
   proxc_cli::check_distinct_files(uses);
 }
