@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +12,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <system_error>
 
@@ -70,33 +70,6 @@ void emit(const std::string& text, const std::string& out) {
   }
 }
 
-// Refuses an -o that is the problem's file or one of its data files, as
-// solve refuses it.
-void check_output_apart(const proxc::Problem& p, const std::string& file, const std::string& output) {
-  if (output.empty()) return;
-  std::vector<proxc_cli::FileUse> uses{{"the problem", file, false}};
-  for (const std::string& d : p.data_files()) uses.push_back({"the data", d, false});
-  uses.push_back({"-o", output, true});
-  proxc_cli::check_distinct_files(uses);
-}
-
-// Whether `path` is in `dump_dir` under a name its pass dumps take
-// (NN_pass.prox, NN_pass.json), the folders compared resolved.
-bool is_dump_name(const std::string& path, const std::string& dump_dir) {
-  namespace fs = std::filesystem;
-  auto folder = [](const fs::path& p, std::error_code& ec) {
-    const fs::path n = fs::weakly_canonical(fs::absolute(p, ec), ec).lexically_normal();
-    return n.has_filename() ? n : n.parent_path();
-  };
-  std::error_code ec_dump, ec_file;
-  const fs::path dump = folder(dump_dir, ec_dump);
-  const fs::path parent = folder(fs::absolute(path, ec_file).parent_path(), ec_file);
-  const std::string name = fs::path(path).filename().string(), ext = fs::path(path).extension().string();
-  const bool numbered = name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])) &&
-                        std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '_';
-  return !ec_dump && !ec_file && dump == parent && numbered && (ext == ".prox" || ext == ".json");
-}
-
 struct ParseCommand {
   std::string file;
   std::string emit_kind;  // empty: from -o's extension (problem_form)
@@ -107,7 +80,7 @@ struct ParseCommand {
   int run() const {
     const proxc::ProblemFormat form = proxc_cli::problem_form(emit_kind, output, true);
     proxc::Problem p = proxc::load_problem(file);
-    check_output_apart(p, file, output);
+    proxc_cli::check_output_apart(p, file, output);
     std::string in_dir = std::filesystem::path(file).parent_path().string();
     if (in_dir.empty()) in_dir = ".";
     if (verify_roundtrip) {
@@ -167,25 +140,11 @@ struct OptCommand {
   int run() const {
     const proxc::ProblemFormat form = proxc_cli::problem_form(emit_kind, output, false);
     proxc::Problem p = proxc::load_problem(file);
-    check_output_apart(p, file, output);
-    // The passes write NN_pass.prox and .json into the dump folder: no -o of those names there.
-    if (!dump_dir.empty() && !output.empty() && is_dump_name(output, dump_dir)) {
-      throw proxc::UserError(
-          "-o " + output + " is in the --dump-ir folder " + dump_dir +
-          " under a name the passes' dumps take (NN_pass.prox, NN_pass.json); give it another "
-          "name or the dumps another folder");
-    }
+    proxc_cli::check_output_apart(p, file, output, dump_dir);
     proxc::PassOptions o;
-    if (!passes.empty()) {
-      size_t start = 0;
-      while (start <= passes.size()) {
-        size_t comma = passes.find(',', start);
-        std::string name =
-            passes.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (!name.empty()) o.pipeline.push_back(name);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
+    std::istringstream names(passes);  // comma-separated; empty names skipped
+    for (std::string name; std::getline(names, name, ',');) {
+      if (!name.empty()) o.pipeline.push_back(name);
     }
     o.solver = parse_kind<proxc::SolverKind>("--solver", "solver", solver);
     o.norm = parse_kind<proxc::NormKind>("--norm", "norm", norm);
@@ -388,7 +347,7 @@ struct CompileCommand {
 
   int run() const {
     proxc::Problem p = proxc::load_problem(file);
-    check_output_apart(p, file, output);
+    proxc_cli::check_output_apart(p, file, output);
     proxc::CompileOptions o;
     o.solver = parse_kind<proxc::SolverKind>("--solver", "solver", solver);
     o.program = parse_kind<proxc::ProgramKind>("--program", "program", program);
@@ -434,10 +393,7 @@ struct MontageCommand {
   std::vector<std::string> images;
   std::string output;
   int run() const {
-    std::vector<proxc_cli::FileUse> uses;
-    for (const std::string& f : images) uses.push_back({"the image", f, false});
-    uses.push_back({"-o", output, true});
-    proxc_cli::check_distinct_files(uses);
+    proxc_cli::check_images_apart(images, output);
     std::vector<proxc::Array> arrays;
     for (const std::string& f : images) arrays.push_back(proxc::load_array(f));
     proxc::Array m = proxc::montage(arrays, images);

@@ -213,6 +213,48 @@ std::vector<std::pair<std::string, std::string>> output_files(const proxc::Probl
   return files;
 }
 
+namespace {
+
+bool is_dump_name(const std::string& path, const std::string& dump_dir) {
+  namespace fs = std::filesystem;
+  auto folder = [](const fs::path& p, std::error_code& ec) {
+    const fs::path n = fs::weakly_canonical(fs::absolute(p, ec), ec).lexically_normal();
+    return n.has_filename() ? n : n.parent_path();
+  };
+  std::error_code ec_dump, ec_file;
+  const fs::path dump = folder(dump_dir, ec_dump);
+  const fs::path parent = folder(fs::absolute(path, ec_file).parent_path(), ec_file);
+  const std::string name = fs::path(path).filename().string(), ext = fs::path(path).extension().string();
+  const bool numbered = name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])) &&
+                        std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '_';
+  return !ec_dump && !ec_file && dump == parent && numbered && (ext == ".prox" || ext == ".json");
+}
+
+}  // namespace
+
+void check_output_apart(const proxc::Problem& p, const std::string& file, const std::string& output,
+                        const std::string& dump_dir) {
+  if (output.empty()) return;
+  std::vector<FileUse> uses{{"the problem", file, false}};
+  for (const std::string& d : p.data_files()) uses.push_back({"the data", d, false});
+  uses.push_back({"-o", output, true});
+  check_distinct_files(uses);
+  // The passes write NN_pass.prox and .json into the dump folder: no -o of those names there.
+  if (!dump_dir.empty() && is_dump_name(output, dump_dir)) {
+    throw proxc::UserError(
+        "-o " + output + " is in the --dump-ir folder " + dump_dir +
+        " under a name the passes' dumps take (NN_pass.prox, NN_pass.json); give it another "
+        "name or the dumps another folder");
+  }
+}
+
+void check_images_apart(const std::vector<std::string>& images, const std::string& output) {
+  std::vector<FileUse> uses;
+  for (const std::string& f : images) uses.push_back({"the image", f, false});
+  uses.push_back({"-o", output, true});
+  check_distinct_files(uses);
+}
+
 void check_solve_files(const proxc::Problem& p, const SolveFiles& f) {
   std::vector<FileUse> uses{{"the problem", f.problem, false}};
   for (const std::string& d : p.data_files()) uses.push_back({"the data", d, false});

@@ -31,6 +31,14 @@ std::string snapshot_path(const std::string& path, int iteration, int max_iters)
 /// (the quality columns when `quality` has a pair per check).
 std::string log_csv(const proxc::SolverSummary& s, const std::vector<std::pair<double, double>>& quality);
 
+/// parse, opt and compile: a UserError when -o is the problem's file or one
+/// of its data files, as check_solve_files refuses it for solve, or (opt) in
+/// `dump_dir` under a name the passes' dumps take (NN_pass.prox, NN_pass.json).
+void check_output_apart(const proxc::Problem& p, const std::string& file, const std::string& output,
+                        const std::string& dump_dir = "");
+/// montage: a UserError when -o is one of the images.
+void check_images_apart(const std::vector<std::string>& images, const std::string& output);
+
 /// The --reference image, loaded and checked before the solve: a UserError
 /// naming the flag and both shapes unless the problem has one variable of
 /// the reference's shape.
