@@ -178,6 +178,9 @@ bool verify_cache_entry(const std::string& so);
 /// damaged, at most once per process): its file name, or "" when it cannot
 /// be built.
 std::string cache_runtime(const std::string& dir, const Halide::Target& t);
+/// Whether the C++ compiler that links cache entries ($CXX, else c++) is
+/// there; a warning, once, when it is not.
+bool cache_linker_available();
 /// Compiles L into <dir>/<hash>.so (written whole or not at all), against
 /// the folder's shared runtime; false and a warning when it cannot.
 bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path,

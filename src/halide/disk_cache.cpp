@@ -73,14 +73,53 @@ bool verify_cache_entry(const std::string& so) {
   return false;
 }
 
+namespace {
+
+// The compiler driver that links cache entries: $CXX, else c++.
+std::string linker_driver() {
+  const char* cxx = std::getenv("CXX");
+  return cxx && *cxx ? cxx : "c++";
+}
+
+// Whether the driver's program is there: a path, or a name found on $PATH.
+bool driver_found(const std::string& driver) {
+  const std::string program = driver.substr(0, driver.find_first_of(" \t"));
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
+    if (::access((dir + "/" + program).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool cache_linker_available() {
+  static const bool found = [] {
+    const std::string driver = linker_driver();
+    if (driver_found(driver)) return true;
+    const char* cxx = std::getenv("CXX");
+    warn("no C++ compiler to link compiled pipelines into the on-disk cache (" +
+         (cxx && *cxx ? driver + ", from $CXX, is not there" : driver + " is not on PATH") +
+         "): each process compiles its pipelines again; install one (Debian: apt-get install g++) or set CXX, "
+         "or say --cache-dir off");
+    return false;
+  }();
+  return found;
+}
+
 // Links objects into the shared object `so` (written whole or not at all,
 // with its checksum sidecar).
 bool link_shared(const std::string& so, const std::string& inputs, const std::string& extra) {
   namespace fs = std::filesystem;
   static std::atomic<int> serial{0};
   std::string tmp = so + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(serial++);
-  const char* cxx = std::getenv("CXX");
-  std::string cmd = std::string(cxx && *cxx ? cxx : "c++") + " -shared -Wl,-Bsymbolic " + extra + " -o " +
+  std::string cmd = linker_driver() + " -shared -Wl,-Bsymbolic " + extra + " -o " +
                     shell_quote(tmp) + " " + inputs + " -lpthread -ldl";
   std::string log;
   std::error_code ec;
@@ -150,6 +189,8 @@ std::shared_future<std::string> shared_runtime(const std::string& dir, const Hal
 bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path,
                       bool trusted_schedule) {
   namespace fs = std::filesystem;
+  // Without a linker the object would be compiled for nothing, then again by the JIT.
+  if (!cache_linker_available()) return false;
   const std::string dir = fs::path(so_path).parent_path().string();
   std::shared_future<std::string> runtime = shared_runtime(dir, t);
   // Unique per thread too: two pipelines may compile at once.

@@ -1382,6 +1382,34 @@ TEST(CliCompile, ASecondProcessLoadsThePipelineFromTheDiskCache) {
   EXPECT_EQ(pipelines, 5) << listing << a.out;
 }
 
+// A machine with no C++ compiler (a wheel's, say): nothing goes into the
+// cache, nothing is compiled for it (it would be compiled again by the JIT),
+// and one warning says why and what to do.
+TEST(CliCompile, WithoutACompilerPipelinesAreCompiledOnceInMemoryWithOneWarning) {
+  const std::string dir = test::temp_dir();
+  const std::string cache = dir + "/cache";
+  for (const char* cxx : {"CXX=" , "CXX=/nonexistent/g++"}) {
+    auto r = test::run_command(std::string("env PATH=/nonexistent ") + cxx + " " + shell_quote(test::proxc_binary()) +
+                               " compile " + example("inpaint.prox") + " --solver ladmm --cache-dir " +
+                               shell_quote(cache) + " 2>&1");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("2 pipelines compiled, 0 loaded from the on-disk cache"));
+    size_t first = r.out.find("no C++ compiler to link compiled pipelines into the on-disk cache");
+    ASSERT_NE(first, std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("no C++ compiler", first + 1), std::string::npos) << "one warning: " << r.out;
+    EXPECT_THAT(r.out, Not(HasSubstr("cannot link")));
+    // No object was compiled for the cache, nor left there.
+    std::string listing;
+    for (const auto& f : std::filesystem::directory_iterator(cache)) listing += f.path().filename().string() + " ";
+    EXPECT_EQ(listing, "") << cxx;
+  }
+  // A compiler there again: the cache works.
+  auto r = proxc("compile " + example("inpaint.prox") + " --solver ladmm --cache-dir " + shell_quote(cache));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("no C++ compiler")));
+  EXPECT_FALSE(std::filesystem::is_empty(cache));
+}
+
 TEST(CliCompile, EmitsTheGeneratorSourceAndTakesASchedule) {
   auto src = proxc("compile " + example("denoise_tv_iso.prox") + " --emit source");
   ASSERT_EQ(src.exit_code, 0) << src.out;
