@@ -11,6 +11,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 packages=(
   build-essential cmake ninja-build pkg-config git
+  debootstrap
   clang libclang-rt-14-dev
   libfftw3-dev
   nlohmann-json3-dev

@@ -16,6 +16,11 @@ import ctypes as _ctypes
 import glob as _glob
 import os as _os
 
+from . import _build as _build_info  # noqa: E402
+from . import _cpu as _cpu  # noqa: E402
+
+_cpu.require(_build_info.MARCH)
+
 # libproxc's symbols for everyone: pipelines loaded from the on-disk cache
 # call its extern stages (FFT solves, black boxes), which a library loaded
 # privately, as Python loads extension modules, would hide from them.
