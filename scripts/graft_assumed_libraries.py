@@ -9,14 +9,19 @@ X libraries under it: a minimal Debian root has none of them, and
 patch_NLM's module would not load there. This adds each library that a file
 of the wheel needs and that neither the wheel nor glibc and the compiler's
 runtime (libstdc++, libgcc_s) provide: copied from where this machine's
-loader finds it into <package>.libs/ under its own soname, with an rpath of
-$ORIGIN, until nothing is left to add; then RECORD is written again.
+loader finds it into <package>.libs/, renamed as auditwheel renames what
+it bundles (libz.so.1 -> libz-<hash>.so.1, its soname and the names its
+users need changed to match), with an rpath of $ORIGIN, until nothing is
+left to add; then RECORD is written again.
 patchelf (0.14.5 or later) must be on PATH.
 """
 import base64
+import csv
 import hashlib
+import io
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -47,6 +52,17 @@ def in_its_rpath(path, name):
     return any((Path(d.replace("$ORIGIN", str(path.parent))) / name).exists() for d in rpath.split(":") if d)
 
 
+def reach(path, libs):
+    """Adds libs to path's rpath unless it is there: a library auditwheel
+    bundled that needed only the system's libraries has no rpath at all."""
+    rpath = subprocess.run(["patchelf", "--print-rpath", str(path)], capture_output=True, text=True).stdout.strip()
+    dirs = [d for d in rpath.split(":") if d]
+    if any(Path(d.replace("$ORIGIN", str(path.parent))).resolve() == libs.resolve() for d in dirs):
+        return
+    dirs.append("$ORIGIN" if path.parent == libs else f"$ORIGIN/{os.path.relpath(libs, path.parent)}")
+    subprocess.run(["patchelf", "--set-rpath", ":".join(dirs), str(path)], check=True)
+
+
 def resolved(path):
     """soname -> path, as this machine's loader resolves path's libraries."""
     out = subprocess.run(["ldd", str(path)], capture_output=True, text=True).stdout
@@ -64,14 +80,16 @@ def graft(wheel):
         with zipfile.ZipFile(wheel) as z:
             z.extractall(root)
             entries = {i.filename: i for i in z.infolist()}
-        libs = next(d for d in root.iterdir() if d.name.endswith(".libs"))
+        package = next(d for d in root.iterdir() if d.is_dir() and not d.name.endswith((".dist-info", ".data", ".libs")))
+        libs = root / f"{package.name}.libs"
+        libs.mkdir(exist_ok=True)
         added = []
         while True:
             present = {f.name for f in libs.iterdir()}
             # The sonames the wheel's bundled copies stand for (auditwheel renames them).
             present |= {subprocess.run(["patchelf", "--print-soname", str(f)], capture_output=True,
                                        text=True).stdout.strip() for f in libs.iterdir()}
-            missing = {}
+            missing = {}  # soname -> (the machine's file, the wheel's files that need it)
             for f in root.rglob("*"):
                 if f.is_file() and is_elf(f):
                     lacking = [n for n in needed(f) if n not in SYSTEM and n not in present
@@ -81,26 +99,35 @@ def graft(wheel):
                         for n in lacking:
                             if n not in where:
                                 sys.exit(f"{f.relative_to(root)} needs {n}, which this machine does not have")
-                            missing[n] = where[n]
+                            missing.setdefault(n, (where[n], []))[1].append(f)
             if not missing:
                 break
-            for name, src in sorted(missing.items()):
-                dst = libs / name
+            for name, (src, users) in sorted(missing.items()):
+                # Renamed as auditwheel renames what it bundles (libz.so.1 -> libz-<hash>.so.1), so
+                # that the copy never stands in for another library of that name in the process.
+                digest = hashlib.sha256(Path(src).read_bytes()).hexdigest()[:8]
+                stem, _, ext = name.partition(".so")
+                new = f"{stem}-{digest}.so{ext}"
+                dst = libs / new
                 shutil.copy2(src, dst)
                 os.chmod(dst, 0o755)
+                subprocess.run(["patchelf", "--set-soname", new, str(dst)], check=True)
                 subprocess.run(["patchelf", "--set-rpath", "$ORIGIN", str(dst)], check=True)
-                added.append(name)
+                for user in users:
+                    subprocess.run(["patchelf", "--replace-needed", name, new, str(user)], check=True)
+                    reach(user, libs)
+                added.append(f"{name} (as {new})")
         # RECORD again: every file's hash and size (RECORD itself has neither).
         info = next(d for d in root.iterdir() if d.name.endswith(".dist-info"))
-        rows = []
+        buf = io.StringIO()
+        record = csv.writer(buf, lineterminator="\n")
         for f in sorted(p for p in root.rglob("*") if p.is_file()):
-            rel = f.relative_to(root).as_posix()
             if f == info / "RECORD":
                 continue
             digest = base64.urlsafe_b64encode(hashlib.sha256(f.read_bytes()).digest()).rstrip(b"=").decode()
-            rows.append(f"{rel},sha256={digest},{f.stat().st_size}")
-        rows.append(f"{(info / 'RECORD').relative_to(root).as_posix()},,")
-        (info / "RECORD").write_text("\n".join(rows) + "\n")
+            record.writerow([f.relative_to(root).as_posix(), f"sha256={digest}", f.stat().st_size])
+        record.writerow([(info / "RECORD").relative_to(root).as_posix(), "", ""])
+        (info / "RECORD").write_text(buf.getvalue())
         out = Path(str(wheel) + ".tmp")
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
             # dist-info last, as wheels are written.
@@ -111,7 +138,8 @@ def graft(wheel):
                 old = entries.get(rel)
                 zi = zipfile.ZipInfo(rel, date_time=old.date_time if old else time.localtime()[:6])
                 mode = (old.external_attr >> 16) if old else 0
-                zi.external_attr = (mode or (0o755 if os.access(f, os.X_OK) else 0o644)) << 16
+                # (A regular file's type bits too: pip marks a file executable only then.)
+                zi.external_attr = (mode or (stat.S_IFREG | (0o755 if os.access(f, os.X_OK) else 0o644))) << 16
                 zi.compress_type = zipfile.ZIP_DEFLATED
                 z.writestr(zi, f.read_bytes())
         os.replace(out, wheel)

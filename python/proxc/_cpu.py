@@ -38,10 +38,11 @@ def missing_flags(march, cpuinfo="/proc/cpuinfo"):
 
 
 def require(march):
-    """Raises ImportError naming what this processor lacks for `march`."""
+    """Raises ImportError naming what this processor lacks for `march` (a
+    level of the table above; any other -march is not checked)."""
     missing = missing_flags(march)
     if missing:
         raise ImportError(
-            f"this proxc was built for {march} (x86-64 with AVX2), and this processor lacks "
-            f"{', '.join(missing)}: build it from source here instead (pip install --no-binary proxc proxc, "
-            f"or pip install . in a checkout; docs/python.md, 'Install')")
+            f"this proxc was built for {march}, and this processor lacks {', '.join(missing)}: build it here "
+            f"from its source distribution or a checkout instead (pip install proxc-VERSION.tar.gz, or pip "
+            f"install . in a checkout; docs/python.md, 'Install')")

@@ -81,33 +81,20 @@ std::string linker_driver() {
   return cxx && *cxx ? cxx : "c++";
 }
 
-// Whether the driver's program is there: a path, or a name found on $PATH.
-bool driver_found(const std::string& driver) {
-  const std::string program = driver.substr(0, driver.find_first_of(" \t"));
-  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "";
-  for (size_t start = 0; start <= dirs.size();) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
-    if (::access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 }  // namespace
 
 bool cache_linker_available() {
+  // Asked through the shell that links (link_shared): its PATH, a $CXX
+  // with a wrapper or arguments, quoting, all as the link will see them.
   static const bool found = [] {
     const std::string driver = linker_driver();
-    if (driver_found(driver)) return true;
+    std::string log;
+    if (run_command(driver + " --version", &log) == 0) return true;
     const char* cxx = std::getenv("CXX");
     warn("no C++ compiler to link compiled pipelines into the on-disk cache (" +
-         (cxx && *cxx ? driver + ", from $CXX, is not there" : driver + " is not on PATH") +
-         "): each process compiles its pipelines again; install one (Debian: apt-get install g++) or set CXX, "
-         "or say --cache-dir off");
+         (cxx && *cxx ? "$CXX, " + driver + "," : driver) +
+         " does not run): each process compiles its pipelines again; install one (Debian: apt-get install g++) "
+         "or set CXX, or say --cache-dir off");
     return false;
   }();
   return found;
@@ -209,6 +196,9 @@ bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string
   // the run then falls back to the default schedule (Part::run).
   Halide::Target pt = t.with_feature(Halide::Target::NoBoundsQuery).with_feature(Halide::Target::NoRuntime);
   if (L.graph->black_boxes().empty() && L.graph->prox_fns().empty() && trusted_schedule) pt = pt.with_feature(Halide::Target::NoAsserts);
+  // A compiler that runs and cannot link (no linker behind it): known once
+  // the runtime failed, and the object would go unused.
+  if (runtime.wait_for(std::chrono::seconds(0)) == std::future_status::ready && runtime.get().empty()) return false;
   L.pipeline.compile_to_object(obj, L.graph->arguments(), "proxc_cached", pt);
   std::error_code ec;
   if (runtime.get().empty()) {  // no shared runtime (no C++ compiler?): the JIT instead

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import proxc
-from proxc import _build, _cli, _cpu
+import _proxc_cli
+from proxc import _cpu
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,7 +60,7 @@ def test_the_command_gets_sigpipe_and_sigxfsz_back(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["proxc", "parse", "x.prox"])
     try:
         with pytest.raises(SystemExit):
-            _cli.main()
+            _proxc_cli.main()
     finally:
         signal.signal(signal.SIGPIPE, before[0])
         signal.signal(signal.SIGXFSZ, before[1])
@@ -69,9 +70,28 @@ def test_the_command_gets_sigpipe_and_sigxfsz_back(monkeypatch):
 
 
 def test_a_package_without_its_command_says_so(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(_cli, "__file__", str(tmp_path / "_cli.py"))
-    assert _cli.main() == 2
+    monkeypatch.setattr(_proxc_cli, "package_dir", lambda: str(tmp_path))
+    assert _proxc_cli.main() == 2
     assert "has no proxc command" in capsys.readouterr().err
+
+
+def test_the_console_script_checks_the_processor_before_the_exec(monkeypatch, tmp_path, capsys):
+    # A package as installed, whose processor check fails: one line and exit 2, no traceback, no exec.
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "proxc").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "bin" / "proxc").chmod(0o755)
+    (tmp_path / "_build.py").write_text('MARCH = "x86-64-v3"\n')
+    (tmp_path / "_cpu.py").write_text("def require(march):\n    raise ImportError(f'built for {march}, lacks avx2')\n")
+    monkeypatch.setattr(_proxc_cli, "package_dir", lambda: str(tmp_path))
+    monkeypatch.setattr(os, "execv", lambda *a: pytest.fail("exec'd on a processor that lacks the features"))
+    assert _proxc_cli.main() == 2
+    assert capsys.readouterr().err == "proxc: built for x86-64-v3, lacks avx2\n"
+
+
+def test_the_console_script_does_not_import_the_package():
+    code = "import sys, _proxc_cli; _proxc_cli.package_dir(); print('proxc' in sys.modules, 'numpy' in sys.modules)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.stdout.split() == ["False", "False"], r.stderr
 
 
 def test_the_processor_check_names_what_is_missing(tmp_path, monkeypatch):
@@ -84,11 +104,6 @@ def test_the_processor_check_names_what_is_missing(tmp_path, monkeypatch):
         assert _cpu.missing_flags("x86-64-v3", info) == missing
         assert _cpu.missing_flags("", info) == []  # a baseline build runs anywhere
     monkeypatch.setattr(_cpu, "missing_flags", lambda march: ["avx2", "fma"])
-    with pytest.raises(ImportError, match=r"built for x86-64-v3 .* lacks avx2, fma: build it from source"):
+    with pytest.raises(ImportError, match=r"built for x86-64-v3, and this processor lacks avx2, fma: build it here"):
         _cpu.require("x86-64-v3")
     assert _cpu.needed_flags("x86-64-v4")[-1] == "avx512vl" and "avx2" in _cpu.needed_flags("x86-64-v4")
-
-
-def test_this_machine_runs_what_the_package_was_built_for():
-    assert _build.MARCH in ("", "x86-64-v3")
-    assert _cpu.missing_flags(_build.MARCH) == []

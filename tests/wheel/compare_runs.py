@@ -6,8 +6,9 @@ each result an .npy file named by its case.
     python compare_runs.py run PROXC WORK OUT   # solves with the command PROXC into OUT
     python compare_runs.py compare A B           # fails unless A's and B's results agree
 
-WORK holds examples/, conformance/ (ProxImaL's cases) and plugins/ (the
-examples' C++ operators, for those that call them; the others are left out). scripts/test-wheel.sh
+WORK holds examples/ (with the data proxc_make_example_data makes),
+conformance/ (ProxImaL's cases) and plugins/ (the examples' C++ operators):
+every example and every conformance solve case is solved, or it is an error. scripts/test-wheel.sh
 runs the source build's command outside the bare root and the wheel's inside.
 """
 import json
@@ -41,14 +42,15 @@ def cases(work, out):
     for path in sorted((work / "examples").rglob("*.prox")):
         text = path.read_text()
         loads = [line.split('load("', 1)[1].split('"', 1)[0] for line in text.splitlines() if 'load("' in line]
-        if not all((path.parent / f.split(":")[0]).exists() for f in loads):
-            continue  # its data is made by proxc_make_example_data, which this run did not run
+        absent = [f for f in loads if not (path.parent / f.split(":")[0]).exists()]
+        if absent:
+            raise FileNotFoundError(f"{path}: its data {absent} are not there (proxc_make_example_data makes them)")
         args = ["--iters", str(EXAMPLE_ITERS), "--eps-abs", "0", "--eps-rel", "0"]
         if "black_box(" in text:
             # The example's C++ operator (examples/plugins), built by the source build.
             plugins = sorted((work / "plugins").glob("*.so"))
             if not plugins:
-                continue
+                raise FileNotFoundError(f"{path} calls a black box, and {work / 'plugins'} has no plugin")
             args = [a for p in plugins for a in ("--plugin", str(p))] + args
         name = str(path.relative_to(work / "examples").with_suffix("")).replace("/", "_")
         found.append((f"example_{name}", path, args))
