@@ -242,14 +242,44 @@ class Problem:
     def save(self, path, inline_constants=False):
         """Writes the problem (.prox text, or JSON for a .json path), whole or not at all.
         Data held in memory goes inline; a .prox file cannot hold it (use .json)."""
+        import errno
         import os
-        fmt = "json" if str(path).endswith(".json") else "text"
+        import tempfile
+        path = os.fspath(path)
+        fmt = "json" if path.endswith(".json") else "text"
         base = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(base):
+            raise FileNotFoundError(errno.ENOENT, f"cannot save the problem to {path}: the folder {base} does not exist",
+                                    path)
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, f"cannot save the problem to {path}: it is a folder", path)
         text = self._native.print(fmt, base, inline_constants or fmt == "json")
-        tmp = f"{path}.tmp{os.getpid()}"
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        # A temporary of this process's own (created exclusively, never through a link), renamed
+        # over the path: a failure leaves the path as it was and no temporary behind.
+        try:
+            mode = os.stat(path).st_mode & 0o7777  # a file replaced keeps its permissions
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp-proxc", dir=base)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except OSError as e:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise type(e)(e.errno, f"cannot save the problem to {path}: {e.strerror}", path) from e
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
 
     def check(self, backend="emulate", seed=1):
         """Dot tests of every operator, ||K|| against its bound (proxc check)."""

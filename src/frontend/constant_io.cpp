@@ -9,7 +9,8 @@
 namespace proxc::internal {
 
 std::shared_ptr<const ConstantData> load_constant_file(const std::string& written_path, const std::string& base_dir,
-                                                       const std::string& expected_hash) {
+                                                       const std::string& expected_hash,
+                                                       std::optional<bool> pinned_in_print) {
   // "frames.npz:noisy", "scan.h5:/entry/data": the file is resolved and checked, the member kept as written.
   const MemberPath written = split_member_path(written_path);
   std::filesystem::path p(written.file);
@@ -25,6 +26,7 @@ std::shared_ptr<const ConstantData> load_constant_file(const std::string& writte
   data->source.type = ConstantSource::Type::File;
   data->source.path = written_path;
   data->source.resolved_path = resolved_path;
+  data->source.pinned = pinned_in_print.value_or(pinned);
   auto check_pin = [&] {
     if (!pinned || expected_hash == data->source.hash) return;
     const std::string& where = written.has_member() ? resolved_path : resolved_file;

@@ -110,6 +110,7 @@ class JsonWriter {
         j["type"] = "file";
         j["path"] = relative_path(s.resolved_path, opts_.base_dir);
         j["hash"] = s.hash;
+        if (opts_.pin_hashes || s.pinned) j["pinned"] = true;
         break;
       case ConstantSource::Type::Gaussian:
         j["type"] = "gaussian";
@@ -208,6 +209,7 @@ class JsonReader {
         p.passes_run.push_back(s.get<std::string>());
       }
     }
+    if (root.contains("passes_run") || root.contains("solver") || root.contains("knorm")) p.record_origin = path_;
     if (root.contains("solver")) p.solver = string(root, "solver", "");
     if (root.contains("knorm")) {
       p.knorm = number(root, "knorm", "");
@@ -233,14 +235,18 @@ class JsonReader {
         rethrow(e, ctx);
       }
     }
-    verify(p);
+    try {
+      verify(p);
+    } catch (const UserError& e) {
+      rethrow(e, "");
+    }
     return p;
   }
 
  private:
   [[noreturn]] void rethrow(const UserError& e, const std::string& ctx) {
     std::string msg = e.what();
-    std::string prefix = path_ + ": " + ctx + ": ";
+    std::string prefix = where(ctx);
     if (msg.rfind(path_ + ":", 0) == 0) throw;  // already located
     throw UserError(prefix + msg);
   }
@@ -260,20 +266,24 @@ class JsonReader {
     return v.get<int64_t>();
   }
 
+  // "FILE: CTX: " (or "FILE: " at the top level): where a field's message says it is.
+  std::string where(const std::string& ctx) const { return path_ + ": " + (ctx.empty() ? "" : ctx + ": "); }
+
   double number(const Json& obj, const char* key, const std::string& ctx) {
     const Json& v = field(obj, key, ctx);
-    user_assert(v.is_number()) << "field \"" << key << "\" must be a number";
+    user_assert(v.is_number()) << where(ctx) << "field \"" << key << "\" must be a number";
     double d = v.get<double>();
-    user_assert(std::isfinite(d)) << "field \"" << key << "\" must be finite";
+    user_assert(std::isfinite(d)) << where(ctx) << "field \"" << key << "\" must be finite";
     return d;
   }
 
   std::vector<int64_t> ints(const Json& obj, const char* key, const std::string& ctx) {
     const Json& v = field(obj, key, ctx);
-    user_assert(v.is_array() && v.size() <= 16) << "field \"" << key << "\" must be a short list of integers";
+    user_assert(v.is_array() && v.size() <= 16) << where(ctx) << "field \"" << key
+                                                << "\" must be a short list of integers";
     std::vector<int64_t> out;
     for (const Json& e : v) {
-      user_assert(e.is_number_integer()) << "field \"" << key << "\" must be a list of integers";
+      user_assert(e.is_number_integer()) << where(ctx) << "field \"" << key << "\" must be a list of integers";
       out.push_back(e.get<int64_t>());
     }
     return out;
@@ -281,7 +291,7 @@ class JsonReader {
 
   std::string string(const Json& obj, const char* key, const std::string& ctx) {
     const Json& v = field(obj, key, ctx);
-    user_assert(v.is_string()) << "field \"" << key << "\" must be a string";
+    user_assert(v.is_string()) << where(ctx) << "field \"" << key << "\" must be a string";
     return v.get<std::string>();
   }
 
@@ -366,7 +376,12 @@ class JsonReader {
     std::string type = string(src, "type", ctx);
     if (type == "file") {
       std::string written = string(src, "path", ctx);
-      auto data = load_constant_file(written, base_dir_, string(src, "hash", ctx));
+      bool pinned = false;
+      if (src.contains("pinned")) {
+        user_assert(src["pinned"].is_boolean()) << where(ctx) << "field \"pinned\" must be true or false";
+        pinned = src["pinned"].get<bool>();
+      }
+      auto data = load_constant_file(written, base_dir_, string(src, "hash", ctx), pinned);
       user_assert(data->array.shape == shape)
           << data->source.resolved_path << ": the file holds an array of shape " << shape_to_string(data->array.shape)
           << ", the problem recorded " << shape_to_string(shape);

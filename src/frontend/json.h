@@ -23,6 +23,10 @@ struct JsonPrintOptions {
   bool inline_constants = false;
   /// Paths of file constants are written relative to this folder.
   std::string base_dir;
+  /// File constants are marked "pinned" (as a dump's are): their text form
+  /// keeps the hash, so that it loads from any folder, as the JSON does.
+  /// Constants loaded with a pin are marked whatever this says.
+  bool pin_hashes = false;
   /// Spaces of indentation (-1: one line).
   int indent = 1;
 };

@@ -134,6 +134,7 @@ class Parser {
     out.problem.passes_run = passes_run_;
     out.problem.solver = solver_;
     out.problem.knorm = knorm_;
+    out.problem.record_origin = record_origin_;
     try {
       verify(out.problem);
     } catch (const UserError& e) {
@@ -217,6 +218,7 @@ class Parser {
   // The record of rewriting passes that a dump carries (see docs/passes.md).
   void record(const std::string& name, const SourceLoc& loc) {
     if (!recorded_.insert(name).second) fail(loc, "'" + name + "' is recorded twice");
+    if (record_origin_.empty()) record_origin_ = loc.to_string();
     Value v = expression();
     if (name == "passes_run") {
       if (v.type != Value::Type::List)
@@ -523,6 +525,7 @@ class Parser {
 
   const std::string& src_;
   std::string file_;
+  std::string record_origin_;  // the first record statement's place
   std::string base_dir_;
   std::vector<Token> toks_;
   size_t pos_ = 0;

@@ -23,14 +23,19 @@ std::string list(const std::vector<int64_t>& v) {
 
 // Where a printed generator finds proxc/halide_ops.h and proxc/black_box.h:
 // beside the installed libproxc this code runs in (<prefix>/share/proxc/
-// halide_ops and <prefix>/include, as `cmake --install` lays them out), else
-// the source tree this proxc was built from.
+// halide_ops and <prefix>/include, as `cmake --install` lays them out; the
+// Python package's include/ beside its libproxc.so holds both), else the
+// source tree this proxc was built from.
 std::pair<std::string, std::string> generator_include_dirs() {
   namespace fs = std::filesystem;
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&generator_include_dirs), &info) && info.dli_fname) {
     std::error_code ec;
     fs::path lib = fs::canonical(info.dli_fname, ec).parent_path();
+    const fs::path package = lib / "include";
+    if (!ec && fs::exists(package / "proxc/halide_ops.h", ec) && fs::exists(package / "proxc/black_box.h", ec)) {
+      return {package.string(), package.string()};
+    }
     // <prefix>/lib, <prefix>/lib64 or <prefix>/lib/<multiarch>.
     for (fs::path prefix : {lib.parent_path(), lib.parent_path().parent_path()}) {
       fs::path ops = prefix / "share/proxc/halide_ops", include = prefix / "include";

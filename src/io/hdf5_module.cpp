@@ -250,13 +250,19 @@ void check_chunk_sizes(hid_t dataset, hid_t dcpl, hid_t type, const std::string&
   if (rank < 0) user_error << where << ": malformed HDF5: " << hdf5_message();
   double bytes = static_cast<double>(H5Tget_size(type));
   for (int k = 0; k < rank; ++k) bytes *= static_cast<double>(chunk[k]);
+  // The chunks of the whole dataspace: libhdf5 1.10 takes no H5S_ALL here
+  // (1.12 does), and every unfiltered chunked dataset failed to load.
+  Handle space(H5Dget_space(dataset), H5Sclose);
+  if (!space.ok()) user_error << where << ": malformed HDF5: " << hdf5_message();
   hsize_t count = 0;
-  if (H5Dget_num_chunks(dataset, H5S_ALL, &count) < 0) user_error << where << ": malformed HDF5: " << hdf5_message();
+  if (H5Dget_num_chunks(dataset, space.get(), &count) < 0) {
+    user_error << where << ": malformed HDF5: " << hdf5_message();
+  }
   for (hsize_t i = 0; i < count && i < 4096; ++i) {
     hsize_t offset[kMaxRank] = {}, size = 0;
     haddr_t address = 0;
     unsigned mask = 0;
-    if (H5Dget_chunk_info(dataset, H5S_ALL, i, offset, &mask, &address, &size) < 0) {
+    if (H5Dget_chunk_info(dataset, space.get(), i, offset, &mask, &address, &size) < 0) {
       user_error << where << ": malformed HDF5: " << hdf5_message();
     }
     user_assert(static_cast<double>(size) == bytes)

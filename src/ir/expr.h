@@ -137,6 +137,10 @@ struct ConstantSource {
   std::string resolved_path;
   /// File: content hash of the file's bytes (support/file_util.h).
   std::string hash;
+  /// File: written with its hash (`load("../b.npy", hash="...")`, as dumps
+  /// pin their data): the reference may lie outside the problem's folder,
+  /// so every printer keeps the pin, and the reprint loads where it did.
+  bool pinned = false;
   /// Gaussian: extents and standard deviation (in pixels).
   Shape gaussian_size;
   double gaussian_sigma = 0;

@@ -165,7 +165,7 @@ class TextPrinter {
     switch (src.type) {
       case ConstantSource::Type::File:
         return "load(" + quote_string(relative_path(src.resolved_path, opts_.base_dir)) +
-               (opts_.pin_hashes && !src.hash.empty() ? ", hash=" + quote_string(src.hash) : "") + ")";
+               ((opts_.pin_hashes || src.pinned) && !src.hash.empty() ? ", hash=" + quote_string(src.hash) : "") + ")";
       case ConstantSource::Type::Gaussian: {
         const Shape& s = src.gaussian_size;
         std::string size = s[0] == s[1] ? std::to_string(s[0]) : format_ints(s);

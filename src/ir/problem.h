@@ -21,6 +21,10 @@ struct Problem {
   /// Set by the scale pass: the problem's variables are s = sqrt(knorm)·x,
   /// where x is the user's variable; 0 means not scaled.
   double knorm = 0;
+  /// Where that record was read ("d/03_split.prox:4:1", "d/03_split.json";
+  /// "" when none was, or the problem was built in memory): the errors that
+  /// refuse a record say where it is.
+  std::string record_origin;
 
   /// The factor between internal and user units: s = variable_scale()·x.
   double variable_scale() const;

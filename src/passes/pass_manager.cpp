@@ -138,7 +138,7 @@ Problem run_pipeline(const Problem& p, const std::vector<std::string>& pipeline_
       std::string ran, want;
       for (const auto& s : p.passes_run) ran += (ran.empty() ? "" : ",") + s;
       for (const auto& s : pipeline) want += (want.empty() ? "" : ",") + s;
-      user_error << "the problem has run the passes [" << ran << "], which do not start the pipeline [" << want
+      user_error << (p.record_origin.empty() ? "" : p.record_origin + ": ") << "the problem has run the passes [" << ran << "], which do not start the pipeline [" << want
                  << "], and running it after them would run " << again
                  << " again; choose a pipeline that continues it with --passes (the passes still to run, or "
                     "the whole pipeline)";

@@ -107,6 +107,7 @@ void DumpPasses::after_pass(const Problem&, const Problem& after, PassRecord* re
   write_file_atomic(stem + ".prox", print_text(after, text));
   JsonPrintOptions jo;
   jo.base_dir = dir_;
+  jo.pin_hashes = true;  // printed as text again, it keeps its pins
   write_file_atomic(stem + ".json", print_json(after, jo));
 }
 
@@ -165,22 +166,23 @@ std::vector<std::string> continuation(const std::vector<std::string>& record,
 }  // namespace
 
 Problem split_for_solver(const Problem& problem, const PassManagerOptions& o) {
+  const std::string where = problem.record_origin.empty() ? "" : problem.record_origin + ": ";
   user_assert(problem.solver.empty() || problem.solver == o.pass.solver)
-      << "the problem was split for the solver '" << problem.solver << "'; use --solver " << problem.solver
+      << where << "the problem was split for the solver '" << problem.solver << "'; use --solver " << problem.solver
       << " or start from a dump taken before the split pass";
   // A hand-edited or corrupt dump, not a bug of the passes that made it:
   // refused before the passes continue it, and after.
   const std::string given = passes_record_violation(problem);
-  user_assert(given.empty()) << "the problem's record of passes is inconsistent: " << given;
+  user_assert(given.empty()) << where << "the problem's record of passes is inconsistent: " << given;
   PassManagerOptions po = o;
   po.pipeline = continuation(problem.passes_run, o.pipeline.empty() ? default_pipeline() : o.pipeline);
   const Problem p = run_passes(problem, po);
   const std::string violation = passes_record_violation(p);
-  user_assert(violation.empty()) << "the problem's record of passes is inconsistent: " << violation;
+  user_assert(violation.empty()) << where << "the problem's record of passes is inconsistent: " << violation;
   try {
     verify_passes_invariants(p);
   } catch (const InternalError& e) {
-    user_error << "the problem's record of passes is inconsistent (" << e.what() << ")";
+    user_error << where << "the problem's record of passes is inconsistent (" << e.what() << ")";
   }
   return p;
 }

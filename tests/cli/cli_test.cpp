@@ -862,6 +862,29 @@ TEST(CliOpt, DumpsLoadFromAnyFolderAndSolveAlike) {
     EXPECT_EQ(y, x) << f;  // the same iterate
     EXPECT_NEAR(o, objective, 1e-5 * objective) << f;  // the same objective, up to float evaluation
   }
+  // Every text dump prints again as it reads (the canonical printer keeps
+  // a constant's pin: without it the reprint's load("../p/...") lies
+  // outside the dump's folder and is refused), and its reprint into another
+  // folder (parse -o, opt -o) reloads there and solves alike.
+  std::filesystem::create_directories(dir + "/elsewhere/deeper");
+  for (const char* f : {"01_absorb", "02_merge", "03_split", "04_scale"}) {
+    const std::string dump = shell_quote(dir + "/d/" + f + ".prox");
+    auto again = test::run_command("cd " + shell_quote(dir + "/elsewhere") + " && " +
+                                   shell_quote(test::proxc_binary()) + " parse " + dump + " --verify-roundtrip 2>&1");
+    EXPECT_EQ(again.exit_code, 0) << f << ": " << again.out;
+    const std::string reprint = dir + "/elsewhere/deeper/" + f + ".prox";
+    ASSERT_EQ(proxc("parse " + dump + " -o " + shell_quote(reprint)).exit_code, 0) << f;
+    EXPECT_THAT(read_file(reprint), HasSubstr("hash=\"xxh3-128:")) << f;
+    const auto [o, y] = solve(reprint);
+    EXPECT_EQ(y, x) << f;
+  }
+  auto reopt = proxc("opt " + shell_quote(dir + "/d/01_absorb.prox") + " -o " +
+                     shell_quote(dir + "/elsewhere/deeper/final.prox"));
+  ASSERT_EQ(reopt.exit_code, 0) << reopt.out;
+  EXPECT_EQ(solve(dir + "/elsewhere/deeper/final.prox").second, x);
+  // A problem's own loads (unpinned) print as they were: no pin appears.
+  auto plain = proxc("parse " + shell_quote(problem));
+  EXPECT_THAT(plain.out, Not(HasSubstr("hash=")));
   // A pinned file that changed is refused, saying so.
   std::filesystem::copy_file(test::source_dir() + "/examples/data/noisy.npy", dir + "/p/data/blurred.npy",
                              std::filesystem::copy_options::overwrite_existing);
@@ -1240,7 +1263,41 @@ TEST(CliSolve, AcceptsAJsonDump) {
   auto split = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/04_scale.json") +
                      " --backend emulate --iters 10 --solver admm");
   EXPECT_EQ(split.exit_code, 2);
-  EXPECT_THAT(split.out, HasSubstr("was split for the solver 'pc'"));
+  // Every refusal of a dump says where: the file (and for text the record's line).
+  EXPECT_THAT(split.out, HasSubstr(dir + "/04_scale.json: the problem was split for the solver 'pc'"));
+  auto text_split = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/04_scale.prox") +
+                          " --backend emulate --iters 10 --solver admm");
+  EXPECT_EQ(text_split.exit_code, 2);
+  EXPECT_THAT(text_split.out, testing::ContainsRegex(dir + "/04_scale.prox:[0-9]+:1: the problem was split for the "
+                                                             "solver 'pc'"));
+  std::string json = read_file(dir + "/04_scale.json");
+  const size_t knorm = json.find("\"knorm\": ");
+  ASSERT_NE(knorm, std::string::npos) << json.substr(0, 400);
+  test::write_text(dir + "/bad_knorm.json", json.substr(0, knorm) + "\"knorm\": \"three\"," +
+                                                json.substr(json.find(',', knorm) + 1));
+  auto bad = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/bad_knorm.json"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr(dir + "/bad_knorm.json: field \"knorm\" must be a number"));
+  std::string no_scale = json;
+  no_scale.replace(no_scale.find("\"scale\""), 7, "\"merge\"");
+  test::write_text(dir + "/no_scale.json", no_scale);
+  auto record = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/no_scale.json"));
+  EXPECT_EQ(record.exit_code, 2);
+  EXPECT_THAT(record.out, HasSubstr(dir + "/no_scale.json: knorm is recorded but the scale pass has not run"));
+  std::string swapped = json;  // merge before absorb
+  swapped.replace(swapped.find("\"absorb\""), 8, "\"merge_\"");
+  swapped.replace(swapped.find("\"merge\""), 7, "\"absorb\"");
+  swapped.replace(swapped.find("\"merge_\""), 8, "\"merge\"");
+  test::write_text(dir + "/swapped.json", swapped);
+  auto order = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/swapped.json"));
+  EXPECT_EQ(order.exit_code, 2);
+  EXPECT_THAT(order.out, HasSubstr(dir + "/swapped.json: the problem has run the passes [merge,absorb,split,scale]"));
+  std::string twice = json;  // split recorded twice
+  twice.replace(twice.find("\"merge\""), 7, "\"split\"");
+  test::write_text(dir + "/twice.json", twice);
+  auto repeated = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/twice.json"));
+  EXPECT_EQ(repeated.exit_code, 2);
+  EXPECT_THAT(repeated.out, HasSubstr(dir + "/twice.json: "));
 }
 
 TEST(CliCompile, PrintsTheStepProgramAndHalidesForms) {

@@ -259,18 +259,25 @@ def test_an_opencl_target_runs_the_gpu_schedule():
 def test_the_package_finds_halides_files_at_run_time():
     """The autoscheduler plugins and the headers and library a printed
     generator builds with are found beside the libHalide the package loads
-    (the `halide` package): the paths of pip's build environment, which the
-    build saw, are gone."""
+    (the `halide` package), and proxc's own headers in the package: the
+    paths of pip's build environment and of the source tree a wheel was
+    built from, which the build saw, are gone."""
     b = _data()
     x, prob = _tv(b)
     prob.solve(max_iters=5, schedule="mullapudi2016")
     assert prob.summary.schedule_used == "mullapudi2016"
     src = prob.compile().source()
     build = [line.split() for line in src.splitlines()[:8] if "-Wl,-rpath," in line or " -I " in line]
-    paths = [w for words in build for w in words if w.startswith("/") and "halide" in w.lower()]
-    assert paths
+    paths = [w.split(",")[-1] for words in build for w in words if w.startswith("/") or w.startswith("-Wl,-rpath,/")]
+    assert len(paths) >= 5, build  # proxc's two include folders, Halide's, its library and its folder
     for path in paths:
-        assert os.path.exists(path.split(",")[-1]), path
+        assert os.path.exists(path), path
+    includes = [words[i + 1] for words in build for i, w in enumerate(words) if w == "-I"]
+    assert any(os.path.exists(os.path.join(d, "proxc", "halide_ops.h")) for d in includes), includes
+    assert any(os.path.exists(os.path.join(d, "proxc", "black_box.h")) for d in includes), includes
+    if os.path.exists(os.path.join(os.path.dirname(proxc.__file__), "include")):
+        # An installed package (a wheel) names its own copies, not the tree it was built from.
+        assert all(d.startswith(os.path.dirname(proxc.__file__)) for d in includes[:2]), includes
 
 
 def test_callback_sees_the_iterate_and_stops_the_solve():
@@ -474,6 +481,35 @@ def test_printed_forms_load_back_from_another_folder(tmp_path):
         assert v.name == "x" and v.shape == b.shape
         assert loaded.solve(max_iters=50, eps_abs=0, eps_rel=0) == pytest.approx(expected, rel=1e-9)
         np.testing.assert_array_equal(v.value, x.value)
+
+
+def test_save_names_the_users_path_and_leaves_nothing_behind(tmp_path):
+    b = _data()
+    _, prob = _tv(b)
+    missing = tmp_path / "no" / "p.json"
+    with pytest.raises(FileNotFoundError, match=f"cannot save the problem to {missing}: the folder .* does not exist"):
+        prob.save(missing)
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(IsADirectoryError, match="dir.json: it is a folder"):
+        prob.save(tmp_path / "dir.json")
+    # A file replaced keeps its permissions; no temporary is left.
+    target = tmp_path / "p.prox"
+    target.write_text("old")
+    target.chmod(0o640)
+    prob.save(target)
+    assert (target.stat().st_mode & 0o777) == 0o640 and target.read_text().startswith("x = variable(")
+    # A write that fails (a read-only folder, unless root, which may write anyway) names the path.
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if os.geteuid() != 0:
+            with pytest.raises(PermissionError, match=str(ro / "p.prox")):
+                prob.save(ro / "p.prox")
+    finally:
+        ro.chmod(0o700)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.json", "p.prox", "ro"]
+    assert not list(ro.iterdir())
 
 
 def test_load_a_prox_file_and_module():
