@@ -1273,31 +1273,26 @@ TEST(CliSolve, AcceptsAJsonDump) {
   std::string json = read_file(dir + "/04_scale.json");
   const size_t knorm = json.find("\"knorm\": ");
   ASSERT_NE(knorm, std::string::npos) << json.substr(0, 400);
-  test::write_text(dir + "/bad_knorm.json", json.substr(0, knorm) + "\"knorm\": \"three\"," +
-                                                json.substr(json.find(',', knorm) + 1));
-  auto bad = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/bad_knorm.json"));
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_THAT(bad.out, HasSubstr(dir + "/bad_knorm.json: field \"knorm\" must be a number"));
+  // A dump edited into `text`, solved: refused with exit 2, the message starting with the file.
+  auto refused = [&](const std::string& name, const std::string& text, const std::string& message) {
+    test::write_text(dir + "/" + name, text);
+    auto r = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/" + name));
+    EXPECT_EQ(r.exit_code, 2) << name;
+    EXPECT_THAT(r.out, HasSubstr(dir + "/" + name + ": " + message));
+  };
+  refused("bad_knorm.json", json.substr(0, knorm) + "\"knorm\": \"three\"," + json.substr(json.find(',', knorm) + 1),
+          "field \"knorm\" must be a number");
   std::string no_scale = json;
   no_scale.replace(no_scale.find("\"scale\""), 7, "\"merge\"");
-  test::write_text(dir + "/no_scale.json", no_scale);
-  auto record = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/no_scale.json"));
-  EXPECT_EQ(record.exit_code, 2);
-  EXPECT_THAT(record.out, HasSubstr(dir + "/no_scale.json: knorm is recorded but the scale pass has not run"));
+  refused("no_scale.json", no_scale, "knorm is recorded but the scale pass has not run");
   std::string swapped = json;  // merge before absorb
   swapped.replace(swapped.find("\"absorb\""), 8, "\"merge_\"");
   swapped.replace(swapped.find("\"merge\""), 7, "\"absorb\"");
   swapped.replace(swapped.find("\"merge_\""), 8, "\"merge\"");
-  test::write_text(dir + "/swapped.json", swapped);
-  auto order = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/swapped.json"));
-  EXPECT_EQ(order.exit_code, 2);
-  EXPECT_THAT(order.out, HasSubstr(dir + "/swapped.json: the problem has run the passes [merge,absorb,split,scale]"));
+  refused("swapped.json", swapped, "the problem has run the passes [merge,absorb,split,scale]");
   std::string twice = json;  // split recorded twice
   twice.replace(twice.find("\"merge\""), 7, "\"split\"");
-  test::write_text(dir + "/twice.json", twice);
-  auto repeated = proxc("--allow-path " + example("") + " solve " + shell_quote(dir + "/twice.json"));
-  EXPECT_EQ(repeated.exit_code, 2);
-  EXPECT_THAT(repeated.out, HasSubstr(dir + "/twice.json: "));
+  refused("twice.json", twice, "");
 }
 
 TEST(CliCompile, PrintsTheStepProgramAndHalidesForms) {
