@@ -37,6 +37,22 @@ void write_file(const std::string& path, const std::string& text);
 /// writable in its place.
 void check_writable(const std::string& path);
 
+/// The file a write to `path` replaces, as an absolute path: its symbolic
+/// links followed, a dangling one to the file it would create. Two outputs
+/// with one target are one file.
+std::string output_target(const std::string& path);
+
+/// Remembers what `path` names now (output_target): a later write_file or
+/// save_array to it refuses, naming both files, when a symbolic link made
+/// or changed since has it name another. The proxc command keeps every
+/// output of a run from its checks to its writes.
+void keep_output_target(const std::string& path);
+
+/// Removes the temporary files proxc is writing (beside outputs, HDF5
+/// copies). Async-signal-safe: for a signal handler about to end the
+/// process, which would otherwise leave them behind.
+void remove_temporary_files_now();
+
 /// The version of this proxc ("0.1.0").
 const char* version();
 

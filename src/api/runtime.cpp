@@ -7,6 +7,7 @@
 #include "support/array.h"
 #include "support/error.h"
 #include "support/file_util.h"
+#include "support/temporaries.h"
 
 namespace proxc {
 
@@ -44,6 +45,12 @@ int64_t parse_byte_size(const std::string& s, const std::string& option) {
 void write_file(const std::string& path, const std::string& text) { internal::write_file_atomic(path, text); }
 
 void check_writable(const std::string& path) { internal::check_output_path(path); }
+
+std::string output_target(const std::string& path) { return internal::output_target(path); }
+
+void keep_output_target(const std::string& path) { internal::keep_output_target(path); }
+
+void remove_temporary_files_now() { internal::remove_temporaries_now(); }
 
 const char* version() { return PROXC_VERSION; }
 

@@ -35,6 +35,7 @@
 #include "support/blocks.h"
 #include "support/error.h"
 #include "support/file_util.h"
+#include "support/shared_folder.h"
 
 namespace proxc::internal {
 
@@ -185,6 +186,9 @@ bool cache_linker_available();
 /// the folder's shared runtime; false and a warning when it cannot.
 bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string& so_path,
                       bool trusted_schedule);
+/// The cache folder `dir` and what it may be used for (support/shared_folder.h),
+/// made this user's alone (mode 0700) when it is not there.
+FolderTrust prepare_cache_folder(const std::string& dir);
 /// Keeps the cache folder under 1 GiB: the least recently written entries go first.
 void prune_cache(const std::string& dir);
 

@@ -1,6 +1,10 @@
 // The on-disk cache of compiled pipelines: shared objects keyed by structure,
 // target, schedule and build, against one shared Halide runtime per target
 // (backend_impl.h).
+#include <sys/stat.h>
+
+#include <cerrno>
+
 #include "halide/backend_impl.h"
 
 namespace proxc::internal {
@@ -52,15 +56,12 @@ std::string entry_checksum(const std::string& so, const std::string& bytes) {
 }  // namespace
 
 bool verify_cache_entry(const std::string& so) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(so, ec)) return false;
-  std::string why;
+  std::string why, sum_why;
+  if (!is_trusted_file(so, &why) && why.empty()) return false;  // not there
   try {
-    const std::string recorded = fs::exists(so + ".sum", ec) ? read_file(so + ".sum") : "";
-    if (recorded.empty()) {
-      why = "it has no checksum";
-    } else if (recorded != entry_checksum(so, read_file(so))) {
+    if (why.empty() && !is_trusted_file(so + ".sum", &sum_why)) {
+      why = sum_why.empty() ? "it has no checksum" : "its checksum file " + so + ".sum: " + sum_why;
+    } else if (why.empty() && read_file(so + ".sum") != entry_checksum(so, read_file(so))) {
       why = "its checksum does not match (truncated, damaged or swapped)";
     }
   } catch (const UserError& e) {
@@ -100,31 +101,31 @@ bool cache_linker_available() {
   return found;
 }
 
-// Links objects into the shared object `so` (written whole or not at all,
-// with its checksum sidecar).
-bool link_shared(const std::string& so, const std::string& inputs, const std::string& extra) {
-  namespace fs = std::filesystem;
-  static std::atomic<int> serial{0};
-  std::string tmp = so + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(serial++);
-  std::string cmd = linker_driver() + " -shared -Wl,-Bsymbolic " + extra + " -o " +
-                    shell_quote(tmp) + " " + inputs + " -lpthread -ldl";
+// Links objects into the shared object `so` (published whole with its
+// checksum sidecar, both made in `scratch`).
+bool link_shared(const ScratchFolder& scratch, const std::string& so, const std::string& inputs,
+                 const std::string& extra) {
+  if (scratch.path().empty()) return false;
+  const std::string tmp = scratch.file(std::filesystem::path(so).filename().string());
+  std::string cmd = linker_driver() + " -shared -Wl,-Bsymbolic " + extra + " -o " + shell_quote(tmp) + " " +
+                    inputs + " -lpthread -ldl";
   std::string log;
-  std::error_code ec;
   if (run_command(cmd, &log) != 0) {
-    fs::remove(tmp, ec);
     warn("cannot link a cached pipeline (" + cmd + "): " + log);
     return false;
   }
+  std::string bytes;
   try {
-    write_file_atomic(so + ".sum", entry_checksum(so, read_file(tmp)));
+    bytes = read_file(tmp);
   } catch (const UserError& e) {
-    fs::remove(tmp, ec);
-    warn(std::string("cannot write a cache entry's checksum: ") + e.what());
+    warn(std::string("cannot read a linked cache entry: ") + e.what());
     return false;
   }
-  fs::rename(tmp, so, ec);
-  if (ec) fs::remove(tmp, ec);
-  return !ec;
+  if (!publish_bytes(scratch, entry_checksum(so, bytes), so + ".sum")) {
+    warn("cannot write the cache entry's checksum " + so + ".sum");
+    return false;
+  }
+  return publish_file(tmp, so);
 }
 
 // The Halide runtime (allocation, thread pool, errors) of target t, compiled
@@ -139,18 +140,21 @@ std::string build_shared_runtime(const std::string& dir, const Halide::Target& t
   hash = hash.substr(hash.find(':') + 1, 24);  // hex digits only: the name is also the soname
   const std::string name = "runtime-" + hash + ".so";
   const std::string so = (fs::path(dir) / name).string();
+  const bool writable = folder_trust(dir).writable;
+  // One process builds it; the others wait for it and load it.
+  std::unique_ptr<FileLock> lock;
+  if (writable) lock = std::make_unique<FileLock>(so + ".lock");
   if (verify_cache_entry(so)) return name;
-  const std::string obj = so + ".tmp" + std::to_string(::getpid()) + ".o";
-  std::error_code ec;
+  if (!writable || !cache_linker_available()) return "";
+  ScratchFolder scratch(dir);
+  if (scratch.path().empty()) return "";
+  const std::string obj = scratch.file("runtime.o");
   try {
     Halide::compile_standalone_runtime(obj, t);
   } catch (const Halide::Error&) {
-    fs::remove(obj, ec);
     return "";
   }
-  const bool ok = link_shared(so, shell_quote(obj), "-Wl,-soname," + name);
-  fs::remove(obj, ec);
-  return ok ? name : "";
+  return link_shared(scratch, so, shell_quote(obj), "-Wl,-soname," + name) ? name : "";
 }
 
 // The shared runtime of (dir, t), built at most once per process and on a
@@ -180,9 +184,11 @@ bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string
   if (!cache_linker_available()) return false;
   const std::string dir = fs::path(so_path).parent_path().string();
   std::shared_future<std::string> runtime = shared_runtime(dir, t);
-  // Unique per thread too: two pipelines may compile at once.
-  static std::atomic<int> serial{0};
-  std::string obj = so_path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(serial++) + ".o";
+  // A folder of this compile's own: no other process or user can plant a
+  // name in it, and two pipelines compiling at once each have theirs.
+  ScratchFolder scratch(dir);
+  if (scratch.path().empty()) return false;
+  const std::string obj = scratch.file("pipeline.o");
   // Halide errors propagate: the JIT would fail the same way.
   // No bounds-query code either: the backend always passes whole buffers
   // (less code for LLVM to compile). No runtime: the folder's shared one.
@@ -200,16 +206,10 @@ bool compile_to_cache(hl::Lowered& L, const Halide::Target& t, const std::string
   // the runtime failed, and the object would go unused.
   if (runtime.wait_for(std::chrono::seconds(0)) == std::future_status::ready && runtime.get().empty()) return false;
   L.pipeline.compile_to_object(obj, L.graph->arguments(), "proxc_cached", pt);
-  std::error_code ec;
-  if (runtime.get().empty()) {  // no shared runtime (no C++ compiler?): the JIT instead
-    fs::remove(obj, ec);
-    return false;
-  }
+  if (runtime.get().empty()) return false;  // no shared runtime (no C++ compiler?): the JIT instead
   std::string inputs = shell_quote(obj) + " " + shell_quote((fs::path(dir) / runtime.get()).string()) +
                        " -Wl,-rpath,'$ORIGIN'";
-  const bool ok = link_shared(so_path, inputs, "");
-  fs::remove(obj, ec);
-  return ok;
+  return link_shared(scratch, so_path, inputs, "");
 }
 
 // Keeps the cache folder under 1 GiB: the least recently written entries go first.
@@ -219,17 +219,9 @@ void prune_cache(const std::string& dir) {
   std::vector<std::pair<fs::file_time_type, fs::path>> entries;
   uintmax_t total = 0;
   std::error_code ec;
-  const auto now = fs::file_time_type::clock::now();
+  remove_stale_scratch(dir);  // what interrupted processes left, an hour old
   for (const auto& f : fs::directory_iterator(dir, ec)) {
-    // Temporaries an interrupted process left, an hour old: removed (only
-    // the names proxc makes: "<entry>.so.tmp<pid>_<n>[.o]", ".<name>.<pid>.<n>.tmp-proxc").
-    const std::string fname = f.path().filename().string();
-    const bool ours = fname.find(".so.tmp") != std::string::npos ||
-                      (fname.size() > 10 && fname.compare(fname.size() - 10, 10, ".tmp-proxc") == 0);
-    if (ours) {
-      if (now - f.last_write_time(ec) > std::chrono::hours(1)) fs::remove(f.path(), ec);
-      continue;
-    }
+    if (!f.is_regular_file(ec) || f.is_symlink(ec)) continue;
     // Shared runtimes stay: every cached pipeline of their target needs one.
     if (f.path().extension() != ".so" || f.path().filename().string().rfind("runtime-", 0) == 0) continue;
     total += f.file_size(ec);
@@ -245,8 +237,21 @@ void prune_cache(const std::string& dir) {
     fs::remove(path, ec);
     fs::remove(meta, ec);
     fs::remove(path.string() + ".sum", ec);
+    fs::remove(path.string() + ".lock", ec);
     total -= std::min(total, size);
   }
+}
+
+FolderTrust prepare_cache_folder(const std::string& dir) {
+  FolderTrust trust = folder_trust(dir);
+  if (trust.exists) return trust;
+  // Made this user's alone, whatever the umask: a cache others may write is
+  // one they could fill with code this process would load.
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) trust = folder_trust(dir);
+  return trust;
 }
 
 std::string cache_runtime(const std::string& dir, const Halide::Target& t) { return shared_runtime(dir, t).get(); }

@@ -4,6 +4,8 @@
 #include <fftw3.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -12,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace {
@@ -53,13 +56,29 @@ void import_wisdom(const std::string& path) {
   fftwf_import_wisdom_from_filename(path.c_str());
 }
 
-// The process's wisdom into the file: written to a temporary file beside it
-// and renamed over it, so that a reader sees the old file or the new one.
-// Wisdom is a cache: a failure to write it is not an error.
+// The process's wisdom into the file: written to a temporary file made
+// exclusively beside it (never through a link planted at its name) and
+// renamed over it, so that a reader sees the old file or the new one.
+// Wisdom is a cache: a failure to write it is not an error. The backend sets
+// a wisdom file only in a cache folder that is this user's alone.
 void export_wisdom(const std::string& path) {
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  if (fftwf_export_wisdom_to_filename(tmp.c_str()) && std::rename(tmp.c_str(), path.c_str()) == 0) return;
-  std::remove(tmp.c_str());
+  char* text = fftwf_export_wisdom_to_string();
+  if (!text) return;
+  const std::string wisdom(text);
+  fftwf_free(text);
+  static std::atomic<unsigned> serial{0};
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(serial++);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  size_t done = 0;
+  while (done < wisdom.size()) {
+    const ssize_t n = ::write(fd, wisdom.data() + done, wisdom.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  const bool ok = ::close(fd) == 0 && done == wisdom.size();
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
 }
 
 // Plans per spatial size, made once.

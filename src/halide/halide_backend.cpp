@@ -530,9 +530,12 @@ class HalideBackend : public Backend {
       }
     }
     // Large FFTs planned by measurement, once per machine: the plans kept
-    // in the cache folder (see proxc_fft_set_wisdom_file).
+    // in the cache folder (see proxc_fft_set_wisdom_file), where it is this
+    // user's alone (wisdom from a folder others write is not read either).
     const std::string dir = halide_cache_dir(o);
-    if (!dir.empty()) proxc_fft_set_wisdom_file((std::filesystem::path(dir) / "fftwf.wisdom").c_str());
+    if (!dir.empty() && prepare_cache_folder(dir).writable) {
+      proxc_fft_set_wisdom_file((std::filesystem::path(dir) / "fftwf.wisdom").c_str());
+    }
   }
   std::string name() const override { return "halide"; }
   double epsilon() const override { return 1.1920928955078125e-07; }

@@ -45,35 +45,40 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
   // GPU pipelines are compiled in memory: their device buffers are managed
   // by the JIT's runtime (Part::run copies the outputs back and frees them).
   if (!dir.empty() && !target.has_gpu_feature()) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (!std::filesystem::is_directory(dir, ec)) {
+    const FolderTrust trust = prepare_cache_folder(dir);
+    if (!trust.exists) {
       static std::once_flag not_a_folder;
       std::call_once(not_a_folder, [&] {
         warn("the pipeline cache " + dir +
              " is not a folder and cannot be made one; pipelines are compiled in memory");
       });
       dir.clear();
+    } else {
+      // A folder this process may not write, or one others may write, still
+      // serves the entries it holds that are this user's or root's; new
+      // ones are compiled in memory.
+      stem = (std::filesystem::path(dir) / content_hash(std::string(kBuildId) + "|" + key)).string();
+      writable = trust.writable;
+      if (!writable) {
+        static std::once_flag once;
+        std::call_once(once, [&] {
+          warn("the pipeline cache folder " + dir + " is used read-only: " + trust.why +
+               "; new pipelines are compiled in memory");
+        });
+      }
     }
   }
-  if (!dir.empty() && !target.has_gpu_feature()) {
-    // A read-only folder still serves the entries it holds; new ones are compiled in memory.
-    stem = (std::filesystem::path(dir) / content_hash(std::string(kBuildId) + "|" + key)).string();
-    writable = ::access(dir.c_str(), W_OK) == 0;
-    if (!writable) {
-      static std::once_flag once;
-      std::call_once(once, [&] {
-        warn("the pipeline cache folder " + dir + " is not writable; new pipelines are compiled in memory");
-      });
-    }
-  }
+  // One process compiles an entry; another that wants it at the same time
+  // waits, then loads it (held until this entry is built).
+  std::unique_ptr<FileLock> lock;
+  if (writable) lock = std::make_unique<FileLock>(stem + ".so.lock");
   if (!stem.empty()) {
     // The entry and the shared runtime it links, each checked against its checksum before dlopen maps it.
+    std::string schedule_why;
     if (verify_cache_entry(stem + ".so") && !cache_runtime(dir, aot_target(o.target)).empty() &&
         load_library(stem + ".so", nargs, &e->library)) {
-      std::string used =
-          std::filesystem::exists(stem + ".schedule") ? read_file(stem + ".schedule") : "default";
-      e->schedule_used = used;
+      e->schedule_used =
+          is_trusted_file(stem + ".schedule", &schedule_why) ? read_file(stem + ".schedule") : "default";
       ++g_cache_loads;
       return;
     }
@@ -92,7 +97,8 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
         // Not for the cache (a full disk?): the JIT below says what is wrong, if anything.
       }
       if (cached) {
-        write_file_atomic(stem + ".schedule", e->schedule_used);
+        ScratchFolder scratch(dir);
+        publish_bytes(scratch, e->schedule_used, stem + ".schedule");
         prune_cache(dir);
         if (load_library(stem + ".so", nargs, &e->library)) return;
       }

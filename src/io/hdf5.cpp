@@ -15,6 +15,7 @@
 #include "io/hdf5_abi.h"
 #include "support/error.h"
 #include "support/file_util.h"
+#include "support/temporaries.h"
 
 namespace proxc::internal::io {
 
@@ -270,6 +271,7 @@ std::string encode_hdf5(const std::string* existing, const std::string& dataset,
   const Module& m = module();
   // Through a private file: libhdf5 finishes a file itself when it closes it.
   const Remove work{work_file((std::filesystem::temp_directory_path() / "proxc.h5").string())};
+  const TemporaryFile registered(work.path);
   if (existing) write_file_atomic(work.path, *existing);
   isolated(path, [&] {
     char* error = nullptr;
@@ -294,7 +296,10 @@ void write_hdf5(const std::string& path, const std::string& dataset, const Array
   // kept), or nothing changes.
   std::error_code ec;
   const bool exists = std::filesystem::exists(path, ec);
+  const std::filesystem::path target(path);
+  remove_orphaned_temporaries(target.parent_path().string(), "." + target.filename().string() + ".proxc-h5-", "");
   const Remove work{work_file(path)};
+  const TemporaryFile registered(work.path);  // removed if a signal ends the process
   if (exists) {
     std::filesystem::copy_file(path, work.path, ec);
     if (ec) user_error << path << ": cannot copy the file to add the dataset: " << ec.message();

@@ -12,10 +12,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "support/error.h"
 #include "support/format.h"
+#include "support/temporaries.h"
 
 namespace proxc::internal {
 
@@ -122,12 +125,51 @@ OutputTarget resolve_output(const std::string& shown) {
   return t;
 }
 
+// The outputs whose targets were kept (keep_output_target): the path, as an
+// absolute normal path, to the target it named then.
+std::mutex& kept_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, std::string>& kept_targets() {
+  static std::map<std::string, std::string> kept;
+  return kept;
+}
+
+std::string absolute_normal(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  return (ec ? std::filesystem::path(path) : abs).lexically_normal().string();
+}
+
+// Refuses a write to `path` when it was kept and now names another file
+// than `target` (a link made or changed since).
+void check_kept_target(const std::string& path, const std::string& target) {
+  std::lock_guard<std::mutex> lock(kept_mutex());
+  const auto it = kept_targets().find(absolute_normal(path));
+  if (it == kept_targets().end()) return;
+  const std::string now = absolute_normal(target);
+  user_assert(now == it->second) << path << ": not written: it named " << it->second
+                                 << " when the run began and names " << now
+                                 << " now (a symbolic link was made or changed during the run)";
+}
+
 }  // namespace
+
+std::string output_target(const std::string& path) { return absolute_normal(follow_links(path)); }
+
+void keep_output_target(const std::string& path) {
+  if (path.empty() || names_descriptor(path)) return;
+  const std::string target = output_target(path);
+  std::lock_guard<std::mutex> lock(kept_mutex());
+  kept_targets()[absolute_normal(path)] = target;
+}
 
 void write_file_atomic(const std::string& path, const std::string& contents) {
   user_assert(!path.empty()) << "cannot write a file with an empty name";
   if (names_descriptor(path)) return write_into(path, path, contents);
   const OutputTarget out = resolve_output(path);
+  check_kept_target(path, out.path);
   const std::string& target = out.path;
   const bool exists = out.exists;
   const struct stat& st = out.st;
@@ -139,6 +181,8 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   // uses, beside the target, then rename.
   std::filesystem::path p(target);
   std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  // What a process killed outright while writing this file left.
+  remove_orphaned_temporaries(dir.string(), "." + p.filename().string() + ".", ".tmp-proxc");
   static std::atomic<unsigned> counter{0};
   std::string tmp;
   int fd = -1;
@@ -150,6 +194,7 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
     const int err = errno;
     user_assert(fd >= 0 || (err == EEXIST && attempt < 100)) << path << ": cannot write file: " << std::strerror(err);
   }
+  const TemporaryFile registered(tmp);  // removed if a signal ends the process before the rename
   bool ok = true;
   if (exists) {
     // Keep the target's owner where this process may set it (else its group,
@@ -167,7 +212,8 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   if (::close(fd) != 0 && ok) ok = false, err = errno;
   if (!ok) {
     std::remove(tmp.c_str());
-    user_error << path << ": write failed: " << std::strerror(err) << (err == ENOSPC ? " (disk full)" : "");
+    user_error << path << ": write failed: " << std::strerror(err)
+               << (err == ENOSPC ? " (disk full)" : err == EFBIG ? " (over the file size limit, ulimit -f)" : "");
   }
   if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     err = errno;

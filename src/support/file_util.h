@@ -19,6 +19,16 @@ std::string read_file(const std::string& path, int64_t max_bytes = int64_t{1} <<
 /// UserError naming the path on failure; the target is then as it was.
 void write_file_atomic(const std::string& path, const std::string& contents);
 
+/// The file a write to `path` replaces, as an absolute path: its symbolic
+/// links followed, a dangling one to the file it would create.
+std::string output_target(const std::string& path);
+
+/// Remembers what `path` names now (output_target): a later
+/// write_file_atomic to it refuses, naming both, when a link made or
+/// changed since has it name another file. For outputs checked before long
+/// work and written after it.
+void keep_output_target(const std::string& path);
+
 /// Throws the UserError write_file_atomic would throw for `path` before
 /// writing a byte: an empty name, a folder or a protected file in its place,
 /// a missing or unwritable folder. For checking outputs before long work.

@@ -815,9 +815,10 @@ TEST(CliSolve, SigintStopsAndWritesTheCurrentIterate) {
   std::string dir = test::temp_dir();
   // The signal once the solve iterates (its first snapshot is written): a
   // signal before the handler is installed ends the process with no output,
-  // and a fixed wait was too short on a loaded machine.
+  // and a fixed wait was too short on a loaded machine. (env: the shell's
+  // background job would start with SIGINT ignored, which proxc keeps.)
   auto r = test::run_command(
-      "cd " + shell_quote(dir) + " && (" + shell_quote(test::proxc_binary()) + " solve " +
+      "cd " + shell_quote(dir) + " && (env --default-signal " + shell_quote(test::proxc_binary()) + " solve " +
       example("denoise_tv_iso.prox") + " --backend emulate --iters 100000000 --eps-abs 0 --eps-rel 0 --json " +
       "--save-every 100 -o x.npy > out.txt 2>&1 & pid=$!; for i in $(seq 1200); do " +
       "ls x_iter* > /dev/null 2>&1 && break; sleep 0.05; done; kill -INT $pid; wait $pid; rc=$?; cat out.txt; exit $rc)");

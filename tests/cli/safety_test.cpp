@@ -413,7 +413,10 @@ int solve_and_signal(const std::string& dir, const char* sig, const std::string&
   test::write_text(dir + "/long.prox",
                    "x = variable(256, 256)\nb = gaussian(256, 30)\n"
                    "minimize sum_squares(x - b) + 0.01 * norm1(grad(x))\n");
-  std::string cmd = shell_quote(test::proxc_binary()) + " solve " + shell_quote(dir + "/long.prox") +
+  // A background job of a shell without job control starts with SIGINT
+  // ignored, which proxc keeps (SignalsIgnoredAtStartStayIgnored): env gives
+  // it the default back, as a terminal's foreground job has it.
+  std::string cmd = "env --default-signal " + shell_quote(test::proxc_binary()) + " solve " + shell_quote(dir + "/long.prox") +
                     " --backend emulate --iters 1000000 --eps-abs 0 --eps-rel 0 --check-every " +
                     std::to_string(check_every) + " --save-every 1 -o " + shell_quote(out) + " > " +
                     shell_quote(dir + "/out.txt") + " 2>&1";
@@ -439,6 +442,91 @@ TEST(CliSafety, SignalsStopASolveWithItsIterateWritten) {
   EXPECT_EQ(solve_and_signal(dir, "INT", out, 1000000), 130) << read_file(dir + "/out.txt");
   EXPECT_TRUE(fs::exists(out));
   EXPECT_THAT(read_file(dir + "/out.txt"), HasSubstr("interrupted"));
+}
+
+// nohup's SIGHUP, and a shell's SIGINT for a background job, stay ignored:
+// the run goes on to its last iteration.
+TEST(CliSafety, SignalsIgnoredAtStartStayIgnored) {
+  const std::string dir = test::temp_dir();
+  const std::string prox = small_problem(dir), out = dir + "/x.npy";
+  for (const char* sig : {"HUP", "INT"}) {
+    const std::string cmd = "env --ignore-signal=" + std::string(sig) + " " + shell_quote(test::proxc_binary()) +
+                            " solve " + shell_quote(prox) +
+                            " --backend emulate --iters 4000 --eps-abs 0 --eps-rel 0 --save-every 1000 -o " +
+                            shell_quote(out) + " > " + shell_quote(dir + "/out.txt") + " 2>&1";
+    // The signal reaches the process while it iterates ("sent": it was still there).
+    auto r = test::run_command("(" + cmd + ") & pid=$!; for i in $(seq 1200); do [ -e " +
+                               shell_quote(dir + "/x_iter1000.npy") + " ] && break; sleep 0.01; done; kill -" + sig +
+                               " $pid && echo sent; wait $pid; echo rc=$?");
+    const std::string said = read_file(dir + "/out.txt");
+    EXPECT_THAT(r.out, HasSubstr("sent")) << sig << ": the solve ended before the signal";
+    EXPECT_THAT(r.out, HasSubstr("rc=0")) << sig << "\n" << said;
+    EXPECT_THAT(said, HasSubstr("max_iterations")) << sig;
+    EXPECT_THAT(said, Not(HasSubstr("interrupted"))) << sig;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().filename().string().rfind("x_iter", 0) == 0) fs::remove(e.path());
+    }
+  }
+}
+
+// A reader that closed standard output ends the command quietly with 141
+// (128 + SIGPIPE, as a shell reports a command SIGPIPE ended); it used to
+// be killed by the signal.
+TEST(CliSafety, AClosedStandardOutputIsAQuietExit) {
+  const std::string dir = test::temp_dir();
+  const std::string prox = small_problem(dir);
+  // perl (Debian's perl-base is essential) tells an exit from a death by a
+  // signal, which a shell's $? does not: "exit 141, signal 0".
+  const std::string perl =
+      "perl -e 'system @ARGV[1..$#ARGV]; open(F, \">\", $ARGV[0]); "
+      "printf F \"exit %d, signal %d\\n\", $? >> 8, $? & 127' ";
+  test::run_command("( sleep 0.5; " + perl + shell_quote(dir + "/rc.txt") + " " + shell_quote(test::proxc_binary()) +
+                    " parse " + shell_quote(prox) + " 2> " + shell_quote(dir + "/err.txt") + " ) | true");
+  EXPECT_EQ(read_file(dir + "/rc.txt"), "exit 141, signal 0\n");
+  EXPECT_EQ(read_file(dir + "/err.txt"), "");
+}
+
+// Over ulimit -f, a write is an error the command reports (it died of
+// SIGXFSZ, leaving its temporary behind), and nothing is left half written.
+TEST(CliSafety, AFileSizeLimitIsAWriteErrorWithNothingLeft) {
+  const std::string dir = test::temp_dir();
+  test::write_text(dir + "/big.prox", "x = variable(256, 256)\nb = gaussian(256, 30)\nminimize sum_squares(x - b)\n");
+  test::write_text(dir + "/old.npy", "what was here");
+  for (const std::string& o : {std::string("-o old.npy"), std::string("-o new.h5:/x"),
+                               std::string("--checkpoint ck.bin")}) {
+    // 64 blocks of 512 bytes (dash's unit): the result, 256 KiB, does not fit.
+    auto r = test::run_command("cd " + shell_quote(dir) + " && ulimit -f 64 && " +
+                               shell_quote(test::proxc_binary()) + " solve big.prox --iters 3 " + o + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << o << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("File too large")) << o;
+    EXPECT_THAT(r.out, Not(HasSubstr("crashed"))) << o;
+  }
+  EXPECT_EQ(read_file(dir + "/old.npy"), "what was here");
+  EXPECT_FALSE(fs::exists(dir + "/new.h5"));
+  EXPECT_FALSE(fs::exists(dir + "/ck.bin"));
+  for (const auto& e : fs::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().filename().string().rfind('.', 0), std::string::npos) << e.path() << " was left behind";
+  }
+}
+
+// What a process killed outright left beside an output (its temporaries,
+// named after its pid) goes at the next write of that output; files of
+// names like them that are not proxc's stay.
+TEST(CliSafety, TemporariesOfAKilledProcessGoAtTheNextWrite) {
+  const std::string dir = test::temp_dir();
+  const std::string prox = small_problem(dir);
+  const std::string gone = "4194000";  // above any pid this machine has given (pid_max is 4194304 at most)
+  const std::string left[] = {".x.npy." + gone + ".0.tmp-proxc", ".r.h5.proxc-h5-" + gone + "-0"};
+  const std::string kept[] = {".x.npy.2023.bak", ".x.npy." + gone + ".0.tmp-proxc.mine", "x.npy." + gone + ".0.tmp-proxc",
+                              ".x.npy." + std::to_string(::getpid()) + ".0.tmp-proxc"};  // a live process's
+  for (const std::string& f : left) test::write_text(dir + "/" + f, "partial");
+  for (const std::string& f : kept) test::write_text(dir + "/" + f, "someone's");
+  auto npy = proxc("solve " + shell_quote(prox) + " --iters 3 -o " + shell_quote(dir + "/x.npy"));
+  ASSERT_EQ(npy.exit_code, 0) << npy.out;
+  auto h5 = proxc("solve " + shell_quote(prox) + " --iters 3 -o " + shell_quote(dir + "/r.h5:/x"));
+  ASSERT_EQ(h5.exit_code, 0) << h5.out;
+  for (const std::string& f : left) EXPECT_FALSE(fs::exists(dir + "/" + f)) << f;
+  for (const std::string& f : kept) EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
 }
 
 // A signal before the iterations begin (here while compiling a problem of many terms,

@@ -1,7 +1,9 @@
 // proxc: the command-line client of the proxc library.
 //
-// Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug).
+// Exit codes: 0 ok, 1 a check failed, 2 user error, 3 internal error (a bug),
+// 141 standard output closed by its reader, 128 + N stopped by signal N.
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -35,6 +37,18 @@ constexpr int kExitOk = 0;
 constexpr int kExitCheckFailed = 1;
 constexpr int kExitUserError = 2;
 constexpr int kExitInternalError = 3;
+// As a shell reports a command that SIGPIPE ended (128 + 13), which proxc
+// ignores: `proxc parse p.prox | head -1` ends quietly, its files whole.
+constexpr int kExitStdoutClosed = 141;
+
+// Thrown when standard output's reader has gone: not the command's error.
+struct StdoutClosed {};
+
+// Whether standard output is a pipe or socket whose reader closed it.
+bool stdout_reader_gone() {
+  struct pollfd p {STDOUT_FILENO, POLLOUT, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLERR) != 0;
+}
 
 struct CommonOptions {
   std::string max_memory;
@@ -51,6 +65,7 @@ void flush_stdout() {
   const bool ok = std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good();
   if (!ok) {
     const int err = errno;
+    if (err == EPIPE || stdout_reader_gone()) throw StdoutClosed{};
     throw proxc::UserError(std::string("standard output: write failed") +
                            (err ? std::string(": ") + std::strerror(err) : std::string()));
   }
@@ -745,6 +760,9 @@ int run_command(int argc, char** argv, const proxc_cli::Ranks& ranks, bool* esca
     if (compile_cmd->parsed()) rc = compile.run();
     flush_stdout();  // a report that did not all arrive is not a success
     return rc;
+  } catch (const StdoutClosed&) {
+    *escaped = true;
+    return kExitStdoutClosed;
   } catch (const proxc::UserError& e) {
     *escaped = true;
     std::cerr << e.what() << "\n";
@@ -789,6 +807,7 @@ int run_command(int argc, char** argv, const proxc_cli::Ranks& ranks, bool* esca
 }
 
 int main(int argc, char** argv) {
+  proxc_cli::ignore_write_signals();
   const proxc_cli::Ranks ranks = proxc_cli::init_ranks(&argc, &argv);
   bool escaped = false;
   const int rc = run_command(argc, argv, ranks, &escaped);

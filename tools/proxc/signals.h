@@ -13,11 +13,16 @@ extern std::atomic<bool> g_interrupted;
 /// The signal that stopped the command, 0 if none.
 int stop_signal();
 
-/// Installs the handler. Before the iterations begin (parsing, the passes,
+/// Installs the handler, for each signal the command was not started to
+/// ignore (nohup). Before the iterations begin (parsing, the passes,
 /// compiling: nothing to save yet, and compiling a large problem can take
-/// long) a signal stops the command at once, as its default action does; so
-/// does a second signal.
+/// long) a signal stops the command at once, as its default action does,
+/// after removing the temporary files being written; so does a second signal.
 void handle_stop_signals();
+
+/// SIGPIPE and SIGXFSZ ignored, so that writing to a closed pipe or over
+/// the file size limit is an error the command reports (EPIPE, EFBIG).
+void ignore_write_signals();
 
 /// SolverOptions::started for a solve: from here on a signal stops the solve
 /// at its next check. (An MPI batch calls it at once: its ranks without a

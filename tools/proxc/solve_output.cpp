@@ -53,8 +53,9 @@ std::string with_suffix(const std::string& path, const std::string& suffix) {
 }
 
 // The file a path names (a container's member path: the container) as a key
-// equal for two paths of one file: its device and inode where it exists, its
-// absolute normal form otherwise; and the member ("" for a plain file).
+// equal for two paths of one file: its device and inode where it exists, the
+// absolute path of the file it would create otherwise (through a dangling
+// link, the link's target); and the member ("" for a plain file).
 std::pair<std::string, std::string> file_key(const std::string& path) {
   const size_t m = member_start(path);
   const std::string file = m == std::string::npos ? path : path.substr(0, m - 1);
@@ -64,10 +65,15 @@ std::pair<std::string, std::string> file_key(const std::string& path) {
   if (::stat(file.c_str(), &st) == 0) {
     return {"inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino), member};
   }
+  std::string target = file;
+  try {
+    target = proxc::output_target(file);
+  } catch (const proxc::UserError&) {
+    // A loop of links: the write's own check says so.
+  }
   std::error_code ec;
-  const std::filesystem::path abs =
-      std::filesystem::weakly_canonical(std::filesystem::absolute(file, ec), ec);
-  return {"path " + (ec ? file : abs.string()), member};
+  const std::filesystem::path abs = std::filesystem::weakly_canonical(target, ec);
+  return {"path " + (ec ? target : abs.string()), member};
 }
 
 // Whether `path` is a snapshot name of `result` (snapshot_path(result, k,
@@ -124,6 +130,13 @@ void check_distinct_files(const std::vector<FileUse>& uses, const std::vector<st
           "; give them different paths");
     }
     by_file[key].emplace_back(&u, member);
+  }
+  // What each output names now is what it is written to: a link made or
+  // changed during the run makes the write refuse instead.
+  for (const FileUse& u : uses) {
+    if (!u.output) continue;
+    const size_t m = member_start(u.path);
+    proxc::keep_output_target(m == std::string::npos ? u.path : u.path.substr(0, m - 1));
   }
   if (every <= 0) return;
   for (const std::string& r : snapshots) {
