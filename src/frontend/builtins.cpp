@@ -99,7 +99,7 @@ bool Parser::constructor(Args& a, Value* out) {
     data->array.shape = shape;
     for (const Value& v : a.pos[1].list) {
       double d = a.scalar(v, "each value");
-      if (std::fabs(d) > 3.4028234663852886e38) fail(v.loc, "array: value does not fit in float32");
+      if (!fits_float32(d)) fail(v.loc, "array: value does not fit in float32");
       data->array.data.push_back(static_cast<float>(d));
     }
     std::string hint = binding_name_;

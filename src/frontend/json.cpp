@@ -274,6 +274,8 @@ class JsonReader {
     user_assert(v.is_number()) << where(ctx) << "field \"" << key << "\" must be a number";
     double d = v.get<double>();
     user_assert(std::isfinite(d)) << where(ctx) << "field \"" << key << "\" must be finite";
+    user_assert(fits_float32(d)) << where(ctx) << "field \"" << key << "\" is " << d
+                                 << ", beyond float32's range (±3.4e38), in which proxc computes";
     return d;
   }
 
@@ -405,7 +407,7 @@ class JsonReader {
     for (size_t i = 0; i < d.size(); ++i) {
       user_assert(d[i].is_number()) << "inline data entry " << i << " is not a number";
       double v = d[i].get<double>();
-      user_assert(std::isfinite(v) && std::fabs(v) <= 3.4028234663852886e38)
+      user_assert(fits_float32(v))
           << "inline data entry " << i << " is not a finite float32";
       data->array.data[i] = static_cast<float>(v);
     }

@@ -307,6 +307,9 @@ class Parser {
     switch (t.kind) {
       case TokenKind::Number:
         next();
+        if (!fits_float32(t.number)) {
+          fail(loc, t.text + " is beyond float32's range (±3.4e38), in which proxc computes");
+        }
         v.type = Value::Type::Scalar;
         v.scalar = t.number;
         return v;
@@ -409,6 +412,10 @@ class Parser {
                               : a.scalar / b.scalar;
       if (sym == '/' && b.scalar == 0) fail(loc, "division by zero");
       if (!std::isfinite(r)) fail(loc, "the result of '" + op.text + "' is not a finite number");
+      if (!fits_float32(r)) {
+        fail(loc, "the result of '" + op.text + "', " + format_double(r) +
+                      ", is beyond float32's range (±3.4e38), in which proxc computes");
+      }
       out.type = T::Scalar;
       out.scalar = r;
       return out;
@@ -443,6 +450,9 @@ class Parser {
     if (s && (sym == '*' || s == &b)) {
       double f = sym == '*' ? s->scalar : 1.0 / s->scalar;
       if (sym == '/' && s->scalar == 0) fail(loc, "division by zero");
+      if (!fits_float32(f)) {
+        fail(loc, "the factor " + format_double(f) + " is beyond float32's range (±3.4e38), in which proxc computes");
+      }
       if (other->type == T::Expr) {
         out.type = T::Expr;
         out.expr = located(loc, [&] { return make_scale(f, other->expr); });
@@ -456,9 +466,9 @@ class Parser {
         out.terms = other->terms;
         for (FunctionTerm& t : out.terms) {
           const double alpha = t.alpha * f;
-          if (!std::isfinite(alpha)) {
+          if (!fits_float32(alpha)) {
             fail(loc, "the factor of a function term overflows: " + format_double(t.alpha) + " * " +
-                          format_double(f) + " is not a finite number");
+                          format_double(f) + " is beyond float32's range (±3.4e38), in which proxc computes");
           }
           t.alpha = alpha;
         }

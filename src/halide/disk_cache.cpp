@@ -140,12 +140,12 @@ std::string build_shared_runtime(const std::string& dir, const Halide::Target& t
   hash = hash.substr(hash.find(':') + 1, 24);  // hex digits only: the name is also the soname
   const std::string name = "runtime-" + hash + ".so";
   const std::string so = (fs::path(dir) / name).string();
-  const bool writable = folder_trust(dir).writable;
+  const bool writable = folder_trust(dir).writable && cache_linker_available();
   // One process builds it; the others wait for it and load it.
   std::unique_ptr<FileLock> lock;
   if (writable) lock = std::make_unique<FileLock>(so + ".lock");
   if (verify_cache_entry(so)) return name;
-  if (!writable || !cache_linker_available()) return "";
+  if (!writable) return "";
   ScratchFolder scratch(dir);
   if (scratch.path().empty()) return "";
   const std::string obj = scratch.file("runtime.o");

@@ -69,9 +69,10 @@ void build_entry(Entry* e, const StepProgram& p, const HalideOptions& o, const H
     }
   }
   // One process compiles an entry; another that wants it at the same time
-  // waits, then loads it (held until this entry is built).
+  // waits, then loads it (held until this entry is built). Without a
+  // compiler to link entries, nothing is written, not even the lock.
   std::unique_ptr<FileLock> lock;
-  if (writable) lock = std::make_unique<FileLock>(stem + ".so.lock");
+  if (writable && cache_linker_available()) lock = std::make_unique<FileLock>(stem + ".so.lock");
   if (!stem.empty()) {
     // The entry and the shared runtime it links, each checked against its checksum before dlopen maps it.
     std::string schedule_why;

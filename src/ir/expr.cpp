@@ -86,7 +86,7 @@ Expr make_constant(std::shared_ptr<const ConstantData> data, std::string name_hi
 }
 
 Expr make_scalar_constant(double v) {
-  user_assert(std::isfinite(v) && std::fabs(v) <= 3.4028234663852886e38)
+  user_assert(fits_float32(v))
       << "a scalar constant must be a finite float32 value, got " << v;
   auto data = std::make_shared<ConstantData>();
   data->array = Array(Shape{}, {static_cast<float>(v)});

@@ -26,8 +26,10 @@ void check_param(const Param& p, const char* fn, const char* name, const Shape& 
         << fn << ": parameter '" << name << "' has shape " << shape_to_string(p.array->shape)
         << " but the operand has shape " << shape_to_string(operand);
   } else {
-    user_assert(std::isfinite(p.scalar) || (allow_inf && !std::isnan(p.scalar)))
-        << fn << ": parameter '" << name << "' must be finite, got " << p.scalar;
+    user_assert(fits_float32(p.scalar) || (allow_inf && std::isinf(p.scalar)))
+        << fn << ": parameter '" << name << "' must be finite"
+        << (std::isfinite(p.scalar) ? " in float32 (within ±3.4e38), in which proxc computes" : "") << ", got "
+        << p.scalar;
   }
 }
 }  // namespace
@@ -184,8 +186,8 @@ void check_user_prox(const FunctionTerm& t) {
   user_assert(t.user_params.size() == static_cast<size_t>(f->num_params))
       << fn << ": takes " << f->num_params << " parameters, got " << t.user_params.size();
   for (size_t i = 0; i < t.user_params.size(); ++i) {
-    user_assert(std::isfinite(t.user_params[i]))
-        << fn << ": " << f->param_names[i] << " must be finite, got " << t.user_params[i];
+    user_assert(fits_float32(t.user_params[i]))
+        << fn << ": " << f->param_names[i] << " must be finite in float32 (within ±3.4e38), got " << t.user_params[i];
   }
   const Shape& s = t.arg->shape;
   user_assert(!s.empty() && s.size() <= PROXC_PROX_FN_MAX_RANK)
@@ -207,11 +209,14 @@ FunctionTerm make_term(FunctionTerm t) {
   const char* fn = fn_name.c_str();
   internal_assert(t.arg) << fn << ": null operand";
   user_assert(t.arg->has_variable) << fn << ": the operand has no variable; a term must depend on a variable";
-  user_assert(std::isfinite(t.alpha) && t.alpha >= 0)
-      << fn << ": alpha (the factor in front) must be finite and >= 0, got " << t.alpha;
-  user_assert(std::isfinite(t.beta) && t.beta != 0) << fn << ": beta must be finite and nonzero, got " << t.beta;
-  user_assert(std::isfinite(t.gamma) && t.gamma >= 0) << fn << ": gamma must be finite and >= 0, got " << t.gamma;
-  user_assert(std::isfinite(t.d)) << fn << ": d must be finite, got " << t.d;
+  // Each within float32's range (±3.4e38): proxc computes in float32.
+  user_assert(fits_float32(t.alpha) && t.alpha >= 0)
+      << fn << ": alpha (the factor in front) must be finite in float32 and >= 0, got " << t.alpha;
+  user_assert(fits_float32(t.beta) && t.beta != 0)
+      << fn << ": beta must be finite in float32 and nonzero, got " << t.beta;
+  user_assert(fits_float32(t.gamma) && t.gamma >= 0)
+      << fn << ": gamma must be finite in float32 and >= 0, got " << t.gamma;
+  user_assert(fits_float32(t.d)) << fn << ": d must be finite in float32, got " << t.d;
   const Shape& s = t.arg->shape;
   check_param(t.b, fn, "b", s, false);
   check_param(t.c, fn, "c", s, false);

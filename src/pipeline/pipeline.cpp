@@ -15,8 +15,10 @@
 #include "emulate/prox.h"
 #include "frontend/json.h"
 #include "ir/printer.h"
+#include "ir/traverse.h"
 #include "support/error.h"
 #include "support/file_util.h"
+#include "support/format.h"
 
 namespace proxc::internal {
 
@@ -163,6 +165,52 @@ std::vector<std::string> continuation(const std::vector<std::string>& record,
   return out;
 }
 
+// Refuses a problem the passes made whose numbers leave float32's range:
+// each is the user's within it (the parser and the JSON loader check
+// them), but the passes multiply them (absorb: a scale into beta; scale:
+// factors of ||K||; folding: an operator applied to constants), and a
+// product beyond ±3.4e38 is inf once the pipelines compute in float32 -- a
+// solve that "converges" to a NaN objective. `where` names the file.
+void check_numbers_fit_float32(const Problem& p, const std::string& where) {
+  const std::string hint =
+      ", beyond float32's range (±3.4e38), in which proxc computes: the problem's factors multiply "
+      "beyond it; rescale its data or its variable";
+  for (size_t i = 0; i < p.terms.size(); ++i) {
+    const FunctionTerm& t = p.terms[i];
+    const std::string term = "term " + std::to_string(i + 1) + " (" + term_function_name(t) + ")";
+    auto check = [&](const char* what, double v) {
+      const bool bound = std::string(what) == "lower" || std::string(what) == "upper";  // ±inf: no bound
+      user_assert(fits_float32(v) || (bound && std::isinf(v)))
+          << where << "after the passes, " << term << " has " << what << " = " << format_double(v) << hint;
+    };
+    check("alpha", t.alpha);
+    check("beta", t.beta);
+    check("gamma", t.gamma);
+    check("d", t.d);
+    // What the prox scales its argument by (alpha beta², in float32 too).
+    check("alpha * beta^2", t.alpha * t.beta * t.beta);
+    for (const auto& [what, param] : {std::pair<const char*, const Param*>{"b", &t.b}, {"c", &t.c},
+                                     {"lower", &t.lower}, {"upper", &t.upper}}) {
+      if (!param->is_array()) check(what, param->scalar);
+    }
+    for (double v : t.user_params) check("a parameter", v);
+  }
+  // Every constant the passes made, and every factor of an operator.
+  for_each_node(problem_roots(p), [&](const Expr& e) {
+    if (e->kind == ExprKind::Scale) {
+      user_assert(fits_float32(e->scalar)) << where << "after the passes, an operator is scaled by "
+                                           << format_double(e->scalar) << hint;
+    }
+    if (e->is_constant()) {
+      const auto& data = e->constant->array.data;
+      const auto bad = std::find_if(data.begin(), data.end(), [](float v) { return !std::isfinite(v); });
+      user_assert(bad == data.end())
+          << where << "after the passes, a constant" << (e->name_hint.empty() ? "" : " derived from " + e->name_hint)
+          << " of shape " << shape_to_string(e->shape) << " holds " << *bad << hint;
+    }
+  });
+}
+
 }  // namespace
 
 Problem split_for_solver(const Problem& problem, const PassManagerOptions& o) {
@@ -184,6 +232,7 @@ Problem split_for_solver(const Problem& problem, const PassManagerOptions& o) {
   } catch (const InternalError& e) {
     user_error << where << "the problem's record of passes is inconsistent (" << e.what() << ")";
   }
+  check_numbers_fit_float32(p, where);
   return p;
 }
 

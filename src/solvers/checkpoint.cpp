@@ -148,6 +148,14 @@ int load_checkpoint(const std::string& path, const std::string& solver, const st
     for (const auto& [name, v] : h["scalars"].items()) {
       user_assert(scalars->count(name) && v.is_number() && std::isfinite(v.get<double>()))
           << path << ": unexpected or non-finite step size '" << name << "'";
+      // As the options' rules have them (solvers/options.h): a step size
+      // (pc_tau, admm_rho, ...) > 0; the adaptation's own counts and
+      // factors ("_admm_changes") >= 0; each in float32's range.
+      const double x = v.get<double>();
+      const bool step = name.empty() || name[0] != '_';
+      user_assert(fits_float32(x) && (step ? x > 0 : x >= 0))
+          << path << ": the checkpoint's " << (step ? "step size " : "") << "'" << name << "' is " << x
+          << "; it must be " << (step ? "> 0" : ">= 0") << " and within float32's range (a damaged or forged file)";
     }
   }
   const std::string data = bytes.substr(off);

@@ -524,7 +524,20 @@ class HostLoop {
     const auto xs = user_iterate(&result_.x);
     const PrintPlan names(problem_);
     for (const Expr& v : whole_l_.vars) result_.variables.emplace_back(v, names.name(v.get()));
-    if (objective_hooks_.evaluate && reports()) evaluate_objective(xs, &sum_);
+    if (objective_hooks_.evaluate && reports()) {
+      evaluate_objective(xs, &sum_);
+      // A finite iterate whose objective is not (a term's value overflowed
+      // float32, say) is no answer: a failure, never "converged".
+      // (With nonneg, at x or at max(x, 0): a log of a slightly negative x is not the answer's fault.)
+      const bool finite = std::isfinite(sum_.objective) ||
+                          (sum_.has_projection && std::isfinite(sum_.objective_at_projection));
+      if (!finite && sum_.termination != Termination::Diverged) {
+        sum_.warnings.push_back("the objective at the result is " +
+                                std::string(std::isnan(sum_.objective) ? "nan" : "inf") +
+                                " though the iterate is finite: the solve failed (a term's value beyond float32?)");
+        sum_.termination = Termination::Diverged;
+      }
+    }
   }
 
   // The variables of the state in the user's units, by the names the user

@@ -25,6 +25,13 @@ std::string shape_to_string(const Shape& shape);
 /// spelled as a Python tuple: "(1, 2)", "(4,)", "()".
 std::string index_to_string(const Shape& shape, int64_t flat_index);
 
+/// The largest float32 (FLT_MAX, 2^128 - 2^104): proxc computes in float32,
+/// so every number that enters a problem must lie within ±this.
+inline constexpr double kFloat32Max = 3.4028234663852886e38;
+
+/// Whether `v` is a finite number within float32's range.
+inline bool fits_float32(double v) { return v >= -kFloat32Max && v <= kFloat32Max; }
+
 /// An array's elements: large ones in the block store (support/blocks.h:
 /// huge pages, freed storage kept for the next array of its size).
 using FloatData = BlockVector<float>;

@@ -117,5 +117,31 @@ TEST(Checkpoint, RoundTripsAndRefusesEveryCorruption) {
               HasSubstr("of the solver 'pc'"));
 }
 
+// A checkpoint written with valid checksums (forged, or by a bug) whose step
+// sizes break the options' rules is refused, as the options would be (issue
+// 63, item 7): it was accepted and the solve ran with a zero or negative step.
+TEST(Checkpoint, StepSizesAreCheckedAsOptionsAre) {
+  const std::string dir = test::temp_dir(), path = dir + "/s.ckpt";
+  const std::map<std::string, double> good = {{"pc_tau", 2.0}, {"pc_sigma", 0.5}, {"_pc_alpha", 0.5}};
+  save_checkpoint(path, "pc", "sig", 7, state_of(1), good);
+  std::map<std::string, Array> into = state_of(0);
+  std::map<std::string, double> steps = {{"pc_tau", 1}, {"pc_sigma", 1}, {"_pc_alpha", 1}};
+  EXPECT_EQ(load_checkpoint(path, "pc", "sig", 100, &into, &steps), 7);
+  EXPECT_EQ(steps, good);
+  const std::pair<std::map<std::string, double>, const char*> forged[] = {
+      {{{"pc_tau", 0.0}, {"pc_sigma", 0.5}, {"_pc_alpha", 0.5}}, "step size 'pc_tau' is 0; it must be > 0"},
+      {{{"pc_tau", 2.0}, {"pc_sigma", -0.5}, {"_pc_alpha", 0.5}}, "step size 'pc_sigma' is -0.5; it must be > 0"},
+      {{{"pc_tau", 1e39}, {"pc_sigma", 0.5}, {"_pc_alpha", 0.5}}, "within float32's range"},
+      {{{"pc_tau", 2.0}, {"pc_sigma", 0.5}, {"_pc_alpha", -1.0}}, "'_pc_alpha' is -1; it must be >= 0"},
+  };
+  for (const auto& [scalars, message] : forged) {
+    save_checkpoint(path, "pc", "sig", 7, state_of(1), scalars);
+    std::map<std::string, double> mine = {{"pc_tau", 1}, {"pc_sigma", 1}, {"_pc_alpha", 1}};
+    const std::string error = test::user_error_of([&] { load_checkpoint(path, "pc", "sig", 100, &into, &mine); });
+    EXPECT_THAT(error, HasSubstr(path + ": the checkpoint's ")) << message;
+    EXPECT_THAT(error, HasSubstr(message));
+  }
+}
+
 }  // namespace
 }  // namespace proxc::internal

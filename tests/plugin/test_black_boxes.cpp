@@ -147,6 +147,12 @@ int soft_threshold_value(void*, const float* x, const int64_t* s, int rank, cons
   *value = p[0] * f;
   return 0;
 }
+// A value that is not a number: the solve's objective is then NaN at a
+// finite iterate, which must end as a failure (issue 63, item 7).
+int nan_value(void*, const float*, const int64_t*, int, const double*, double* value) {
+  *value = std::nan("");
+  return 0;
+}
 int clamp01(void*, const float* v, const int64_t* s, int rank, double, const double* p, float* out) {
   for (int64_t i = 0; i < count(s, rank); ++i) {
     out[i] = static_cast<float>(std::fmin(std::fmax(static_cast<double>(v[i]), p[0]), p[1]));
@@ -173,6 +179,7 @@ extern "C" int proxc_plugin_init_prox(proxc_register_prox_fn_fn reg) {
   static const double clamp_defaults[] = {0.0, 1.0};
   const proxc_prox_fn fns[] = {
       {"soft_threshold", soft_threshold, soft_threshold_value, nullptr, 1, soft_names, soft_defaults, nullptr},
+      {"nan_value", soft_threshold, nan_value, nullptr, 1, soft_names, soft_defaults, nullptr},
       {"clamp01", clamp01, nullptr, nullptr, 2, clamp_names, clamp_defaults, nullptr},
       {"prox_fails", prox_fails, nullptr, nullptr, 0, nullptr, nullptr, nullptr},
       {"picky", copy_prox, nullptr, picky_check, 0, nullptr, nullptr, nullptr},

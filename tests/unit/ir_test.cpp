@@ -113,7 +113,7 @@ TEST(Terms, ParametersAreChecked) {
   EXPECT_THAT(test::user_error_of([&] { make_term(t); }), HasSubstr("alpha"));
   t.alpha = 1;
   t.beta = 0;
-  EXPECT_THAT(test::user_error_of([&] { make_term(t); }), HasSubstr("beta must be finite and nonzero"));
+  EXPECT_THAT(test::user_error_of([&] { make_term(t); }), HasSubstr("beta must be finite in float32 and nonzero"));
   t.beta = 1;
   t.b = Param::of(constant_of({4, 5}));
   EXPECT_THAT(test::user_error_of([&] { make_term(t); }),
