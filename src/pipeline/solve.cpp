@@ -5,13 +5,69 @@
 
 #include "check/check.h"
 #include "emulate/emulate_backend.h"
+#include "ir/printer.h"
+#include "ir/traverse.h"
 #include "pipeline/pipeline.h"
+#include "solvers/rank_agreement.h"
 #include "support/error.h"
+#include "support/file_util.h"
+#include "support/format.h"
 
 namespace proxc::internal {
 
+namespace {
+
+// What the ranks of a distributed solve must agree on (rank_agreement.h):
+// the problem, its data, and every option that shapes the iterations or
+// the collective calls between them (a time limit and an interrupt are
+// decided by all ranks together, so they may differ).
+std::vector<RankFacet> rank_facets(const Problem& problem, const SolverOptions& o) {
+  TextPrintOptions text;
+  text.hash_inline = true;
+  std::string data;
+  for_each_node(problem_roots(problem), [&](const Expr& e) {
+    if (!e->is_constant()) return;
+    const auto& a = e->constant->array;
+    data += shape_to_string(a.shape) + content_hash(std::string(reinterpret_cast<const char*>(a.data.data()),
+                                                                a.data.size() * sizeof(float)));
+  });
+  std::string x0;
+  for (const auto& [name, a] : o.x0) {
+    x0 += name + shape_to_string(a.shape) +
+          content_hash(std::string(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float)));
+  }
+  const StepSizes& s = o.steps;
+  auto d = [](double v) { return format_double(v); };
+  auto i = [](int64_t v) { return std::to_string(v); };
+  return {{"the problem", print_text(problem, text)},
+          {"the data", data},
+          {"SolverOptions.x0", x0},
+          {"SolverOptions.solver", o.solver},
+          {"SolverOptions.absorb, merge, diagonalize, norm",
+           i(o.absorb) + i(o.merge) + i(o.diagonalize) + o.norm},
+          {"SolverOptions.max_iters", i(o.max_iters)},
+          {"SolverOptions.eps_abs, eps_rel", d(o.eps_abs) + "|" + d(o.eps_rel)},
+          {"SolverOptions.fuse", i(o.fuse)},
+          {"SolverOptions.check_every", i(o.check_every) + i(o.proximal_stopping)},
+          {"SolverOptions.cg_max_iters, cg_tol", i(o.cg_max_iters) + "|" + d(o.cg_tol)},
+          {"SolverOptions.hqs_*", d(o.hqs_rho_0) + "|" + d(o.hqs_rho_scale) + "|" + d(o.hqs_rho_max) + "|" +
+                                      i(o.hqs_max_inner_iters)},
+          {"SolverOptions.steps", d(s.pc_tau) + "|" + d(s.pc_sigma) + "|" + d(s.pc_theta) + "|" +
+                                      d(s.ladmm_lambda) + "|" + d(s.ladmm_mu) + "|" + d(s.admm_rho) + "|" +
+                                      i(o.adaptive_steps)},
+          {"SolverOptions.objective_each_check", i(o.objective_each_check || bool(o.iterate_callback))},
+          {"SolverOptions.snapshot_every", i(o.snapshot_every)},
+          {"SolverOptions.checkpoint_every", i(o.checkpoint_path.empty() ? -1 : o.checkpoint_every)},
+          {"SolverOptions.resume_path", i(!o.resume_path.empty())}};
+}
+
+}  // namespace
+
 SolveResult solve(const Problem& problem, const SolverOptions& options, Backend& backend) {
   options.validate();
+  // Before anything that differs between ranks could make one wait for
+  // the others forever.
+  if (options.communicator) check_ranks_agree(*options.communicator, rank_facets(problem, options));
   // Passes: continue the default pipeline, split for this solver.
   const auto t0 = std::chrono::steady_clock::now();
   PassManagerOptions po;

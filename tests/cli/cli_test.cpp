@@ -790,6 +790,46 @@ TEST(CliDistributed, WhatCannotBeCutIsRefusedOnEveryRank) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("use --solver pc or ladmm"));
 }
+// Ranks given other data (a mixed result, exit 0, before), another --iters
+// or --check-every (a hang) or another shape (exit 3) are refused at once,
+// with exit 2 and the same message from every rank (issue 63, item 2).
+TEST(CliDistributed, RanksGivenDifferentInputsAreRefusedBeforeIterating) {
+  const std::string dir = test::temp_dir();
+  write_distributed_problem(dir, 64, "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2])");
+  write_distributed_problem(dir + "/other", 64, "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2])");
+  proxc::internal::Array b2(proxc::internal::Shape{64, 64});
+  std::fill(b2.data.begin(), b2.data.end(), 0.5f);
+  proxc::internal::io::save_array(dir + "/other/b.npy", b2);  // same name, same shape, other values
+  write_distributed_problem(dir + "/wide", 80, "minimize sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2])");
+  const std::string mpi = "timeout 120 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun "
+                          "--oversubscribe --mca btl_vader_single_copy_mechanism none ";
+  auto rank = [&](const std::string& folder, const std::string& extra) {
+    return "-np 1 " + shell_quote(test::proxc_binary()) + " solve " + shell_quote(folder + "/p.prox") +
+           " --distributed " + (extra.empty() ? "--iters 200" : extra);
+  };
+  struct Case {
+    std::string second, differs;
+  } cases[] = {
+      {rank(dir + "/other", ""), "the data"},
+      {rank(dir, "--iters 300"), "SolverOptions.max_iters"},
+      {rank(dir, "--iters 200 --check-every 7"), "SolverOptions.check_every"},
+      {rank(dir + "/wide", ""), "the problem"},
+  };
+  for (const Case& c : cases) {
+    auto r = test::run_command(mpi + rank(dir, "") + " : " + c.second + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << c.second << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("the ranks of this distributed solve were given different inputs: ")) << c.second;
+    EXPECT_THAT(r.out, HasSubstr(c.differs)) << c.second;
+    EXPECT_THAT(r.out, Not(HasSubstr("internal error"))) << c.second;
+  }
+  // The same inputs on both: solved. A rank that refuses its command line
+  // ends the job at once (the other waited for it forever).
+  auto same = test::run_command(mpi + rank(dir, "") + " : " + rank(dir, "") + " 2>&1");
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+  auto typo = test::run_command(mpi + rank(dir, "") + " : " + rank(dir, "--iters 200 --itres 3") + " 2>&1");
+  EXPECT_EQ(typo.exit_code, 2) << typo.out;
+}
+
 #endif
 
 TEST(CliSolve, SetReplacesDataAndX0WarmStarts) {

@@ -337,7 +337,8 @@ TEST(CliSafety, DumpsWithImpossibleRecordsAreRefused) {
   size_t at = text.find("knorm = ");
   ASSERT_NE(at, std::string::npos);
   size_t end = text.find('\n', at);
-  for (const char* knorm : {"1e-300", "1e300"}) {
+  // (1e300 is refused before, as a number beyond float32: Numbers.BeyondFloat32IsRefusedWhereItIsWritten.)
+  for (const char* knorm : {"1e-300", "1e35"}) {
     std::string bad = text.substr(0, at) + "knorm = " + knorm + text.substr(end);
     test::write_text(dir + "/bad.prox", bad);
     auto r = proxc("solve " + shell_quote(dir + "/bad.prox") + " --iters 5");

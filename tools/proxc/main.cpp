@@ -731,11 +731,15 @@ int run_command(int argc, char** argv, const proxc_cli::Ranks& ranks, bool* esca
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // Under MPI, a rank that refuses its command line ends the job
+    // (finalize_ranks aborts): the others would wait for it forever.
     if (const char* word = proxc_cli::unknown_command(app, argc, argv)) {  // `proxc foo`: name it
       std::fprintf(stderr, "proxc: unknown command '%s' (one of: %s)\n", word, command_names(app).c_str());
+      *escaped = true;
       return kExitUserError;
     }
     int rc = app.exit(e);
+    *escaped = rc != 0;
     return rc == 0 ? kExitOk : kExitUserError;
   }
   try {
