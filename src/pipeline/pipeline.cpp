@@ -237,6 +237,7 @@ Problem split_for_solver(const Problem& problem, const PassManagerOptions& o) {
 }
 
 Problem run_passes(const Problem& p, const PassManagerOptions& o, std::vector<PassRecord>* records) {
+  const MemoryUse use("the passes (their folded constants and norm estimates)");
   PassOptions pass = o.pass;
   // The oracle is made when the scale pass asks (an unknown method is its
   // error, as before: none when no scale runs).

@@ -66,6 +66,7 @@ class HostLoop {
         }
       }
     } back_to_host{backend_};
+    const MemoryUse use("the solve (" + o_.solver + "'s state and the pipelines' buffers)");
     prepare();
     compile();
     init_state();
@@ -96,7 +97,7 @@ class HostLoop {
     user_assert(bytes <= static_cast<double>(Limits::max_array_bytes()))
         << "solve: the solver's buffers need about " << format_bytes(bytes) << ", more than the limit of "
         << format_bytes(static_cast<double>(Limits::max_array_bytes()))
-        << " (the machine's memory, or --max-memory)";
+        << " (the machine's available memory, or --max-memory)";
   }
 
   // The iteration program, the CG programs where the x-update needs them and

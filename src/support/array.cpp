@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <sstream>
@@ -59,9 +60,24 @@ int64_t physical_memory_bytes() {
   return static_cast<int64_t>(pages) * page;
 }
 
+int64_t available_memory_bytes() {
+  // MemAvailable: what the kernel can give without swapping (free memory
+  // and the page cache it may drop), as of now.
+  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    long long kib = -1;
+    while (std::fgets(line, sizeof line, f)) {
+      if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
+    }
+    std::fclose(f);
+    if (kib > 0) return std::min<int64_t>(static_cast<int64_t>(kib) * 1024, physical_memory_bytes());
+  }
+  return physical_memory_bytes();
+}
+
 namespace {
 int64_t& max_bytes_storage() {
-  static int64_t v = physical_memory_bytes();
+  static int64_t v = available_memory_bytes();
   return v;
 }
 }  // namespace
@@ -90,7 +106,7 @@ void check_allocation(const Shape& shape, const std::string& what) {
     user_error << what << " of shape " << shape_to_string(shape) << " would need "
                << format_bytes(bytes) << ", more than the limit of "
                << format_bytes(static_cast<double>(Limits::max_array_bytes()))
-               << " (the machine's memory, or --max-memory)";
+               << " (the machine's available memory, or --max-memory)";
   }
 }
 

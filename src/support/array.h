@@ -55,10 +55,17 @@ struct Array {
 /// The machine's physical memory (16 GiB where the system does not say).
 int64_t physical_memory_bytes();
 
+/// The memory the machine has available when first asked (MemAvailable:
+/// free memory and the page cache the kernel may drop), at most its
+/// physical memory.
+int64_t available_memory_bytes();
+
 /// Process-wide resource limits, checked before allocating.
 struct Limits {
-  /// Largest number of bytes one array (a variable, a constant, a file's
-  /// payload) may take. Defaults to the machine's physical memory.
+  /// The memory budget: the largest number of bytes one array (a variable,
+  /// a constant, a file's payload) may take, and all the large ones in use
+  /// together (support/blocks.h). Defaults to the memory the machine has
+  /// available when the process first asks.
   static int64_t max_array_bytes();
   static void set_max_array_bytes(int64_t bytes);
 };

@@ -3,11 +3,13 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "support/array.h"
 
@@ -198,19 +200,66 @@ Store& store() {
   return *s;
 }
 
+// The large requests in use, counted whether or not blocks serve them (a
+// sanitizer's build counts as any other).
+std::atomic<size_t> g_in_use{0};
+
+thread_local std::string t_memory_use;
+
+[[noreturn]] void refuse(size_t bytes, size_t budget, size_t before) {
+  throw MemoryBudgetExceeded("the memory budget of " + format_bytes(static_cast<double>(budget)) +
+                             " (the machine's available memory, or --max-memory) cannot hold " +
+                             format_bytes(static_cast<double>(bytes)) + " more" +
+                             (t_memory_use.empty() ? "" : " for " + t_memory_use) + ": " +
+                             format_bytes(static_cast<double>(before)) + " are in use");
+}
+
+size_t budget_bytes() { return static_cast<size_t>(std::max<int64_t>(Limits::max_array_bytes(), 0)); }
+
+// Counts `bytes` against the budget, or throws before anything is taken.
+void reserve(size_t bytes) {
+  const size_t budget = budget_bytes();
+  const size_t before = g_in_use.fetch_add(bytes);
+  if (before + bytes <= budget && before + bytes >= before) return;
+  g_in_use.fetch_sub(bytes);
+  refuse(bytes, budget, before);
+}
+
 }  // namespace
+
+size_t budgeted_bytes_in_use() { return g_in_use.load(); }
+
+void check_memory_budget(size_t bytes) {
+  const size_t budget = budget_bytes(), now = g_in_use.load();
+  if (now > budget || bytes > budget - now) refuse(bytes, budget, now);
+}
+
+MemoryUse::MemoryUse(std::string what) : outer_(std::move(t_memory_use)) { t_memory_use = std::move(what); }
+
+MemoryUse::~MemoryUse() { t_memory_use = std::move(outer_); }
 
 void* allocate_block(size_t bytes) {
   // No object is larger (and the rounding below must not wrap).
   if (bytes > static_cast<size_t>(PTRDIFF_MAX)) throw std::bad_alloc();
+  if (bytes >= kMinBlockBytes) {
+    reserve(bytes);
+    try {
 #ifndef PROXC_BLOCKS_OFF
-  if (bytes >= kMinBlockBytes) return store().allocate(block_bytes(bytes));
+      return store().allocate(block_bytes(bytes));
+#else
+      return ::operator new(bytes, std::align_val_t(kSmallAlignment));
 #endif
+    } catch (...) {
+      g_in_use.fetch_sub(bytes);
+      throw;
+    }
+  }
   return ::operator new(std::max<size_t>(bytes, 1), std::align_val_t(kSmallAlignment));
 }
 
 void free_block(void* p, size_t bytes) noexcept {
   if (!p) return;
+  if (bytes >= kMinBlockBytes) g_in_use.fetch_sub(bytes);
 #ifndef PROXC_BLOCKS_OFF
   if (bytes >= kMinBlockBytes) {
     store().free(p, block_bytes(bytes));

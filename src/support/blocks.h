@@ -17,6 +17,8 @@
 
 #include <cstddef>
 #include <new>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace proxc::internal {
@@ -24,8 +26,47 @@ namespace proxc::internal {
 /// Requests of at least this many bytes are blocks.
 constexpr size_t kMinBlockBytes = size_t{256} << 10;
 
-/// At least `bytes` of storage aligned to 128 bytes;
-/// throws std::bad_alloc when the system has none.
+/// The process's memory budget (Limits::max_array_bytes, --max-memory):
+/// the large requests in use together (every array of kMinBlockBytes or
+/// more: variables, constants, decoded files, the passes' folded constants,
+/// the emulator's and Halide's buffers, the solver's state) may not exceed
+/// it. A request that would is refused before anything is allocated, with
+/// this exception: a std::bad_alloc (so that a C callback's caller, Halide,
+/// sees a failed allocation) whose what() says how much was asked for, how
+/// much is in use and for what (MemoryUse).
+class MemoryBudgetExceeded : public std::bad_alloc {
+ public:
+  explicit MemoryBudgetExceeded(std::string message) : message_(std::move(message)) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
+
+/// Bytes of large requests in use now (what the budget counts).
+size_t budgeted_bytes_in_use();
+
+/// Throws MemoryBudgetExceeded, as a request would, when `bytes` more (of
+/// storage the block store does not serve: a file's bytes read whole) would
+/// not fit in the budget beside what is in use.
+void check_memory_budget(size_t bytes);
+
+/// What this thread is doing, for the budget's message ("reading b.png",
+/// "the passes"), while the object lives; the innermost one is named.
+class MemoryUse {
+ public:
+  explicit MemoryUse(std::string what);
+  ~MemoryUse();
+  MemoryUse(const MemoryUse&) = delete;
+  MemoryUse& operator=(const MemoryUse&) = delete;
+
+ private:
+  std::string outer_;
+};
+
+/// At least `bytes` of storage aligned to 128 bytes; throws
+/// MemoryBudgetExceeded beyond the budget, std::bad_alloc when the system
+/// has none.
 void* allocate_block(size_t bytes);
 /// Returns what allocate_block(bytes) gave, with the same `bytes`.
 void free_block(void* p, size_t bytes) noexcept;

@@ -775,9 +775,11 @@ int run_command(int argc, char** argv, const proxc_cli::Ranks& ranks, bool* esca
     *escaped = true;
     std::cerr << e.what() << "\nPlease report this bug with the input that caused it.\n";
     return kExitInternalError;
-  } catch (const std::bad_alloc&) {
+  } catch (const std::bad_alloc& e) {
     *escaped = true;
-    std::cerr << "proxc: out of memory\n";
+    // The memory budget's refusal says what did not fit (support/blocks.h).
+    const std::string what = e.what();
+    std::cerr << "proxc: out of memory" << (what == std::bad_alloc().what() ? "" : ": " + what) << "\n";
     return kExitUserError;
   } catch (const std::system_error& e) {
     *escaped = true;
