@@ -37,12 +37,10 @@ std::shared_ptr<const ConstantData> load_constant_file(const std::string& writte
                << data->source.hash << ", the problem expects " << expected_hash;
   };
   if (!written.has_member()) {
-    // A file's bytes are hashed before they are parsed (read once), and fit
-    // in the memory budget beside what is in use (as its decoded array must).
+    // A file's bytes are hashed before they are parsed (read once). Its
+    // decoded array counts against the memory budget (the decoders check
+    // the size their header declares first, with the shape in the message).
     const MemoryUse use("reading " + resolved_path);
-    std::error_code size_ec;
-    const auto file_bytes = std::filesystem::file_size(resolved_file, size_ec);
-    if (!size_ec) check_memory_budget(static_cast<size_t>(file_bytes));
     const std::string bytes = read_file(resolved_file);
     data->source.hash = content_hash(bytes);
     check_pin();

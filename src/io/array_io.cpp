@@ -98,12 +98,7 @@ Array decode_array(const std::string& path, const std::string& bytes) {
 
 Array load_array(const std::string& path, std::string* hash) {
   const Format f = format_or_error(path);  // an unknown extension before the file is read
-  const MemoryUse use("reading " + path);
-  // The file's bytes, read whole, fit beside what is in use (its decoded
-  // array is counted as it is made).
-  std::error_code size_ec;
-  const auto file_bytes = std::filesystem::file_size(split_member_path(path).file, size_ec);
-  if (!size_ec) check_memory_budget(static_cast<size_t>(file_bytes));
+  const MemoryUse use("reading " + path);  // its decoded array counts against the budget
   // A .npy larger than the largest array allowed as float64 (8 bytes for
   // each of its float32 values) and a header is refused before it is read.
   const double npy_most = 2.0 * static_cast<double>(Limits::max_array_bytes()) + (1 << 20);

@@ -229,10 +229,6 @@ void reserve(size_t bytes) {
 
 size_t budgeted_bytes_in_use() { return g_in_use.load(); }
 
-void check_memory_budget(size_t bytes) {
-  const size_t budget = budget_bytes(), now = g_in_use.load();
-  if (now > budget || bytes > budget - now) refuse(bytes, budget, now);
-}
 
 MemoryUse::MemoryUse(std::string what) : outer_(std::move(t_memory_use)) { t_memory_use = std::move(what); }
 

@@ -46,11 +46,6 @@ class MemoryBudgetExceeded : public std::bad_alloc {
 /// Bytes of large requests in use now (what the budget counts).
 size_t budgeted_bytes_in_use();
 
-/// Throws MemoryBudgetExceeded, as a request would, when `bytes` more (of
-/// storage the block store does not serve: a file's bytes read whole) would
-/// not fit in the budget beside what is in use.
-void check_memory_budget(size_t bytes);
-
 /// What this thread is doing, for the budget's message ("reading b.png",
 /// "the passes"), while the object lives; the innermost one is named.
 class MemoryUse {

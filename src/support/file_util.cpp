@@ -48,9 +48,6 @@ std::string read_file(const std::string& path, int64_t max_bytes) {
   return out;
 }
 
-namespace {
-
-// Writes every byte to fd; false with errno set on failure.
 bool write_all(int fd, const std::string& bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
@@ -61,6 +58,8 @@ bool write_all(int fd, const std::string& bytes) {
   }
   return true;
 }
+
+namespace {
 
 // A path that names an open descriptor (/dev/stdout, /dev/fd/N,
 // /proc/self/fd/N): its link is the kernel's, not a file to replace.

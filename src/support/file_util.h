@@ -11,6 +11,10 @@ namespace proxc::internal {
 /// `max_bytes` guards against reading something absurd (a device, a huge file).
 std::string read_file(const std::string& path, int64_t max_bytes = int64_t{1} << 34);
 
+/// Writes every byte of `bytes` to the descriptor `fd` (again after EINTR
+/// and short writes); false, with errno set, on failure.
+bool write_all(int fd, const std::string& bytes);
+
 /// Writes `contents` to `path` whole or not at all: a temporary file of a
 /// name unique to this process and call, beside the target, then rename. A
 /// symbolic link stays a link (the file it names is written); a device or a

@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/file_util.h"
+
 namespace proxc::internal {
 
 namespace {
@@ -27,17 +29,6 @@ constexpr const char* kScratchPrefix = ".proxc-scratch-";
 // it compiles the entry too: a stopped or hung process must not make every
 // other one wait forever.
 constexpr auto kLockPatience = std::chrono::seconds(180);
-
-bool write_all(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
 
 // As the backend's warnings read (backend_common.cpp).
 void warn(const std::string& what) { std::fprintf(stderr, "proxc: warning: %s\n", what.c_str()); }
