@@ -57,15 +57,18 @@ std::string entry_checksum(const std::string& so, const std::string& bytes) {
 
 bool verify_cache_entry(const std::string& so) {
   std::string why, sum_why;
-  if (!is_trusted_file(so, &why) && why.empty()) return false;  // not there
-  try {
-    if (why.empty() && !is_trusted_file(so + ".sum", &sum_why)) {
-      why = sum_why.empty() ? "it has no checksum" : "its checksum file " + so + ".sum: " + sum_why;
-    } else if (why.empty() && read_file(so + ".sum") != entry_checksum(so, read_file(so))) {
-      why = "its checksum does not match (truncated, damaged or swapped)";
+  if (!is_trusted_file(so, &why)) {
+    if (why.empty()) return false;  // not there
+  } else if (!is_trusted_file(so + ".sum", &sum_why)) {
+    why = sum_why.empty() ? "it has no checksum" : "its checksum file " + so + ".sum: " + sum_why;
+  } else {
+    try {
+      if (read_file(so + ".sum") != entry_checksum(so, read_file(so))) {
+        why = "its checksum does not match (truncated, damaged or swapped)";
+      }
+    } catch (const UserError& e) {
+      why = e.what();
     }
-  } catch (const UserError& e) {
-    why = e.what();
   }
   if (why.empty()) return true;
   // Not removed: another process may be writing this entry right now (its

@@ -70,6 +70,7 @@ void export_wisdom(const std::string& path) {
   const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(serial++);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return;
+  // (support/file_util.h's write_all, which this runtime of AOT programs cannot link.)
   size_t done = 0;
   while (done < wisdom.size()) {
     const ssize_t n = ::write(fd, wisdom.data() + done, wisdom.size() - done);

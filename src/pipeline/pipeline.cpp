@@ -178,9 +178,9 @@ void check_numbers_fit_float32(const Problem& p, const std::string& where) {
   for (size_t i = 0; i < p.terms.size(); ++i) {
     const FunctionTerm& t = p.terms[i];
     const std::string term = "term " + std::to_string(i + 1) + " (" + term_function_name(t) + ")";
-    auto check = [&](const char* what, double v) {
-      const bool bound = std::string(what) == "lower" || std::string(what) == "upper";  // ±inf: no bound
-      user_assert(fits_float32(v) || (bound && std::isinf(v)))
+    // (A bound may be ±inf: no bound.)
+    auto check = [&](const char* what, double v, bool may_be_inf = false) {
+      user_assert(fits_float32(v) || (may_be_inf && std::isinf(v)))
           << where << "after the passes, " << term << " has " << what << " = " << format_double(v) << hint;
     };
     check("alpha", t.alpha);
@@ -189,10 +189,10 @@ void check_numbers_fit_float32(const Problem& p, const std::string& where) {
     check("d", t.d);
     // What the prox scales its argument by (alpha beta², in float32 too).
     check("alpha * beta^2", t.alpha * t.beta * t.beta);
-    for (const auto& [what, param] : {std::pair<const char*, const Param*>{"b", &t.b}, {"c", &t.c},
-                                     {"lower", &t.lower}, {"upper", &t.upper}}) {
-      if (!param->is_array()) check(what, param->scalar);
-    }
+    if (!t.b.is_array()) check("b", t.b.scalar);
+    if (!t.c.is_array()) check("c", t.c.scalar);
+    if (!t.lower.is_array()) check("lower", t.lower.scalar, true);
+    if (!t.upper.is_array()) check("upper", t.upper.scalar, true);
     for (double v : t.user_params) check("a parameter", v);
   }
   // Every constant the passes made, and every factor of an operator.

@@ -8,6 +8,8 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 
 namespace proxc::internal {
 
@@ -48,6 +50,16 @@ void remove_temporaries_now() {
 
 void remove_orphaned_temporaries(const std::string& dir, const std::string& prefix, const std::string& suffix) {
   namespace fs = std::filesystem;
+  // Once per folder and output in a process: what a dead process left is
+  // gone after the first scan, and a solve that writes a checkpoint or a
+  // snapshot every few iterations into a folder of thousands of files must
+  // not read the folder at each write.
+  {
+    static std::mutex m;
+    static std::set<std::string> scanned;
+    std::lock_guard<std::mutex> lock(m);
+    if (!scanned.insert(dir + "/" + prefix + "|" + suffix).second) return;
+  }
   auto digits_from = [](const std::string& s, size_t at) {
     size_t end = at;
     while (end < s.size() && s[end] >= '0' && s[end] <= '9') ++end;

@@ -34,7 +34,8 @@ void remove_temporaries_now();
 
 /// Removes, in `dir`, the plain files named `prefix` + a process id + '.'
 /// or '-' + a serial number + `suffix` whose process is gone: what a process
-/// killed outright left beside an output (write_file_atomic names its
+/// killed outright left beside an output. Each (dir, prefix, suffix) is
+/// scanned once per process (write_file_atomic names its
 /// temporaries "." + name + "." + pid + "." + n + ".tmp-proxc").
 void remove_orphaned_temporaries(const std::string& dir, const std::string& prefix, const std::string& suffix);
 
