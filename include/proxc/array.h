@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "proxc/error.h"
+#include "proxc/save_options.h"
 
 namespace proxc {
 
@@ -91,13 +92,27 @@ Array load_array(const std::string& path);
 /// extension or a shape the format cannot hold.
 void save_array(const std::string& path, const Array& a);
 
+/// The same, an HDF5 dataset stored as `options` say (chunked, gzip,
+/// shuffle). A UserError for options that do not fit the array (a chunk
+/// shape of another rank, or larger than the array) or a format other than
+/// HDF5 given any but the default options.
+void save_array(const std::string& path, const Array& a, const SaveOptions& options);
+
 /// Throws the UserError save_array would throw for `path` alone: an unknown
 /// extension, a missing or unwritable folder, a folder or a file that is not
 /// writable in its place. Checks an output before a long solve.
 void check_save_path(const std::string& path);
 
+/// The same, and the UserError save_array(path, an array of `shape`,
+/// options) would throw for the options.
+void check_save_path(const std::string& path, const Shape& shape, const SaveOptions& options);
+
 /// True when load_array and save_array handle the extension of `path`.
 bool has_array_extension(const std::string& path);
+
+/// True when `path` names an HDF5 file or a dataset in one (.h5, .hdf5 in
+/// any letter case): where SaveOptions apply.
+bool is_hdf5_path(const std::string& path);
 
 /// Peak signal-to-noise ratio in dB, peak 1 (images in [0, 1]).
 double psnr(const Array& x, const Array& reference);

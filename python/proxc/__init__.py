@@ -50,10 +50,41 @@ def load_array(path):
     return _proxc.load_array(str(path))
 
 
-def save_array(path, array):
-    """Writes an array (.npy, .png, .tif), whole or not at all."""
+def save_array(path, array, chunks=None, compression=None, compression_opts=None, shuffle=False):
+    """Writes an array (.npy, .png, .tif, "result.h5:/recon"), whole or not at all.
+
+    An HDF5 dataset takes h5py's storage keywords: ``chunks`` (True to have
+    them chosen as h5py chooses them, or a tuple), ``compression`` ("gzip",
+    or a gzip level 0-9 as h5py takes it), ``compression_opts`` (gzip's
+    level, 4 by default) and ``shuffle``. Compression or shuffle without
+    ``chunks`` chooses the chunks.
+    """
     import numpy as np
-    _proxc.save_array(str(path), np.ascontiguousarray(array, dtype=np.float32))
+    a = np.ascontiguousarray(array, dtype=np.float32)
+    if chunks is None and compression is None and compression_opts is None and not shuffle:
+        _proxc.save_array(str(path), a)
+        return
+    level = 0
+    if isinstance(compression, (int, np.integer)) and not isinstance(compression, bool):
+        if compression_opts is not None:
+            raise ValueError("save_array: compression is a gzip level already; compression_opts is not taken with it")
+        level = int(compression)
+        if not 0 <= level <= 9:
+            raise ValueError(f"save_array: compression={level}: a gzip level is 0 to 9")
+    elif compression == "gzip":
+        level = 4 if compression_opts is None else compression_opts
+        if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 1 <= level <= 9:
+            raise ValueError(f"save_array: compression_opts={compression_opts!r}: gzip's level is 1 to 9")
+        level = int(level)
+    elif compression is not None:
+        raise ValueError(f"save_array: compression={compression!r}: proxc writes gzip (deflate) only; "
+                         "lzf is h5py's own filter and szip is not in every libhdf5")
+    elif compression_opts is not None:
+        raise ValueError("save_array: compression_opts without compression")
+    if chunks is False and (level or shuffle):
+        raise ValueError("save_array: compression and shuffle need chunks (chunks=False was given)")
+    shape = () if chunks is None or isinstance(chunks, bool) else tuple(int(c) for c in chunks)
+    _proxc.save_array(str(path), a, list(shape), chunks is True, level, bool(shuffle))
 
 
 def psnr(x, reference):

@@ -444,7 +444,20 @@ void register_python_black_box(const std::string& name, const proxc::Shape& in_s
 // Arrays and files.
 void bind_arrays(nb::module_& m) {
   m.def("load_array", &proxc::load_array, "path"_a);
-  m.def("save_array", &proxc::save_array, "path"_a, "array"_a);
+  m.def("save_array", nb::overload_cast<const std::string&, const proxc::Array&>(&proxc::save_array), "path"_a,
+        "array"_a);
+  m.def(
+      "save_array",
+      [](const std::string& path, const proxc::Array& a, const std::vector<int64_t>& chunks, bool chunked, int gzip,
+         bool shuffle) {
+        proxc::SaveOptions o;
+        o.chunks = chunks;
+        o.chunked = chunked;
+        o.gzip = gzip;
+        o.shuffle = shuffle;
+        proxc::save_array(path, a, o);
+      },
+      "path"_a, "array"_a, "chunks"_a, "chunked"_a, "gzip"_a, "shuffle"_a);
   m.def("psnr", &proxc::psnr, "x"_a, "reference"_a);
   m.def("ssim", &proxc::ssim, "x"_a, "reference"_a);
   m.def("montage", &proxc::montage, "images"_a, "names"_a = std::vector<std::string>{}, "gap"_a = 4);

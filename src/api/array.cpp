@@ -82,11 +82,22 @@ Array load_array(const std::string& path) {
 
 void check_save_path(const std::string& path) { internal::io::check_array_output(path); }
 
+void check_save_path(const std::string& path, const Shape& shape, const SaveOptions& options) {
+  internal::io::check_array_output(path);
+  internal::io::check_save_options(path, shape, options);
+}
+
 void save_array(const std::string& path, const Array& a) {
   internal::io::save_array(path, internal::Access::array(a));
 }
 
+void save_array(const std::string& path, const Array& a, const SaveOptions& options) {
+  internal::io::save_array(path, internal::Access::array(a), options);
+}
+
 bool has_array_extension(const std::string& path) { return internal::io::has_array_extension(path); }
+
+bool is_hdf5_path(const std::string& path) { return internal::io::is_hdf5_path(path); }
 
 double psnr(const Array& x, const Array& reference) {
   return internal::psnr(internal::Access::array(x), internal::Access::array(reference));

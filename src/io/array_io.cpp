@@ -130,7 +130,24 @@ void check_array_output(const std::string& path) {
   check_output_path(path);
 }
 
-void save_array(const std::string& path, const Array& a) {
+void save_array(const std::string& path, const Array& a) { save_array(path, a, SaveOptions()); }
+
+bool is_hdf5_path(const std::string& path) {
+  return format_of(lower_extension(split_member_path(path).file)) == Format::kHdf5;
+}
+
+Hdf5Layout check_save_options(const std::string& path, const Shape& shape, const SaveOptions& options) {
+  const Format f = format_or_error(path);
+  user_assert(options.is_default() || f == Format::kHdf5 || f == Format::kNpz)
+      << path << ": chunks, gzip and shuffle are HDF5 storage; write the array to an HDF5 dataset (result.h5:/recon) "
+      << "to use them";
+  const MemberPath m = split_member_path(path);
+  const bool slash = m.member.empty() || m.member[0] == '/';
+  return resolve_hdf5_layout(options, shape, m.file + ":" + (slash ? "" : "/") + m.member);
+}
+
+void save_array(const std::string& path, const Array& a, const SaveOptions& options) {
+  const Hdf5Layout layout = check_save_options(path, a.shape, options);
   switch (format_or_error(path)) {
     case Format::kNpy:
       write_npy(path, a);
@@ -142,7 +159,7 @@ void save_array(const std::string& path, const Array& a) {
     case Format::kHdf5: {
       check_array_output(path);  // .npz is refused
       const MemberPath m = split_member_path(path);
-      write_hdf5(m.file, m.member, a);
+      write_hdf5(m.file, m.member, a, layout);
       break;
     }
     default:

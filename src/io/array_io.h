@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "io/hdf5_layout.h"
+#include "proxc/save_options.h"
 #include "support/array.h"
 
 namespace proxc::internal::io {
@@ -13,6 +15,9 @@ namespace proxc::internal::io {
 /// True when `path` ends in an extension load_array and save_array handle:
 /// .npy, .png, .tif or .tiff, in any letter case.
 bool has_array_extension(const std::string& path);
+
+/// True when `path` (a container's member path too) names an .h5 or .hdf5 file.
+bool is_hdf5_path(const std::string& path);
 
 /// Reads the array at `path`, choosing the format by its extension
 /// (case-insensitive), then checks that every entry is finite. The file is
@@ -29,6 +34,16 @@ Array decode_array(const std::string& path, const std::string& bytes);
 /// Writes `a` to `path` in the format its extension names (PNG at 8 bits).
 /// Throws UserError for an unknown extension or a shape the format cannot hold.
 void save_array(const std::string& path, const Array& a);
+
+/// The same, an HDF5 dataset stored as `options` say (resolve_hdf5_layout
+/// checks them against the array); any other format refuses options but the
+/// default, naming the path.
+void save_array(const std::string& path, const Array& a, const SaveOptions& options);
+
+/// The HDF5 layout save_array(path, an array of `shape`, options) writes
+/// (contiguous for other formats), or the UserError it would throw for the
+/// options: checks them before a solve.
+Hdf5Layout check_save_options(const std::string& path, const Shape& shape, const SaveOptions& options);
 
 /// Throws the UserError save_array would throw for `path` alone (an unknown
 /// extension; see check_output_path), before any array exists.

@@ -266,7 +266,7 @@ void check_hdf5_output(const std::string& path, const std::string& dataset) {
 }
 
 std::string encode_hdf5(const std::string* existing, const std::string& dataset, const Array& a,
-                        const std::string& path) {
+                        const std::string& path, const Hdf5Layout& layout) {
   check_hdf5_dataset_name(dataset, path);
   const Module& m = module();
   // Through a private file: libhdf5 finishes a file itself when it closes it.
@@ -276,7 +276,8 @@ std::string encode_hdf5(const std::string* existing, const std::string& dataset,
   isolated(path, [&] {
     char* error = nullptr;
     if (m.write(work.path.c_str(), existing ? 0 : 1, absolute_name(dataset).c_str(), path.c_str(), a.shape.data(),
-                a.rank(), a.data.data(), &error) != 0) {
+                a.rank(), a.data.data(), layout.chunks.empty() ? nullptr : layout.chunks.data(), layout.gzip,
+                layout.shuffle ? 1 : 0, &error) != 0) {
       fail(m, error, path + ": cannot write the HDF5 file");
     }
     return std::string();
@@ -288,7 +289,7 @@ Array read_hdf5(const std::string& path, const std::string& dataset) {
   return decode_hdf5(read_file(path), dataset, path);
 }
 
-void write_hdf5(const std::string& path, const std::string& dataset, const Array& a) {
+void write_hdf5(const std::string& path, const std::string& dataset, const Array& a, const Hdf5Layout& layout) {
   check_hdf5_output(path, dataset);
   const Module& m = module();
   // A private copy beside the file gets the dataset; the result then
@@ -307,7 +308,8 @@ void write_hdf5(const std::string& path, const std::string& dataset, const Array
   isolated(path, [&] {
     char* error = nullptr;
     if (m.write(work.path.c_str(), exists ? 0 : 1, absolute_name(dataset).c_str(), path.c_str(), a.shape.data(),
-                a.rank(), a.data.data(), &error) != 0) {
+                a.rank(), a.data.data(), layout.chunks.empty() ? nullptr : layout.chunks.data(), layout.gzip,
+                layout.shuffle ? 1 : 0, &error) != 0) {
       fail(m, error, path + ": cannot write the HDF5 file");
     }
     return std::string();

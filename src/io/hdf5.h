@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "io/hdf5_layout.h"
 #include "support/array.h"
 
 namespace proxc::internal::io {
@@ -31,7 +32,7 @@ Array decode_hdf5(const std::string& bytes, const std::string& dataset, const st
 /// dataset added or replaced, or a new file when `existing` is null. Works
 /// on a private file in the temporary folder.
 std::string encode_hdf5(const std::string* existing, const std::string& dataset, const Array& a,
-                        const std::string& path_for_messages);
+                        const std::string& path_for_messages, const Hdf5Layout& layout = {});
 
 /// Reads the dataset `dataset` of the HDF5 file at `path` (see decode_hdf5).
 Array read_hdf5(const std::string& path, const std::string& dataset);
@@ -39,8 +40,9 @@ Array read_hdf5(const std::string& path, const std::string& dataset);
 /// Writes `a` as the dataset `dataset` of the HDF5 file at `path`: into a
 /// copy of the file when it exists (its other objects kept), a new file
 /// otherwise; written whole or not at all (write_file_atomic). Checks what
-/// check_hdf5_output checks first.
-void write_hdf5(const std::string& path, const std::string& dataset, const Array& a);
+/// check_hdf5_output checks first. Stored as `layout` says (contiguous by
+/// default).
+void write_hdf5(const std::string& path, const std::string& dataset, const Array& a, const Hdf5Layout& layout = {});
 
 /// Throws the UserError writing `dataset` to `path` would throw, before any
 /// array exists: a bad dataset name (empty, empty parts, '.' or '..',

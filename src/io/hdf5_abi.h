@@ -23,7 +23,7 @@
 extern "C" {
 
 /// Changes whenever a signature below changes.
-#define PROXC_HDF5_ABI_VERSION 2
+#define PROXC_HDF5_ABI_VERSION 3
 PROXC_HDF5_EXPORT int proxc_hdf5_abi_version(void);
 
 /// The datasets of the HDF5 file in `bytes` as absolute paths, at most
@@ -47,9 +47,11 @@ PROXC_HDF5_EXPORT int proxc_hdf5_check_write(const char* path, const char* datas
 
 /// Writes `data` of `shape` as the float32 dataset `dataset` into the HDF5
 /// file at `work_path` (created when `create`), replacing one of the same
-/// name; `path` names the file in messages.
+/// name; `path` names the file in messages. `chunks` (`rank` extents) asks
+/// for chunked storage with the deflate filter at level `gzip` (0: none) and
+/// the shuffle filter when `shuffle`; null for contiguous storage.
 PROXC_HDF5_EXPORT int proxc_hdf5_write(const char* work_path, int create, const char* dataset, const char* path, const int64_t* shape,
-                     int rank, const float* data, char** error);
+                     int rank, const float* data, const int64_t* chunks, int gzip, int shuffle, char** error);
 
 PROXC_HDF5_EXPORT void proxc_hdf5_free(void* p);
 
@@ -57,6 +59,7 @@ typedef int (*proxc_hdf5_abi_version_fn)(void);
 typedef int (*proxc_hdf5_list_fn)(const char*, size_t, const char*, size_t, char**, char**);
 typedef int (*proxc_hdf5_read_fn)(const char*, size_t, const char*, const char*, proxc_hdf5_alloc_fn, void*, char**);
 typedef int (*proxc_hdf5_check_write_fn)(const char*, const char*, char**);
-typedef int (*proxc_hdf5_write_fn)(const char*, int, const char*, const char*, const int64_t*, int, const float*, char**);
+typedef int (*proxc_hdf5_write_fn)(const char*, int, const char*, const char*, const int64_t*, int, const float*,
+                                   const int64_t*, int, int, char**);
 typedef void (*proxc_hdf5_free_fn)(void*);
 }

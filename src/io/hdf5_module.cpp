@@ -58,6 +58,7 @@ class Handle {
   Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
   ~Handle() {
     if (id_ >= 0) close_(id_);
   }
@@ -308,7 +309,20 @@ struct Refused {};
 void read_dataset(hid_t file, const AccessLists& access, const std::string& name, const std::string& where,
                   proxc_hdf5_alloc_fn alloc, void* ctx) {
   Handle d(H5Dopen2(file, name.c_str(), access.dapl.get()), H5Dclose);
-  if (!d.ok()) user_error << where << ": cannot open the dataset: " << hdf5_message();
+  if (!d.ok()) {
+    const std::string why = hdf5_message();
+    // A newer file format than this libhdf5's: HDF5 2.0 stores filtered
+    // chunks with a layout message that 1.10 to 1.14 do not know, and h5py
+    // with HDF5 2.0 writes it for libver="latest". Say so, and how to write
+    // a file that reads.
+    unsigned major = 0, minor = 0, release = 0;
+    H5get_libversion(&major, &minor, &release);
+    user_assert(why.find("bad version number for layout message") == std::string::npos)
+        << where << ": the dataset is stored in a newer HDF5 file format than the libhdf5 " << major << "." << minor
+        << "." << release << " proxc reads with (HDF5 2.0's, as h5py writes for libver=\"latest\" or \"v200\"); "
+        << "write it with libver=\"v114\" or earlier (h5py: h5py.File(path, \"w\", libver=(\"earliest\", \"v114\")))";
+    user_error << where << ": cannot open the dataset: " << why;
+  }
   check_storage(d.get(), where);
   Handle space(H5Dget_space(d.get()), H5Sclose);
   if (!space.ok()) user_error << where << ": malformed HDF5: " << hdf5_message();
@@ -350,8 +364,28 @@ bool existing_dataset(hid_t file, hid_t lapl, const std::string& name, const std
   return true;
 }
 
+// The dataset creation properties of a chunked layout (filters in the order
+// h5py applies them: shuffle, then deflate), or H5P_DEFAULT for contiguous.
+Handle creation_list(const int64_t* chunks, int rank, int gzip, int shuffle, const std::string& where) {
+  if (!chunks) return Handle(H5Pcopy(H5P_DATASET_CREATE_DEFAULT), H5Pclose);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  std::vector<hsize_t> dims(chunks, chunks + rank);
+  if (!dcpl.ok() || H5Pset_chunk(dcpl.get(), rank, dims.data()) < 0) {
+    user_error << where << ": cannot chunk the dataset: " << hdf5_message();
+  }
+  if (shuffle && H5Pset_shuffle(dcpl.get()) < 0) user_error << where << ": cannot shuffle: " << hdf5_message();
+  if (gzip > 0) {
+    user_assert(H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0)
+        << where << ": this libhdf5 has no deflate (gzip) filter; write without gzip";
+    if (H5Pset_deflate(dcpl.get(), static_cast<unsigned>(gzip)) < 0) {
+      user_error << where << ": cannot compress: " << hdf5_message();
+    }
+  }
+  return dcpl;
+}
+
 void write_dataset(hid_t file, const std::string& name, const int64_t* shape, int rank, const float* data,
-                   const std::string& where) {
+                   const int64_t* chunks, int gzip, int shuffle, const std::string& where) {
   AccessLists access;
   if (existing_dataset(file, access.lapl.get(), name, where) && H5Ldelete(file, name.c_str(), H5P_DEFAULT) < 0) {
     user_error << where << ": cannot replace the dataset: " << hdf5_message();
@@ -362,7 +396,8 @@ void write_dataset(hid_t file, const std::string& name, const int64_t* shape, in
   if (!space.ok() || !lcpl.ok() || H5Pset_create_intermediate_group(lcpl.get(), 1) < 0) {
     user_error << where << ": cannot describe the dataset: " << hdf5_message();
   }
-  Handle d(H5Dcreate2(file, name.c_str(), H5T_IEEE_F32LE, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  const Handle dcpl = creation_list(chunks, rank, gzip, shuffle, where);
+  Handle d(H5Dcreate2(file, name.c_str(), H5T_IEEE_F32LE, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT), H5Dclose);
   if (!d.ok()) user_error << where << ": cannot create the dataset: " << hdf5_message();
   int64_t n = 1;
   for (int k = 0; k < rank; ++k) n *= shape[k];
@@ -469,11 +504,11 @@ int proxc_hdf5_check_write(const char* path, const char* dataset, char** error) 
 }
 
 int proxc_hdf5_write(const char* work_path, int create, const char* dataset, const char* path, const int64_t* shape,
-                     int rank, const float* data, char** error) {
+                     int rank, const float* data, const int64_t* chunks, int gzip, int shuffle, char** error) {
   return guarded(error, [&] {
     const std::string name = absolute_name(dataset), where = std::string(path) + ":" + name;
     Handle file(open_disk(work_path, true, create != 0, path), H5Fclose);
-    write_dataset(file.get(), name, shape, rank, data, where);
+    write_dataset(file.get(), name, shape, rank, data, chunks, gzip, shuffle, where);
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) user_error << where << ": cannot write the file: " << hdf5_message();
   });
 }

@@ -390,6 +390,43 @@ TEST(CliSolve, AThreeDimensionalProblemTakesATiffStackAndWritesOne) {
   EXPECT_THAT(changed.out, HasSubstr("scan.h5:/entry/data: the data changed since the problem was saved"));
 }
 
+TEST(CliSolve, HdfOutputsAreChunkedAndCompressedWhenAsked) {
+  // --h5-layout stores the result and its snapshots chunked and compressed
+  // (the Python tests read the layout back with h5py); the values are those
+  // of the contiguous default, and bad layouts are refused before the solve.
+  namespace io = proxc::internal::io;
+  const std::string dir = test::temp_dir();
+  proxc::internal::Array b(proxc::internal::Shape{192, 256});  // data enough to outweigh HDF5's own
+  for (size_t i = 0; i < b.data.size(); ++i) b.data[i] = static_cast<float>((i / 256) % 7) / 7.0f;
+  io::save_array(dir + "/b.npy", b);
+  proxc::internal::write_file_atomic(dir + "/tv.prox", "b = load(\"b.npy\")\nx = variable(shape(b))\n"
+                                                        "minimize sum_squares(x - b) + 0.05 * norm1(grad(x))\n");
+  const std::string solve = "solve " + shell_quote(dir + "/tv.prox") + " --iters 20 --eps-abs 0 --eps-rel 0 ";
+  ASSERT_EQ(proxc(solve + "-o " + shell_quote(dir + "/plain.h5:/x")).exit_code, 0);
+  auto gz = proxc(solve + "-o " + shell_quote(dir + "/gz.h5:/r/x") + " --save-every 10 --h5-layout gzip=9,shuffle");
+  ASSERT_EQ(gz.exit_code, 0) << gz.out;
+  const proxc::internal::Array want = io::load_array(dir + "/plain.h5:/x");
+  EXPECT_EQ(io::load_array(dir + "/gz.h5:/r/x").data, want.data);
+  EXPECT_EQ(io::load_array(dir + "/gz.h5:/r/x_iter0010").shape, want.shape);
+  EXPECT_LT(std::filesystem::file_size(dir + "/gz.h5"), std::filesystem::file_size(dir + "/plain.h5") / 4);  // 3 in it
+  // Refused before iterating, naming what is wrong and where.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"-o " + shell_quote(dir + "/c.h5:/x") + " --h5-layout chunks=8x8x8",
+       "c.h5:/x: the chunk shape (8, 8, 8) has 3 axes and the array (192, 256) has 2"},
+      {"-o " + shell_quote(dir + "/c.h5:/x") + " --h5-layout chunks=8x257",
+       "the chunk shape (8, 257) does not fit the array (192, 256)"},
+      {"-o " + shell_quote(dir + "/c.h5:/x") + " --h5-layout lzf", "--h5-layout 'lzf': 'lzf' is not a layout"},
+      {"-o " + shell_quote(dir + "/c.npy") + " --h5-layout gzip", "--h5-layout gzip: no -o is an HDF5 dataset"}};
+  for (const auto& [args, want_message] : bad) {
+    auto r = proxc(solve + args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_THAT(r.out, HasSubstr(want_message)) << args;
+    EXPECT_THAT(r.out, Not(HasSubstr("iterations"))) << args;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/c.h5"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/c.npy"));
+}
+
 // The value of attribute `name` on the element with id `id` in `html`.
 std::string attribute(const std::string& html, const std::string& id, const std::string& name) {
   const size_t at = html.find("id=\"" + id + "\"");

@@ -11,6 +11,7 @@
 
 #include "io/array_io.h"
 #include "io/hdf5.h"
+#include "io/hdf5_layout.h"
 #include "io/npz.h"
 #include "support/array.h"
 #include "support/error.h"
@@ -158,6 +159,10 @@ TEST(Hdf5, Errors) {
   EXPECT_THAT(user_error_of([&] { decode_hdf5("", "", "e.h5"); }), HasSubstr("e.h5: the file is empty"));
   EXPECT_THAT(user_error_of([&] { decode_hdf5("GIF89a not hdf5", "", "g.h5"); }),
               HasSubstr("g.h5: malformed HDF5 (or not an HDF5 file): "));
+  // HDF5 2.0's format for filtered chunks (h5py's libver="latest" with HDF5
+  // 2.0), which libhdf5 1.10 cannot read: named, with what to do.
+  EXPECT_THAT(user_error_of([&] { load_array(seed("hdf5/v200_gzip.h5") + ":/x"); }),
+              HasSubstr("v200_gzip.h5:/x: the dataset is stored in a newer HDF5 file format than the libhdf5 1.10"));
   const std::string bytes = read_file(groups);
   for (size_t cut : {size_t{8}, size_t{100}, bytes.size() / 2, bytes.size() - 1}) {
     SCOPED_TRACE(cut);
@@ -235,6 +240,90 @@ TEST(Hdf5, WrittenFilesReadBackThroughTheWholeFormatRange) {
     EXPECT_EQ(b.shape, a.shape);
     EXPECT_EQ(b.data, a.data);
   }
+}
+
+// What h5py's guess_chunk(shape, None, 4) gives (h5py 3.16), which
+// chunks=auto and compression without chunks follow.
+TEST(Hdf5Layout, ChunksAreChosenAsH5pyChoosesThem) {
+  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
+      {{96, 128}, {24, 64}},       {{512, 512}, {64, 64}},      {{2048, 2048}, {64, 128}},
+      {{3, 100, 200}, {1, 25, 100}}, {{7}, {7}},                {{100000}, {3125}},
+      {{30, 40, 3}, {15, 40, 3}},  {{1, 1}, {1, 1}},            {{4096, 4096, 3}, {128, 128, 1}}};
+  for (const auto& [shape, want] : cases) EXPECT_EQ(choose_chunks(shape), want) << shape_to_string(shape);
+}
+
+TEST(Hdf5Layout, SpecsParseAndBadOnesSayWhichPart) {
+  SaveOptions o = parse_save_options("chunks=64x32,gzip=6,shuffle");
+  EXPECT_EQ(o.chunks, (std::vector<int64_t>{64, 32}));
+  EXPECT_TRUE(o.chunked);
+  EXPECT_EQ(o.gzip, 6);
+  EXPECT_TRUE(o.shuffle);
+  EXPECT_EQ(parse_save_options("gzip").gzip, 4);  // h5py's default level
+  o = parse_save_options("chunks=auto");
+  EXPECT_TRUE(o.chunked && o.chunks.empty() && o.gzip == 0);
+  EXPECT_TRUE(parse_save_options("contiguous").is_default());
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"gzip=0", "gzip=0: the level is 1 (fastest) to 9"},
+      {"gzip=10", "gzip=10: the level is 1"},
+      {"chunks=64x", "chunks=64x: the chunk shape is positive extents"},
+      {"chunks=64xx2", "chunks=64xx2: the chunk shape"},
+      {"chunks=0x4", "chunks=0x4: the chunk shape"},
+      {"chunks", "'chunks' is not a layout"},
+      {"lzf", "'lzf' is not a layout; the parts are chunks=AxB"},
+      {"gzip,,shuffle", "'' is not a layout"},
+      {"contiguous,gzip", "contiguous storage has no chunks and no filters"},
+      {"", "--h5-layout is empty"}};
+  for (const auto& [spec, want] : bad)
+    EXPECT_THAT(user_error_of([&] { parse_save_options(spec, "--h5-layout"); }), HasSubstr(want)) << spec;
+}
+
+TEST(Hdf5Layout, OptionsThatDoNotFitTheArrayAreRefusedNamingBothShapes) {
+  SaveOptions o;
+  o.chunks = {4, 4, 4};
+  EXPECT_THAT(user_error_of([&] { resolve_hdf5_layout(o, {8, 8}, "r.h5:/x"); }),
+              HasSubstr("r.h5:/x: the chunk shape (4, 4, 4) has 3 axes and the array (8, 8) has 2"));
+  o.chunks = {4, 9};
+  EXPECT_THAT(user_error_of([&] { resolve_hdf5_layout(o, {8, 8}, "r.h5:/x"); }),
+              HasSubstr("the chunk shape (4, 9) does not fit the array (8, 8) (axis 1"));
+  o.chunks = {65536, 32768};
+  EXPECT_THAT(user_error_of([&] { resolve_hdf5_layout(o, {65536, 65536}, "r.h5:/x"); }),
+              HasSubstr("HDF5's limit is 4 GiB"));
+  o = SaveOptions();
+  o.gzip = 12;
+  EXPECT_THAT(user_error_of([&] { resolve_hdf5_layout(o, {8, 8}, "r.h5:/x"); }), HasSubstr("gzip level 12"));
+  // Nothing to chunk: a scalar and an empty array are stored contiguous.
+  o.gzip = 5;
+  EXPECT_TRUE(resolve_hdf5_layout(o, {}, "r.h5:/x").chunks.empty());
+  EXPECT_TRUE(resolve_hdf5_layout(o, {0, 8}, "r.h5:/x").chunks.empty());
+  EXPECT_EQ(resolve_hdf5_layout(o, {96, 128}, "r.h5:/x").chunks, (std::vector<int64_t>{24, 64}));
+  // Other formats take the default alone, named by path.
+  EXPECT_THAT(user_error_of([&] { save_array(tmp_dir() + "/r.npy", ramp3({4, 4}), o); }),
+              HasSubstr("r.npy: chunks, gzip and shuffle are HDF5 storage"));
+  EXPECT_FALSE(std::filesystem::exists(tmp_dir() + "/r.npy"));
+}
+
+TEST(Hdf5Layout, ChunkedAndCompressedDatasetsReadBackExactlyAndSmaller) {
+  const std::string dir = tmp_dir();
+  Array smooth({200, 300});
+  for (size_t i = 0; i < smooth.data.size(); ++i) smooth.data[i] = static_cast<float>((i / 300) * 0.001);
+  save_array(dir + "/plain.h5:/x", smooth);
+  SaveOptions gz;
+  gz.gzip = 6;
+  gz.shuffle = true;
+  save_array(dir + "/gz.h5:/x", smooth, gz);
+  EXPECT_EQ(load_array(dir + "/gz.h5:/x").data, smooth.data);
+  EXPECT_LT(std::filesystem::file_size(dir + "/gz.h5"), std::filesystem::file_size(dir + "/plain.h5") / 10);
+  // Partial edge chunks, every rank that can be chunked, into an existing file.
+  for (const Shape& shape : {Shape{7}, Shape{3, 4}, Shape{2, 3, 5}, Shape{2, 1, 3, 2}}) {
+    SaveOptions o;
+    o.chunks.assign(shape.size(), 2);
+    for (size_t k = 0; k < shape.size(); ++k) o.chunks[k] = std::min<int64_t>(2, shape[k]);
+    o.gzip = 1;
+    Array a = ramp3(shape);
+    save_array(dir + "/gz.h5:/r" + std::to_string(shape.size()), a, o);
+    EXPECT_EQ(load_array(dir + "/gz.h5:/r" + std::to_string(shape.size())).data, a.data);
+  }
+  EXPECT_EQ(load_array(dir + "/gz.h5:/x").data, smooth.data);  // kept beside the new ones
 }
 
 }  // namespace

@@ -197,6 +197,8 @@ struct SolveCommand {
   bool distributed = false;
   std::string out_dir;      // batch: -o DIR
   std::string format;       // batch: --format
+  std::string h5_layout;    // --h5-layout: the storage of HDF5 outputs
+  proxc::SaveOptions save;  // ... parsed
 
   int run() {
     auto t0 = std::chrono::steady_clock::now();
@@ -249,7 +251,11 @@ struct SolveCommand {
     }
     // Every output is checked before the solve, not found unwritable after it.
     const std::vector<std::pair<std::string, std::string>> files = proxc_cli::output_files(p, outputs);
-    for (const auto& [name, f] : files) proxc::check_save_path(f);
+    check_h5_layout(files);
+    for (const auto& [name, f] : files) {
+      for (const proxc::Expr& v : vars)
+        if (p.name_of(v) == name) proxc::check_save_path(f, v.shape(), save_options(f));
+    }
     if (!report.empty()) proxc_cli::check_report_dir(report);
     add_snapshots(files);
     // --log: the objective at every check, and PSNR and SSIM against --reference.
@@ -302,7 +308,7 @@ struct SolveCommand {
     for (const proxc::Expr& v : vars) by_name.emplace(p.name_of(v), v);
     std::vector<std::string> written;
     for (const auto& [name, f] : files) {
-      proxc::save_array(f, p.value(by_name.at(name)));
+      proxc::save_array(f, p.value(by_name.at(name)), save_options(f));
       written.push_back(f);
     }
     if (!log.empty()) proxc::write_file(log, proxc_cli::log_csv(summary, quality));
@@ -336,6 +342,22 @@ struct SolveCommand {
     return summary.termination == proxc::Termination::Diverged ? kExitCheckFailed : kExitOk;
   }
 
+  // --h5-layout: parsed, and refused when no output is an HDF5 dataset (it
+  // would be ignored).
+  void check_h5_layout(const std::vector<std::pair<std::string, std::string>>& files) {
+    if (h5_layout.empty()) return;
+    save = proxc::parse_save_options(h5_layout, "--h5-layout");
+    for (const auto& [name, f] : files)
+      if (proxc::is_hdf5_path(f)) return;
+    throw proxc::UserError("--h5-layout " + h5_layout + ": no -o is an HDF5 dataset (result.h5:/recon); the layout " +
+                           "is HDF5 storage");
+  }
+
+  // The storage of output `f`: --h5-layout's for HDF5 datasets, the format's own for others.
+  proxc::SaveOptions save_options(const std::string& f) const {
+    return proxc::is_hdf5_path(f) ? save : proxc::SaveOptions();
+  }
+
   // --save-every N: each output's snapshot after every N iterations, named after it.
   void add_snapshots(const std::vector<std::pair<std::string, std::string>>& files) {
     if (options.snapshot_every <= 0) return;
@@ -343,7 +365,7 @@ struct SolveCommand {
     options.snapshot_every = save_every;
     options.snapshot_callback = [files, this](int iteration, const std::map<std::string, proxc::Array>& x) {
       for (const auto& [name, f] : files) {
-        proxc::save_array(proxc_cli::snapshot_path(f, iteration, options.max_iters), x.at(name));
+        proxc::save_array(proxc_cli::snapshot_path(f, iteration, options.max_iters), x.at(name), save_options(f));
       }
     };
   }
@@ -594,6 +616,8 @@ CLI::App* add_solve(CLI::App& app, SolveCommand& solve) {
       ->check(kPath)
       ->allow_extra_args(false);
   solve_cmd->add_option("--save-every", solve.save_every, "Write the iterate every N iterations (OUT_iterNNNN)");
+  solve_cmd->add_option("--h5-layout", solve.h5_layout,
+                        "Store HDF5 outputs so: chunks=AxB|auto, gzip[=1..9], shuffle (comma-separated)");
   solve_cmd->add_option("--report", solve.report, "Write DIR/index.html: images, convergence plot, times")
       ->check(kPath);
   solve_cmd->add_option("--log", solve.log, "Write one CSV row per convergence check")->check(kPath);
