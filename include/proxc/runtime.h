@@ -9,8 +9,13 @@
 
 namespace proxc {
 
-/// Refuse any array (a variable, a constant, a file's payload) larger than
-/// this many bytes, before allocating it. Default: the machine's memory.
+/// The process's memory budget (the CLI's --max-memory): the arrays of 256
+/// KiB or more in use at once (variables, constants, a file's payload, the
+/// passes' constants, the emulator's and Halide's buffers, the solver's
+/// state) may not exceed this many bytes; a request that would is refused
+/// before it is allocated, with a std::bad_alloc that says what it was for,
+/// how much it needed and how much is in use (Python: MemoryError). Default:
+/// the memory the machine has available when the process starts.
 void set_max_array_bytes(int64_t bytes);
 int64_t max_array_bytes();
 

@@ -87,6 +87,24 @@ def save_array(path, array, chunks=None, compression=None, compression_opts=None
     _proxc.save_array(str(path), a, list(shape), chunks is True, level, bool(shuffle))
 
 
+def set_max_memory(size):
+    """Sets the process's memory budget, as the CLI's --max-memory: bytes, or
+    a string such as "4G" or "512M". A solve, a load or a pass that would
+    need more raises MemoryError saying for what, how much and how much is in
+    use, before allocating it. Default: the memory the machine had available
+    when proxc was imported."""
+    if isinstance(size, str):
+        size = _proxc.parse_byte_size(size, "set_max_memory")
+    if isinstance(size, bool) or int(size) != size or size <= 0:
+        raise ValueError(f"set_max_memory: {size!r}: the budget is a positive number of bytes (or \"4G\", \"512M\")")
+    _proxc.set_max_array_bytes(int(size))
+
+
+def max_memory():
+    """The process's memory budget in bytes (set_max_memory)."""
+    return _proxc.max_array_bytes()
+
+
 def psnr(x, reference):
     """PSNR in dB, peak 1."""
     import numpy as np
@@ -106,5 +124,6 @@ def load_plugin(path):
 
 __all__ = list(_lin_all) + list(_fn_all) + [
     "Problem", "Module", "load", "parse", "plot_convergence", "Impl", "load_array", "save_array", "psnr", "ssim",
+    "set_max_memory", "max_memory",
     "load_plugin", "admm", "pc", "hqs", "ladmm", "absorb_offset", "absorb_lin_op", "can_merge", "merge_fns", "equil",
 ]

@@ -465,6 +465,7 @@ void bind_arrays(nb::module_& m) {
   m.def("load_plugin", &proxc::load_plugin, "path"_a);
   m.def("set_max_array_bytes", &proxc::set_max_array_bytes, "bytes"_a);
   m.def("max_array_bytes", &proxc::max_array_bytes);
+  m.def("parse_byte_size", &proxc::parse_byte_size, "text"_a, "option"_a);
   // The address of an Array's elements after a conversion from NumPy and
   // back, for the tests of the no-copy promise.
   m.def(

@@ -23,8 +23,7 @@ ProblemCheck check_problem(Backend& backend, const Problem& p, uint64_t seed, Ba
   });
   const double bytes = 2 * 4.0 * sizeof(double) * elements;
   user_assert(bytes <= static_cast<double>(Limits::max_array_bytes()))
-      << "check: the dot tests need about " << format_bytes(bytes) << ", more than the limit of "
-      << format_bytes(static_cast<double>(Limits::max_array_bytes())) << " (the machine's available memory, or --max-memory)";
+      << "check: the dot tests need about " << format_bytes(bytes) << ", more than " << memory_budget_text();
   ProblemCheck c;
   c.backend = backend.name();
   c.passed = true;

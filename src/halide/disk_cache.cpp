@@ -1,6 +1,7 @@
 // The on-disk cache of compiled pipelines: shared objects keyed by structure,
 // target, schedule and build, against one shared Halide runtime per target
 // (backend_impl.h).
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -85,6 +86,21 @@ std::string linker_driver() {
   return cxx && *cxx ? cxx : "c++";
 }
 
+// What the cache folder `dir` may be used for: folder_trust's answer, and
+// read-only under a file size limit below 1 GiB (ulimit -f). LLVM ends the
+// process (exit 1, "IO failure on output stream") when a write of an object
+// passes the limit; no entry comes near 1 GiB.
+FolderTrust cache_trust(const std::string& dir) {
+  FolderTrust t = folder_trust(dir);
+  struct rlimit r;
+  if (t.writable && ::getrlimit(RLIMIT_FSIZE, &r) == 0 && r.rlim_cur != RLIM_INFINITY && r.rlim_cur < (1u << 30)) {
+    t.writable = false;
+    t.why = "a file size limit of " + format_bytes(static_cast<double>(r.rlim_cur)) +
+            " is set (ulimit -f), and writing a compiled pipeline past it would end the process";
+  }
+  return t;
+}
+
 }  // namespace
 
 bool cache_linker_available() {
@@ -143,7 +159,7 @@ std::string build_shared_runtime(const std::string& dir, const Halide::Target& t
   hash = hash.substr(hash.find(':') + 1, 24);  // hex digits only: the name is also the soname
   const std::string name = "runtime-" + hash + ".so";
   const std::string so = (fs::path(dir) / name).string();
-  const bool writable = folder_trust(dir).writable && cache_linker_available();
+  const bool writable = cache_trust(dir).writable && cache_linker_available();
   // One process builds it; the others wait for it and load it.
   std::unique_ptr<FileLock> lock;
   if (writable) lock = std::make_unique<FileLock>(so + ".lock");
@@ -246,14 +262,14 @@ void prune_cache(const std::string& dir) {
 }
 
 FolderTrust prepare_cache_folder(const std::string& dir) {
-  FolderTrust trust = folder_trust(dir);
+  FolderTrust trust = cache_trust(dir);
   if (trust.exists) return trust;
   // Made this user's alone, whatever the umask: a cache others may write is
   // one they could fill with code this process would load.
   std::error_code ec;
   const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) trust = folder_trust(dir);
+  if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) trust = cache_trust(dir);
   return trust;
 }
 

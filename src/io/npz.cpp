@@ -99,8 +99,8 @@ Array decode_npz(const std::string& bytes, const std::string& member, const std:
   // here, before anything is allocated (a few kilobytes allowed for the header).
   const double limit = static_cast<double>(Limits::max_array_bytes()) + 65536.0 * 64;
   user_assert(static_cast<double>(st.size) <= limit)
-      << where << ": the member is " << format_bytes(static_cast<double>(st.size)) << " uncompressed, more than the limit of "
-      << format_bytes(static_cast<double>(Limits::max_array_bytes())) << " (the machine's available memory, or --max-memory)";
+      << where << ": the member is " << format_bytes(static_cast<double>(st.size)) << " uncompressed, more than "
+      << memory_budget_text();
   std::unique_ptr<zip_file_t, ZipFileCloser> f(zip_fopen_index(z.get(), index, 0));
   user_assert(f != nullptr) << where << ": cannot read the member: " << zip_strerror(z.get());
   std::string data(static_cast<size_t>(st.size), '\0');

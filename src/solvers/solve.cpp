@@ -95,9 +95,7 @@ class HostLoop {
     const double bytes =
         4.0 * sizeof(float) * static_cast<double>(total_size(l_.vars) + total_size(psi_args(l_)));
     user_assert(bytes <= static_cast<double>(Limits::max_array_bytes()))
-        << "solve: the solver's buffers need about " << format_bytes(bytes) << ", more than the limit of "
-        << format_bytes(static_cast<double>(Limits::max_array_bytes()))
-        << " (the machine's available memory, or --max-memory)";
+        << "solve: the solver's buffers need about " << format_bytes(bytes) << ", more than " << memory_budget_text();
   }
 
   // The iteration program, the CG programs where the x-update needs them and

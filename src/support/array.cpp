@@ -104,10 +104,13 @@ void check_allocation(const Shape& shape, const std::string& what) {
   double bytes = n * sizeof(float);
   if (bytes > static_cast<double>(Limits::max_array_bytes())) {
     user_error << what << " of shape " << shape_to_string(shape) << " would need "
-               << format_bytes(bytes) << ", more than the limit of "
-               << format_bytes(static_cast<double>(Limits::max_array_bytes()))
-               << " (the machine's available memory, or --max-memory)";
+               << format_bytes(bytes) << ", more than " << memory_budget_text();
   }
+}
+
+std::string memory_budget_text() {
+  return "the memory budget of " + format_bytes(static_cast<double>(Limits::max_array_bytes())) +
+         " (the machine's available memory, --max-memory or Python's set_max_memory)";
 }
 
 }  // namespace proxc::internal

@@ -77,4 +77,8 @@ void check_allocation(const Shape& shape, const std::string& what);
 /// "1.5 GiB", "12 KiB", "100 B".
 std::string format_bytes(double bytes);
 
+/// "the memory budget of 80.0 MiB (...)": the budget and where it comes
+/// from, as every refusal for memory names it.
+std::string memory_budget_text();
+
 }  // namespace proxc::internal

@@ -206,9 +206,8 @@ std::atomic<size_t> g_in_use{0};
 
 thread_local std::string t_memory_use;
 
-[[noreturn]] void refuse(size_t bytes, size_t budget, size_t before) {
-  throw MemoryBudgetExceeded("the memory budget of " + format_bytes(static_cast<double>(budget)) +
-                             " (the machine's available memory, or --max-memory) cannot hold " +
+[[noreturn]] void refuse(size_t bytes, size_t before) {
+  throw MemoryBudgetExceeded(memory_budget_text() + " cannot hold " +
                              format_bytes(static_cast<double>(bytes)) + " more" +
                              (t_memory_use.empty() ? "" : " for " + t_memory_use) + ": " +
                              format_bytes(static_cast<double>(before)) + " are in use");
@@ -222,7 +221,7 @@ void reserve(size_t bytes) {
   const size_t before = g_in_use.fetch_add(bytes);
   if (before + bytes <= budget && before + bytes >= before) return;
   g_in_use.fetch_sub(bytes);
-  refuse(bytes, budget, before);
+  refuse(bytes, before);
 }
 
 }  // namespace

@@ -156,7 +156,7 @@ TEST(Cli, MaxMemoryRefusesLargeVariables) {
   auto r = proxc("--max-memory 1M parse " + example("superres/superres.prox"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("would need"));
-  EXPECT_THAT(r.out, HasSubstr("limit of 1.0 MiB"));
+  EXPECT_THAT(r.out, HasSubstr("more than the memory budget of 1.0 MiB"));
 }
 
 TEST(Cli, OutputIsWrittenWholeOrNotAtAll) {
@@ -220,7 +220,7 @@ TEST(CliSafety, SolveRefusesBuffersBeyondTheMemoryLimitBeforeAllocating) {
   auto r = proxc("--max-memory 200K solve " + example("denoise_tv_iso.prox") + " --backend emulate --iters 3");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("solve: the solver's buffers need about"));
-  EXPECT_THAT(r.out, HasSubstr("more than the limit of 200.0 KiB"));
+  EXPECT_THAT(r.out, HasSubstr("more than the memory budget of 200.0 KiB"));
 }
 
 TEST(CliOpt, BadPassesAreUserErrors) {

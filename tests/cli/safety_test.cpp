@@ -496,10 +496,15 @@ TEST(CliSafety, AFileSizeLimitIsAWriteErrorWithNothingLeft) {
   for (const std::string& o : {std::string("-o old.npy"), std::string("-o new.h5:/x"),
                                std::string("--checkpoint ck.bin")}) {
     // 64 blocks of 512 bytes (dash's unit): the result, 256 KiB, does not fit.
+    // Nor would a compiled pipeline, and LLVM ends the process when a write
+    // passes the limit: an empty cache is used read-only, saying why.
+    fs::remove_all(dir + "/cache");
     auto r = test::run_command("cd " + shell_quote(dir) + " && ulimit -f 64 && " +
-                               shell_quote(test::proxc_binary()) + " solve big.prox --iters 3 " + o + " 2>&1");
+                               shell_quote(test::proxc_binary()) + " solve big.prox --iters 3 --cache-dir cache " + o +
+                               " 2>&1");
     EXPECT_EQ(r.exit_code, 2) << o << "\n" << r.out;
     EXPECT_THAT(r.out, HasSubstr("File too large")) << o;
+    EXPECT_THAT(r.out, HasSubstr("cache is used read-only: a file size limit of 32.0 KiB is set (ulimit -f)")) << o;
     EXPECT_THAT(r.out, Not(HasSubstr("crashed"))) << o;
   }
   EXPECT_EQ(read_file(dir + "/old.npy"), "what was here");

@@ -565,6 +565,38 @@ def test_interpreter_survives_bad_input():
     assert r.stdout.count("ok") == 7, r.stdout + r.stderr
 
 
+def test_a_solve_beyond_the_memory_budget_is_a_memory_error_saying_what():
+    # In a child: the budget is the process's. pc's state for TV denoising of
+    # 2000² (15 MiB an array) does not fit in 80 MiB, on either backend; the
+    # MemoryError says how much was asked and the budget, and the
+    # interpreter goes on (a smaller solve then succeeds under it).
+    code = (
+        "import numpy as np, proxc\n"
+        "from proxc import *\n"
+        "proxc.set_max_memory('80M')\n"
+        "assert proxc.max_memory() == 80 << 20\n"
+        "for backend in ('halide', 'emulate'):\n"
+        "    b = np.full((2000, 2000), 0.5, np.float32)\n"
+        "    x = Variable(b.shape)\n"
+        "    p = Problem(sum_squares(x - b) + 0.1 * group_norm1(grad(x), [2]))\n"
+        "    try:\n"
+        "        p.solve(solver='pc', max_iters=5, backend=backend)\n"
+        "    except MemoryError as e:\n"
+        "        print('refused', backend, e)\n"
+        "x = Variable((64, 64))\n"
+        "Problem(sum_squares(x - np.ones((64, 64)))).solve(max_iters=5)\n"
+        "print('then solved')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert [l.split()[:2] for l in lines[:2]] == [["refused", "halide"], ["refused", "emulate"]], r.stdout + r.stderr
+    for line in lines[:2]:
+        assert "the memory budget of 80.0 MiB (the machine's available memory, --max-memory or Python's " \
+               "set_max_memory) cannot hold" in line and "MiB are in use" in line, line
+    assert lines[-1] == "then solved"
+
+
 def test_callbacks_see_the_converging_check_too(capfd):
     b = _data()
     x, prob = _tv(b)

@@ -79,7 +79,7 @@ TEST(Limits, RefusesHugeAllocationsBeforeAllocating) {
   EXPECT_THAT(msg, HasSubstr("PiB"));
   int64_t saved = Limits::max_array_bytes();
   Limits::set_max_array_bytes(1000);
-  EXPECT_THAT(test::user_error_of([] { check_allocation({16, 16}, "array"); }), HasSubstr("limit of 1000 B"));
+  EXPECT_THAT(test::user_error_of([] { check_allocation({16, 16}, "array"); }), HasSubstr("more than the memory budget of 1000 B"));
   Limits::set_max_array_bytes(saved);
   check_allocation({16, 16}, "array");
 }
