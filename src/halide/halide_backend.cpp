@@ -508,6 +508,25 @@ void run_at_once(const std::vector<std::function<void()>>& jobs) {
   if (failed) std::rethrow_exception(failed);
 }
 
+// The most operations one program may have for the Halide backend. Halide's
+// lowering grows with the square of a program's operations (bounds inference
+// over a graph in which every term's dual update reads the shared x-update):
+// about 16 operations a function term, 100 terms compiling in 44 s on one
+// core of a 2-core machine and 50 in 11.5 s, so 3072 (about 190 terms)
+// compile in a few minutes. Larger programs are refused before Halide
+// starts, naming the way that works (the emulator has no compile).
+constexpr size_t kMaxProgramOperations = 3072;
+
+void check_program_size(const StepProgram& p) {
+  const size_t n = p.nodes().size();
+  user_assert(n <= kMaxProgramOperations)
+      << "the Halide backend compiles programs of at most " << kMaxProgramOperations
+      << " operations (about 190 function terms), and this problem's " << p.name << " has " << n
+      << (p.unrolled > 1 ? " (" + std::to_string(p.unrolled) + " iterations unrolled: fuse fewer)" : std::string())
+      << ": Halide's compile time grows with the square of that number (100 terms take about 45 s). Solve it with "
+         "--backend emulate, or with fewer terms (one term of a stacked operator in place of many alike)";
+}
+
 class HalideBackend : public Backend {
  public:
   explicit HalideBackend(const HalideOptions& o)
@@ -555,6 +574,7 @@ class HalideBackend : public Backend {
     const bool default_cpu =
         options_.schedule == "default" && schedule_for(target_) == halide_ops::Schedule::Default;
     for (const StepProgram* p : programs) {
+      check_program_size(*p);
       steps.push_back(std::make_unique<HalideStep>(*p, fell_back_, device_, default_cpu));
       for (auto& j : steps.back()->compile_jobs(options_, target_)) jobs.push_back(std::move(j));
     }

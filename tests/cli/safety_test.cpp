@@ -542,7 +542,7 @@ TEST(CliSafety, TemporariesOfAKilledProcessGoAtTheNextWrite) {
 TEST(CliSafety, ASignalWhileCompilingStopsAtOnce) {
   std::string dir = test::temp_dir();
   std::string text = "x = variable(3, 3)\nminimize sum_squares(x, b=1)";
-  for (int i = 0; i < 2000; ++i) text += " + norm1(x, b=" + std::to_string(i) + ")";
+  for (int i = 0; i < 150; ++i) text += " + norm1(x, b=" + std::to_string(i) + ")";  // a minute or more
   test::write_text(dir + "/many.prox", text + "\n");
   test::write_text(dir + "/x.npy", "what was here");
   const auto t0 = std::chrono::steady_clock::now();
@@ -554,6 +554,48 @@ TEST(CliSafety, ASignalWhileCompilingStopsAtOnce) {
   EXPECT_LT(seconds, 30) << r.out;
   EXPECT_EQ(read_file(dir + "/x.npy"), "what was here");
   EXPECT_THAT(read_file(dir + "/out.txt"), Not(HasSubstr("interrupted")));
+}
+
+// Halide's compile grows with the square of a program's size: a problem too
+// large to compile in minutes is refused at once, naming the size, the
+// limit and what works instead (the emulator, which compiles nothing).
+TEST(CliSafety, AProgramTooLargeToCompileIsRefusedUpFront) {
+  std::string dir = test::temp_dir();
+  std::string text = "x = variable(3, 3)\nminimize sum_squares(x, b=1)";
+  for (int i = 0; i < 250; ++i) text += " + norm1(x, b=" + std::to_string(i) + ")";
+  test::write_text(dir + "/huge.prox", text + "\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = proxc("solve " + shell_quote(dir + "/huge.prox") + " --iters 5 --cache-dir off");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("the Halide backend compiles programs of at most 3072 operations (about 190 function "
+                               "terms), and this problem's pc_iteration has "));
+  EXPECT_THAT(r.out, HasSubstr("Solve it with --backend emulate"));
+  auto emulated = proxc("solve " + shell_quote(dir + "/huge.prox") + " --iters 5 --backend emulate");
+  EXPECT_EQ(emulated.exit_code, 0) << emulated.out;
+  auto compiled = proxc("compile " + shell_quote(dir + "/huge.prox") + " --cache-dir off");
+  EXPECT_EQ(compiled.exit_code, 2) << compiled.out;
+  EXPECT_THAT(compiled.out, HasSubstr("at most 3072 operations"));
+}
+
+// A solve whose preparation (the passes, the compile) lasts shows on a
+// terminal a line saying so, once a second after the first two; without a
+// terminal nothing (the other tests read proxc's output through pipes).
+TEST(CliSafety, ALongPreparationShowsALineOnATerminal) {
+  std::string dir = test::temp_dir();
+  std::string text = "x = variable(3, 3)\nminimize sum_squares(x, b=1)";
+  for (int i = 0; i < 150; ++i) text += " + norm1(x, b=" + std::to_string(i) + ")";  // a minute or more
+  test::write_text(dir + "/many.prox", text + "\n");
+  // script(1) gives proxc a terminal and copies what it writes to tty.txt.
+  auto r = test::run_command(
+      "cd " + shell_quote(dir) + " && (script -qec " +
+      shell_quote("sh -c 'echo $$ > pid; exec " + test::proxc_binary() + " solve many.prox --iters 5 --cache-dir off'") +
+      " tty.txt > /dev/null & s=$!; sleep 4; kill -TERM $(cat pid); wait $s; echo rc=$?)");
+  EXPECT_THAT(r.out, HasSubstr("rc=143"));
+  const std::string tty = read_file(dir + "/tty.txt");
+  EXPECT_THAT(tty, HasSubstr("\r  preparing the solve (the passes, then compiling its pipelines): 2 s"));
+  EXPECT_THAT(tty, HasSubstr("compiling its pipelines): 3 s"));
+  EXPECT_THAT(tty, Not(HasSubstr(": 1 s")));
 }
 
 // The objective a brief report prints ("..., objective 0.123, ...").

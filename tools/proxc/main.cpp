@@ -20,6 +20,7 @@
 
 #include "batch.h"
 #include "flags.h"
+#include "preparing_line.h"
 #include "proxc/proxc.h"
 #include "report.h"
 #include "signals.h"
@@ -297,8 +298,13 @@ struct SolveCommand {
             return true;
           };
     }
-    options.started = proxc_cli::iterations_started;
+    proxc_cli::PreparingLine preparing(isatty(STDERR_FILENO) && !json && ranks.rank == 0);
+    options.started = [&preparing] {
+      proxc_cli::iterations_started();
+      preparing.stop();
+    };
     proxc::SolverSummary summary = proxc::solve(p, options);
+    preparing.stop();
     if (options.callback) std::fprintf(stderr, "\r%80s\r", "");
     if (ranks.rank != 0) return kExitOk;  // --distributed: rank 0 has the result and reports
     summary.parse_s = parse_s;
