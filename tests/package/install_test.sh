@@ -26,7 +26,7 @@ ls "$work/prefix/$libdir/libproxc_runtime.a" "$work/prefix/share/proxc/halide_op
 # patch_NLM's module (OpenCV), loaded from beside the installed libproxc.
 ls "$work/prefix/$libdir/libproxc_nlm.so" >/dev/null
 # Nothing internal is installed: only the public headers.
-if ls "$work/prefix/include/proxc" | grep -v -E '^(array|black_box|check|communicator|error|kinds|module|passes|problem|prox_fn|proxc|runtime|solver)\.h$'; then
+if ls "$work/prefix/include/proxc" | grep -v -E '^(array|black_box|check|communicator|error|kinds|module|passes|problem|prox_fn|proxc|runtime|save_options|solver)\.h$'; then
   echo "unexpected headers installed"; exit 1
 fi
 

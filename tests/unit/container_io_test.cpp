@@ -125,7 +125,7 @@ TEST(Npz, TheMemberSizeIsCheckedBeforeInflating) {
   const std::string path = seed("npz/compressed_f8.npz");
   const std::string msg = user_error_of([&] { load_array(path); });
   Limits::set_max_array_bytes(saved);
-  EXPECT_THAT(msg, HasSubstr("limit"));
+  EXPECT_THAT(msg, HasSubstr("more than the memory budget"));
 }
 
 TEST(Hdf5, DatasetsFromH5py) {
@@ -175,7 +175,7 @@ TEST(Hdf5, TheSizeIsCheckedBeforeAllocating) {
   Limits::set_max_array_bytes(40);
   const std::string msg = user_error_of([&] { load_array(seed("hdf5/contiguous_f4.h5")); });
   Limits::set_max_array_bytes(saved);
-  EXPECT_THAT(msg, HasSubstr("of shape (3, 4) would need 48 B, more than the limit"));
+  EXPECT_THAT(msg, HasSubstr("of shape (3, 4) would need 48 B, more than the memory budget"));
 }
 
 TEST(Hdf5, WritesANewFileAndAddsToAnExistingOne) {

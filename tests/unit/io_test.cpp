@@ -472,7 +472,7 @@ TEST(Npy, AbsurdShapeIsRefusedQuickly) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_THAT(msg, HasSubstr("huge.npy"));
   EXPECT_THAT(msg, HasSubstr("(100000, 100000, 100000)"));
-  EXPECT_THAT(msg, HasSubstr("more than the limit"));
+  EXPECT_THAT(msg, HasSubstr("more than the memory budget"));
   EXPECT_LT(seconds, 1.0);
   // An extent too large for int64 at all.
   std::string msg2 =
@@ -666,7 +666,7 @@ TEST(Png, AllocationIsCheckedBeforeDecoding) {
   Limits::set_max_array_bytes(1000);
   std::string msg = user_error_of([&] { read_png(path); });
   EXPECT_THAT(msg, HasSubstr(path));
-  EXPECT_THAT(msg, HasSubstr("more than the limit"));
+  EXPECT_THAT(msg, HasSubstr("more than the memory budget"));
 }
 
 TEST(Png, WriteErrors) {
@@ -968,7 +968,7 @@ TEST(Tiff, AllocationIsCheckedBeforeDecoding) {
   Limits::set_max_array_bytes(1000);
   std::string msg = user_error_of([&] { read_tiff(path); });
   EXPECT_THAT(msg, HasSubstr(path));
-  EXPECT_THAT(msg, HasSubstr("more than the limit"));
+  EXPECT_THAT(msg, HasSubstr("more than the memory budget"));
 }
 
 TEST(Tiff, WriteErrors) {
