@@ -273,8 +273,8 @@ TEST(Hdf5Layout, SpecsParseAndBadOnesSayWhichPart) {
       {"gzip,,shuffle", "'' is not a layout"},
       {"contiguous,gzip", "contiguous storage has no chunks and no filters"},
       {"", "--h5-layout is empty"}};
-  for (const auto& [spec, want] : bad)
-    EXPECT_THAT(user_error_of([&] { parse_save_options(spec, "--h5-layout"); }), HasSubstr(want)) << spec;
+  for (const auto& c : bad)
+    EXPECT_THAT(user_error_of([&] { parse_save_options(c.first, "--h5-layout"); }), HasSubstr(c.second)) << c.first;
 }
 
 TEST(Hdf5Layout, OptionsThatDoNotFitTheArrayAreRefusedNamingBothShapes) {
