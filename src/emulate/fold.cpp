@@ -54,12 +54,18 @@ Expr fold_node(const Expr& n) {
   auto data = std::make_shared<ConstantData>();
   emulate::Tensor value = emulate::forward(over_vars, bind, true);
   data->array = value.to_array();
-  data->exact = std::move(value.data);
-  for (float v : data->array.data) {
+  bool rounded = false;
+  for (size_t i = 0; i < data->array.data.size(); ++i) {
+    const float v = data->array.data[i];
     user_assert(std::isfinite(v)) << to_string(n->kind)
                                   << ": the value of this constant expression is not finite in float32 (found " << v
                                   << ")";
+    rounded = rounded || static_cast<double>(v) != value.data[i];
   }
+  // The double values are kept only where float32 rounded them (a sign, a
+  // copy or a power-of-two scale of an input is exact): the widened floats
+  // are the same values, at a third of the memory.
+  if (rounded) data->exact = std::move(value.data);
   data->source.type = ConstantSource::Type::Derived;
   data->source.expr = n;
   return make_constant(std::move(data), n->name_hint);

@@ -462,23 +462,43 @@ double constant_at(const ExprNode* c, const Array& looked_up, size_t i) {
 
 Tensor forward(const Expr& k, const std::map<const ExprNode*, const Tensor*>& vars, bool affine,
                const ConstantLookup& data) {
+  // A node's value is handed to its last consumer, not copied, and a
+  // variable's is copied only where an operator takes it: a folded
+  // constant (emulate/fold.cpp) of a large input costs one copy of it per
+  // operator, not three.
+  const std::vector<const ExprNode*> order = linear_order(k);
   std::unordered_map<const ExprNode*, Tensor> val;
+  std::unordered_map<const ExprNode*, int> consumers;
+  for (const ExprNode* n : order) {
+    for (const Expr& a : n->args) {
+      if (a->has_variable) ++consumers[a.get()];
+    }
+  }
+  auto variable_value = [&](const ExprNode* n) -> const Tensor& {
+    auto it = vars.find(n);
+    internal_assert(it != vars.end() && it->second) << "forward: no value for variable " << n->name_hint;
+    internal_assert(it->second->shape == n->shape) << "forward: variable value shape";
+    return *it->second;
+  };
   auto value = [&](const Expr& e) -> Tensor {
-    if (e->has_variable) return val.at(e.get());
+    if (e->has_variable) {
+      if (e->is_variable()) return variable_value(e.get());
+      auto it = val.find(e.get());
+      internal_assert(it != val.end()) << "forward: " << to_string(e->kind) << " used after its last consumer";
+      if (--consumers[e.get()] > 0) return it->second;
+      Tensor last = std::move(it->second);
+      val.erase(it);
+      return last;
+    }
     if (!affine) return Tensor(e->shape);  // offsets drop out of the linear part
     return constant_tensor(e.get(), data);
   };
-  for (const ExprNode* n : linear_order(k)) {
+  if (k->is_variable()) return variable_value(k.get());
+  for (const ExprNode* n : order) {
     const auto& a = n->args;
     Tensor y;
     switch (n->kind) {
-      case ExprKind::Variable: {
-        auto it = vars.find(n);
-        internal_assert(it != vars.end() && it->second) << "forward: no value for variable " << n->name_hint;
-        internal_assert(it->second->shape == n->shape) << "forward: variable value shape";
-        y = *it->second;
-        break;
-      }
+      case ExprKind::Variable: continue;  // read where it is used (variable_value)
       case ExprKind::Constant: internal_error << "constant reached in linear order"; break;
       case ExprKind::Grad: y = grad_fwd(value(a[0]), n->ints[0], n->str); break;
       case ExprKind::Conv: y = conv_apply(data(a[0].get()), value(a[1]), false, n->str, n->ints[0]); break;
@@ -540,7 +560,7 @@ Tensor forward(const Expr& k, const std::map<const ExprNode*, const Tensor*>& va
     }
     val[n] = std::move(y);
   }
-  return val.at(k.get());
+  return std::move(val.at(k.get()));
 }
 
 std::map<const ExprNode*, Tensor> adjoint(const Expr& k, const Tensor& y, const ConstantLookup& data,

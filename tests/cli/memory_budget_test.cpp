@@ -80,6 +80,24 @@ TEST(MemoryBudget, ThePassesOfALargeConstantStayWithinTheBudget) {
   EXPECT_EQ(fits.exit_code, 0) << fits.out;
 }
 
+// How much the passes need beside the data: folding `0.5 * (x - b)` into
+// sum_squares' b = 0.5·b takes one double copy of b per operator, and a
+// derived constant that float32 holds exactly keeps no double values. A b
+// of 4 MiB opts in 40 MiB (it needed 64, before: the emulator copied each
+// operand three times and every folded constant kept its doubles).
+TEST(MemoryBudget, ThePassesNeedAFewCopiesOfAConstant) {
+  const std::string dir = test::temp_dir();
+  Array b(Shape{1024, 1024});
+  for (size_t i = 0; i < b.data.size(); ++i) b.data[i] = static_cast<float>(i % 89) / 89.0f;
+  io::save_array(dir + "/b.npy", b);
+  test::write_text(dir + "/p.prox", "b = load(\"b.npy\")\nx = variable(shape(b))\n"
+                                    "minimize sum_squares(0.5 * (x - b)) + 0.1 * norm1(grad(x))\n");
+  const Measured r = run_measured({"--max-memory", "40M", "opt", dir + "/p.prox", "-o", dir + "/o.prox"},
+                                  dir + "/out.txt");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(read_file(dir + "/o.prox"), HasSubstr("b=0.5 * b"));
+}
+
 TEST(MemoryBudget, ImagesThatDoNotFitTogetherAreRefusedWhileReadingThem) {
   // Two PNGs of 4000² pixels: a few KiB of file each, 61 MiB each once
   // decoded. Either fits in 100 MiB; both do not.
