@@ -156,7 +156,8 @@ struct ConstantData {
   Array array;
   ConstantSource source;
   /// Derived: the values in double before rounding to float32, which the
-  /// emulator (the ground truth, in double) reads instead of `array`.
+  /// emulator (the ground truth, in double) reads instead of `array`;
+  /// empty where float32 holds every value exactly (emulate/fold.cpp).
   DoubleData exact;
 };
 
