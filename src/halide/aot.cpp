@@ -38,21 +38,41 @@ std::string float_literal(double v) {
 AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& dir, const std::string& name,
                                 const HalideOptions& options) {
   return halide_boundary([&]() -> AotArtifacts {
-    user_assert(!name.empty() &&
+    user_assert(!name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
                 std::all_of(name.begin(), name.end(),
                             [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
         << "compile_aot: the function name must be an identifier, got '" << name << "'";
     check_compile_room();
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    user_assert(!ec) << dir << ": cannot create the output folder: " << ec.message();
+    const std::string limit = file_size_limit_below_objects();
+    user_assert(limit.empty()) << "compile_aot: " << limit
+                               << ", and LLVM, which writes the library, ends the process when a write passes it: "
+                                  "raise it to 1 GiB or more (ulimit -f unlimited)";
     check_schedule_name(options.schedule);
     Halide::Target t = aot_target(options.target);
     std::string used;
     hl::Lowered L = lower_scheduled(program, options.schedule, t, &used);
     std::vector<Halide::Argument> args = L.graph->arguments();
-    std::string stem = (std::filesystem::path(dir) / name).string();
-    L.pipeline.compile_to_static_library(stem, args, name, t);
+    // Whole or not at all: the four files are made in a private scratch
+    // folder inside `dir` and renamed into place once all are written; a
+    // folder made for them goes again when they could not be.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const bool made_dir = !fs::exists(fs::symlink_status(dir, ec));
+    fs::create_directories(dir, ec);
+    user_assert(!ec) << dir << ": cannot create the output folder: " << ec.message();
+    struct RemoveIfMade {
+      std::string dir;
+      bool made, done = false;
+      ~RemoveIfMade() {
+        std::error_code e;
+        if (made && !done) fs::remove(dir, e);  // only when still empty
+      }
+    } made_guard{dir, made_dir};
+    remove_stale_scratch(dir);
+    ScratchFolder scratch(dir);
+    user_assert(!scratch.path().empty()) << dir << ": cannot write into the output folder";
+    const std::string stem = (fs::path(dir) / name).string();
+    L.pipeline.compile_to_static_library(scratch.file(name), args, name, t);
     AotArtifacts a;
     a.library = stem + ".a";
     a.header = stem + ".h";
@@ -146,8 +166,12 @@ AotArtifacts halide_compile_aot(const StepProgram& program, const std::string& d
     w << ");\n}\n";
     a.wrapper = stem + "_call.h";
     a.manifest = stem + ".json";
-    write_file_atomic(a.wrapper, w.str());
-    write_file_atomic(a.manifest, m.str());
+    write_file_atomic(scratch.file(name + "_call.h"), w.str());
+    write_file_atomic(scratch.file(name + ".json"), m.str());
+    for (const std::string& f : {a.library, a.header, a.wrapper, a.manifest}) {
+      user_assert(publish_file(scratch.file(fs::path(f).filename().string()), f)) << f << ": cannot write it";
+    }
+    made_guard.done = true;
     return a;
   });
 }

@@ -132,6 +132,12 @@ double address_space_left() {
   return static_cast<double>(limit.rlim_cur) - pages * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
+std::string file_size_limit_below_objects() {
+  struct rlimit r {};
+  if (::getrlimit(RLIMIT_FSIZE, &r) != 0 || r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= (rlim_t{1} << 30)) return "";
+  return "a file size limit of " + format_bytes(static_cast<double>(r.rlim_cur)) + " is set (ulimit -f)";
+}
+
 void check_compile_room() {
   constexpr double kMiB = 1024.0 * 1024.0, kCompileBytes = 128 * kMiB;
   const double left = address_space_left();

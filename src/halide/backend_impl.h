@@ -69,6 +69,12 @@ double address_space_left();
 /// backend compiles one pipeline at a time, so that each finds the room it
 /// checked.
 void check_compile_room();
+/// "" when files of 1 GiB may be written, else what limits them ("a file
+/// size limit of 100.0 KiB is set (ulimit -f)"). LLVM ends the process
+/// (exit 1, "IO failure on output stream") when a write of an object passes
+/// the limit, so what LLVM writes is not started under one: the cache is
+/// used read-only, an AOT compile is refused. No object comes near 1 GiB.
+std::string file_size_limit_below_objects();
 
 /// The target of a --target string, with proxc's default features.
 Halide::Target parse_target(const std::string& s, bool this_machine = true);

@@ -87,16 +87,13 @@ std::string linker_driver() {
 }
 
 // What the cache folder `dir` may be used for: folder_trust's answer, and
-// read-only under a file size limit below 1 GiB (ulimit -f). LLVM ends the
-// process (exit 1, "IO failure on output stream") when a write of an object
-// passes the limit; no entry comes near 1 GiB.
+// read-only under a file size limit (file_size_limit_below_objects).
 FolderTrust cache_trust(const std::string& dir) {
   FolderTrust t = folder_trust(dir);
-  struct rlimit r;
-  if (t.writable && ::getrlimit(RLIMIT_FSIZE, &r) == 0 && r.rlim_cur != RLIM_INFINITY && r.rlim_cur < (1u << 30)) {
+  const std::string limit = t.writable ? file_size_limit_below_objects() : "";
+  if (!limit.empty()) {
     t.writable = false;
-    t.why = "a file size limit of " + format_bytes(static_cast<double>(r.rlim_cur)) +
-            " is set (ulimit -f), and writing a compiled pipeline past it would end the process";
+    t.why = limit + ", and writing a compiled pipeline past it would end the process";
   }
   return t;
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -513,6 +514,32 @@ TEST(CliSafety, AFileSizeLimitIsAWriteErrorWithNothingLeft) {
   for (const auto& e : fs::directory_iterator(dir)) {
     EXPECT_EQ(e.path().filename().string().rfind('.', 0), std::string::npos) << e.path() << " was left behind";
   }
+}
+
+// compile --aot under a file size limit: LLVM writes the library and ends
+// the process when a write passes the limit (exit 1, "LLVM ERROR: IO
+// failure on output stream", an empty output folder left, before), so the
+// compile is refused before it starts. Without the limit the library is
+// written whole, with no scratch folder left in the output folder, and a
+// failed compile leaves no folder it made.
+TEST(CliSafety, AnAotCompileUnderAFileSizeLimitIsRefusedUpFront) {
+  const std::string dir = test::temp_dir();
+  const std::string problem = shell_quote(test::source_dir() + "/examples/denoise_tv_iso.prox");
+  auto r = test::run_command("cd " + shell_quote(dir) + " && ulimit -f 200 && " +
+                             shell_quote(test::proxc_binary()) + " compile " + problem + " --aot lib 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("a file size limit of 100.0 KiB is set (ulimit -f)"));
+  EXPECT_THAT(r.out, Not(HasSubstr("LLVM ERROR")));
+  EXPECT_FALSE(fs::exists(dir + "/lib"));
+  auto bad = proxc("compile " + problem + " --aot " + shell_quote(dir + "/named") + " --name 1bad");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_FALSE(fs::exists(dir + "/named"));
+  auto ok = proxc("compile " + problem + " --aot " + shell_quote(dir + "/lib") + " --name tv");
+  ASSERT_EQ(ok.exit_code, 0) << ok.out;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir + "/lib")) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"tv.a", "tv.h", "tv.json", "tv_call.h"}));
 }
 
 // What a process killed outright left beside an output (its temporaries,
