@@ -24,16 +24,7 @@ namespace fs = std::filesystem;
 using test::shell_quote;
 using ::testing::HasSubstr;
 
-std::vector<std::string> example_files() {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::recursive_directory_iterator(test::source_dir() + "/examples")) {
-    if (entry.path().extension() == ".prox") {
-      out.push_back(fs::relative(entry.path(), test::source_dir() + "/examples").generic_string());
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+using test::example_files;
 
 // photos/deblur_lens.prox calls the black box of examples/plugins/lens_blur.cpp.
 std::string plugin_flag() { return "--plugin " + shell_quote(PROXC_LENS_BLUR_PLUGIN) + " "; }
@@ -96,13 +87,7 @@ TEST_P(ExampleDumps, PrintAndReloadFromAnotherFolder) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleDumps, ::testing::ValuesIn(example_files()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string s = info.param;
-                           for (char& c : s) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return s;
-                         });
+                         test::path_param_name);
 
 }  // namespace
 }  // namespace proxc::internal

@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "support/error.h"
 
@@ -128,6 +131,28 @@ inline std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+/// The .prox files under examples/, relative to it ("photos/deblur_lens.prox"), sorted.
+inline std::vector<std::string> example_files() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const auto& entry : fs::recursive_directory_iterator(source_dir() + "/examples")) {
+    if (entry.path().extension() == ".prox") {
+      out.push_back(fs::relative(entry.path(), source_dir() + "/examples").generic_string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// A test parameter's name for a path: every character not a letter or digit an underscore.
+inline std::string path_param_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string s = info.param;
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return s;
 }
 
 }  // namespace proxc::internal::test

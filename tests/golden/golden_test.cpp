@@ -32,16 +32,7 @@ namespace fs = std::filesystem;
 extern "C" int proxc_plugin_init(proxc_register_black_box_fn);
 const int kLensBlurRegistered = proxc_plugin_init(proxc_register_black_box);
 
-std::vector<std::string> example_files() {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::recursive_directory_iterator(test::source_dir() + "/examples")) {
-    if (entry.path().extension() == ".prox") {
-      out.push_back(fs::relative(entry.path(), test::source_dir() + "/examples").generic_string());
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+using test::example_files;
 
 class Example : public ::testing::TestWithParam<std::string> {};
 
@@ -83,13 +74,7 @@ TEST_P(Example, JsonRoundTripIsIdenticalAndGivesTheSameText) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, Example, ::testing::ValuesIn(example_files()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string s = info.param;
-                           for (char& c : s) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return s;
-                         });
+                         test::path_param_name);
 
 // tests/golden/operators/every_op.prox uses every operator of the table
 // (ir/operators.h) and every slot role; its four printed forms are pinned (they
